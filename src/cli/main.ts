@@ -1,0 +1,51 @@
+import { describeError, isKernelError, type ErrorCode } from '../errors.js';
+import { type Command, EXIT } from './command.js';
+
+const NOT_READY: ReadonlySet<ErrorCode> = new Set(['ENGINE_UNREACHABLE', 'BASE_IMAGE_MISSING', 'HARNESS_MISSING', 'INSTANCE_PAUSED']);
+const USAGE: ReadonlySet<ErrorCode> = new Set(['USAGE', 'CONFIG_INVALID', 'CONFIG_REFUSED', 'INSTANCE_NOT_FOUND', 'INSTANCE_NAME_INVALID']);
+
+/** Map an error to an exit code and print it for a person. */
+export function exitCodeFor(error: unknown): number {
+  if (isKernelError(error)) {
+    if (USAGE.has(error.code)) return EXIT.USAGE;
+    if (NOT_READY.has(error.code)) return EXIT.NOT_READY;
+  }
+  return EXIT.FAILED;
+}
+
+function help(bin: string, commands: readonly Command[]): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [
+    `usage: ${bin} <command> [options]`,
+    '',
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    `Run "${bin} <command> --help" for a command's options.`,
+  ].join('\n');
+}
+
+/** Dispatch argv to a command; print errors to stderr; set the exit code. */
+export async function runCli(bin: string, commands: readonly Command[], argv: string[]): Promise<void> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(help(bin, commands) + '\n');
+    process.exitCode = name ? EXIT.OK : EXIT.USAGE;
+    return;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    process.stderr.write(`${bin}: unknown command "${name}".\n\n${help(bin, commands)}\n`);
+    process.exitCode = EXIT.USAGE;
+    return;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`usage: ${bin} ${command.usage}\n\n${command.summary}\n`);
+    return;
+  }
+  try {
+    process.exitCode = await command.run(rest);
+  } catch (error) {
+    process.stderr.write(`${bin} ${name}: ${describeError(error)}\n`);
+    process.exitCode = exitCodeFor(error);
+  }
+}

@@ -1,0 +1,149 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { dataPaths } from './paths.js';
+import { parseDuration, parseWith, readJsonFile } from './parse.js';
+
+/**
+ * `<data>/system/agent_config.json`: everything an instance can be told.
+ * Unknown keys are errors (a typo must not be silently ignored). Durations are strings
+ * ("30s", "10m", "2h") and come out of parsing as milliseconds.
+ */
+
+const duration = z.string().transform((text, ctx) => {
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
+/**
+ * Capabilities an instance may add back after all are dropped. The default set is what
+ * a root user inside the container needs to install packages and manage its own files
+ * and processes; anything that reaches the host (SYS_ADMIN, NET_ADMIN, SYS_PTRACE...) is refused.
+ */
+export const ALLOWED_CAPABILITIES = [
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FOWNER',
+  'FSETID',
+  'KILL',
+  'SETGID',
+  'SETUID',
+  'SETPCAP',
+  'NET_BIND_SERVICE',
+  'SYS_CHROOT',
+  'AUDIT_WRITE',
+  'MKNOD',
+  'SETFCAP',
+] as const;
+
+export const DEFAULT_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID'] as const;
+
+const mountSchema = z.strictObject({
+  source: z.string().min(1).describe('host path; must be inside the data directory'),
+  target: z.string().startsWith('/').describe('absolute path inside the container'),
+  read_only: z.boolean().default(false),
+});
+
+const containerSchema = z.strictObject({
+  backend: z
+    .enum(['docker', 'host'])
+    .default('docker')
+    .describe('docker: a hardened container (Docker or Podman); host: this machine, for a server already in a sandbox'),
+  engine_socket: z
+    .string()
+    .optional()
+    .describe('engine address, like DOCKER_HOST (unix:///run/podman/podman.sock, tcp://..., ssh://...)'),
+  network: z.enum(['bridge', 'none']).default('bridge'),
+  memory: z
+    .string()
+    .regex(/^\d+[kmg]?$/i, 'expected a size such as "512m" or "2g"')
+    .default('2g'),
+  cpus: z.number().positive().max(256).default(2),
+  pids_limit: z.int().min(64).max(1_000_000).default(1024),
+  cap_add: z.array(z.enum(ALLOWED_CAPABILITIES)).default([...DEFAULT_CAPABILITIES]),
+  read_only_root: z.boolean().default(false).describe('mount the root filesystem read-only (tmpfs for /tmp and /run)'),
+  privileged: z.boolean().default(false).describe('always refused; present so that asking for it gets a clear error'),
+  mounts: z.array(mountSchema).default([]),
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).default({}),
+  user: z.string().optional().describe('user[:group] the terminals run as inside the container (default root)'),
+});
+
+const ttySchema = z.strictObject({
+  cols: z.int().min(20).max(500).default(120),
+  rows: z.int().min(5).max(200).default(40),
+  max_ttys: z.int().min(1).max(20).default(20),
+  settle_ms: z.int().min(100).max(30_000).default(1500).describe('silence that counts as "done" for programs without shell integration'),
+  history_limit: z.int().min(1000).max(1_000_000).default(50_000).describe('lines tmux keeps per terminal'),
+  max_text_bytes: z.int().min(256).max(1_048_576).default(16_384).describe('largest text one type() call may send'),
+  raw_log_max_bytes: z.int().min(65_536).default(8 * 1024 * 1024),
+  shell: z.string().default('bash'),
+});
+
+export const HARNESS_NAMES = ['claude-code', 'opencode', 'gemini-cli', 'custom'] as const;
+
+const backoffSchema = z.strictObject({
+  initial: duration.prefault('5s'),
+  max: duration.prefault('10m'),
+  reset_after: duration.prefault('30m'),
+});
+
+const runnerSchema = z.strictObject({
+  harness: z.enum(HARNESS_NAMES).default('claude-code'),
+  command: z
+    .string()
+    .optional()
+    .describe('the harness binary, or for "custom" a command template with {prompt} and {mcp_config}'),
+  model: z.string().optional(),
+  prompt: z.string().optional().describe('the tick prompt (a default one explains login/type/wait)'),
+  prompt_file: z.string().optional().describe('a file in the data repo holding the tick prompt; wins over prompt'),
+  append_system_prompt: z.string().optional(),
+  permission_mode: z.enum(['default', 'acceptEdits', 'bypassPermissions', 'plan', 'dontAsk']).default('acceptEdits'),
+  allowed_tools: z.array(z.string()).optional(),
+  disallowed_tools: z.array(z.string()).optional(),
+  max_turns: z.int().positive().optional(),
+  max_budget_usd: z.number().positive().optional(),
+  context_window: z.int().positive().optional().describe('tokens; default from the model'),
+  wrap_up_ratio: z.number().gt(0).lt(1).default(0.7),
+  timeout: duration.prefault('2h'),
+  idle_timeout: duration.prefault('15m'),
+  grace_period: duration.prefault('30s'),
+  restart: z.enum(['no', 'on-failure', 'always']).default('on-failure'),
+  max_restarts: z.int().min(0).default(0).describe('0 means unlimited'),
+  backoff: backoffSchema.prefault({}),
+  retry: z
+    .strictObject({ max_attempts: z.int().min(1).max(100).default(6), initial: duration.prefault('10s'), max: duration.prefault('5m') })
+    .prefault({}),
+  secrets_dir: z.string().optional().describe('one file per variable; default <XDG config>/agent-kernel/secrets/<name>'),
+  env: z.record(z.string(), z.string()).default({}),
+});
+
+export const agentConfigSchema = z.strictObject({
+  $schema: z.string().optional(),
+  model: z.string().optional().describe('shorthand for runner.model'),
+  hook_env_prefix: z
+    .string()
+    .regex(/^[A-Z][A-Z0-9_]*$/, 'expected upper-case letters, digits and _ (like "AGENT")')
+    .default('AGENT'),
+  container: containerSchema.prefault({}),
+  tty: ttySchema.prefault({}),
+  runner: runnerSchema.prefault({}),
+});
+
+export type AgentConfig = z.output<typeof agentConfigSchema>;
+export type ContainerConfig = AgentConfig['container'];
+export type TtyConfig = AgentConfig['tty'];
+export type RunnerConfig = AgentConfig['runner'];
+
+/** Pure: validate a parsed JSON value. `file` is only used in error messages. */
+export function parseAgentConfig(input: unknown, file = 'agent_config.json'): AgentConfig {
+  return parseWith(agentConfigSchema, input ?? {}, file);
+}
+
+/** Read `<data>/system/agent_config.json`; a missing file means all defaults. */
+export async function loadAgentConfig(dataDir: string): Promise<AgentConfig> {
+  const file = dataPaths(dataDir).agentConfig;
+  return parseAgentConfig(await readJsonFile(file), path.relative(process.cwd(), file) || file);
+}

@@ -1,0 +1,62 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { KernelError } from '../errors.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
+import { parseWith, readJsonFile } from './parse.js';
+
+/**
+ * The per-user registry of instances: name → data directory, in
+ * `$XDG_CONFIG_HOME/agent-kernel/instances.json` (default ~/.config).
+ * `AGENT_KERNEL_CONFIG_DIR` overrides the folder (tests use it).
+ */
+
+const NAME_PATTERN = /^[A-Za-z0-9_.-]+$/;
+
+/** Pure: an instance name is `[A-Za-z0-9_.-]+`, not `.`, and never contains `..`. */
+export function validateInstanceName(name: string): string {
+  if (!NAME_PATTERN.test(name) || name.includes('..') || name === '.' || name.length > 64) {
+    throw new KernelError(
+      'INSTANCE_NAME_INVALID',
+      `Instance name ${JSON.stringify(name)} is not allowed: use 1-64 of A-Z a-z 0-9 _ . - (no "..").`,
+      { details: { name } },
+    );
+  }
+  return name;
+}
+
+export function configHome(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.AGENT_KERNEL_CONFIG_DIR) return env.AGENT_KERNEL_CONFIG_DIR;
+  const xdg = env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config');
+  return path.join(xdg, 'agent-kernel');
+}
+
+const registrySchema = z.strictObject({
+  instances: z.record(z.string(), z.strictObject({ dir: z.string(), created: z.string().optional() })).default({}),
+});
+
+export type Registry = z.output<typeof registrySchema>;
+
+export function registryFile(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(configHome(env), 'instances.json');
+}
+
+export async function loadRegistry(env: NodeJS.ProcessEnv = process.env): Promise<Registry> {
+  const file = registryFile(env);
+  return parseWith(registrySchema, (await readJsonFile(file)) ?? {}, file);
+}
+
+export async function registerInstance(name: string, dir: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  validateInstanceName(name);
+  const registry = await loadRegistry(env);
+  const existing = registry.instances[name];
+  const resolved = path.resolve(dir);
+  if (existing && existing.dir !== resolved) {
+    throw new KernelError(
+      'USAGE',
+      `Instance "${name}" is already registered at ${existing.dir}. Pick another name, or remove it from ${registryFile(env)}.`,
+    );
+  }
+  registry.instances[name] = { dir: resolved, created: existing?.created ?? new Date().toISOString() };
+  await writeFileAtomic(registryFile(env), JSON.stringify(registry, null, 2) + '\n');
+}

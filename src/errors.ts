@@ -1,0 +1,58 @@
+/**
+ * The coded errors of agent-kernel. Every message is written for whoever reads it
+ * (an operator at a shell, or the model through a tool result): what failed, the bad
+ * value, and the next step.
+ */
+export type ErrorCode =
+  // usage and configuration
+  | 'USAGE'
+  | 'CONFIG_INVALID'
+  | 'CONFIG_REFUSED'
+  | 'INSTANCE_NOT_FOUND'
+  | 'INSTANCE_NAME_INVALID'
+  // container engine and sandbox
+  | 'ENGINE_UNREACHABLE'
+  | 'IMAGE_BUILD_FAILED'
+  | 'BASE_IMAGE_MISSING'
+  | 'CONTAINER_FAILED'
+  | 'EXEC_FAILED'
+  // terminals
+  | 'NOT_LOGGED_IN'
+  | 'TTY_NOT_FOUND'
+  | 'TTY_OUT_OF_RANGE'
+  | 'TTY_CAPACITY'
+  | 'UNSEEN_OUTPUT'
+  | 'EXPECT_MISMATCH'
+  | 'UNKNOWN_KEY'
+  | 'TEXT_TOO_LONG'
+  | 'INSTANCE_LOCKED'
+  | 'TMUX_FAILED'
+  // runner
+  | 'TICK_RUNNING'
+  | 'INSTANCE_PAUSED'
+  | 'HARNESS_MISSING'
+  | 'HARNESS_FAILED'
+  | 'INTERNAL';
+
+export class KernelError extends Error {
+  readonly code: ErrorCode;
+  /** Facts about the failure that a caller may want to show or test (the bad value, a PID...). */
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'KernelError';
+    this.code = code;
+    this.details = options.details ?? {};
+  }
+}
+
+export function isKernelError(error: unknown, code?: ErrorCode): error is KernelError {
+  return error instanceof KernelError && (code === undefined || error.code === code);
+}
+
+/** A one-line description of any thrown value, for logs and results. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

@@ -1,0 +1,110 @@
+/**
+ * The contract between the terminal layer (`src/tty`, `src/observe`) and the MCP server
+ * (`src/server`). The server wraps a `TtyManager` (see tty-manager.ts) whose methods
+ * take and return these shapes; nothing here knows about MCP.
+ */
+
+export const MAX_TTYS = 20;
+export const MAX_WAIT_SECONDS = 60;
+/** Lines of a terminal's new output shown inline; more is shown as head and tail. */
+export const INLINE_LINES = 20;
+
+export interface Capacity {
+  used: number;
+  max: number;
+}
+
+export interface OpenResult {
+  tty: number;
+  command: string;
+  capacity: Capacity;
+}
+
+export interface TypeInput {
+  tty: number;
+  /** The program the agent believes is in the foreground ("bash", "python3", "vim"). */
+  expect: string;
+  /** Literal text, or one key name ("C-c", "Enter", "Up", "F5"...). */
+  text: string;
+  /** Press Enter after literal text (default true). Never added after a key name. */
+  enter?: boolean;
+}
+
+export interface TypeResult {
+  tty: number;
+  /** What was sent: "text", "paste" (multi-line), or "key". */
+  sent: 'text' | 'paste' | 'key';
+  bytes: number;
+}
+
+/** Why a `wait` returned. */
+export type WaitReason =
+  | 'command-finished' // a shell-integration mark (OSC 133 D) came
+  | 'exited' // the terminal's process ended
+  | 'settled' // no output for settle_ms (programs without marks)
+  | 'timeout' // the timeout passed with output still flowing or a command still running
+  | 'idle'; // nothing was running and nothing changed
+
+export interface TtyReport {
+  tty: number;
+  /** The foreground program, as `type`'s expect would name it. */
+  program: string;
+  alive: boolean;
+  /** Exit code of the command that finished (OSC 133) or of the terminal's process if it ended. */
+  exitCode?: number;
+  /** Duration of that command, when shell integration measured it. */
+  durationMs?: number;
+  /** true when a full-screen program (alternate screen) is up: `text` is then the whole screen. */
+  fullScreen: boolean;
+  /** New lines since the agent last looked (or the screen), already elided to head and tail. */
+  text: string;
+  /** How many new lines there were in all, and how many of them `text` leaves out. */
+  totalLines: number;
+  elidedLines: number;
+  /** Where the full text is (absolute paths on the host). */
+  files: { scrollback: string; screen: string };
+  /** Set when the terminal was closed and archived by this wait (its process had ended). */
+  archivedTo?: string;
+}
+
+export interface WaitResult {
+  reason: WaitReason;
+  elapsedMs: number;
+  /** Only terminals with something new, or whose state changed. */
+  changed: TtyReport[];
+  /** Every open terminal, briefly: number and program. */
+  open: Array<{ tty: number; program: string; alive: boolean }>;
+}
+
+export interface CloseResult {
+  tty: number;
+  archivedTo: string;
+  capacity: Capacity;
+}
+
+export interface LostTty {
+  tty: number;
+  command: string;
+  /** Where its last scrollback was kept (`scrollback.prev`). */
+  scrollbackPrev: string;
+}
+
+export interface TtyInfo {
+  tty: number;
+  command: string;
+  program: string;
+  alive: boolean;
+  exitCode?: number;
+  unseenLines: number;
+  lastActivity: string;
+  cols: number;
+  rows: number;
+}
+
+export interface AdoptReport {
+  /** Terminals found alive in tmux and re-attached. */
+  adopted: number[];
+  /** Terminals the state said existed but tmux no longer has (container restarted). */
+  lost: LostTty[];
+  persistent: boolean;
+}
