@@ -1,12 +1,81 @@
-import type { Command } from '../command.js';
+import { parseArgs } from 'node:util';
+import { type Instance, resolveInstance } from '../../config/instance.js';
 import { KernelError } from '../../errors.js';
+import { createLogger } from '../../log/logger.js';
+import { type ContainerStatus, containerDown, containerRebuild, containerStatus, containerUp, prune } from '../../sandbox/container.js';
+import { type Engine, connectEngine, describeEngine } from '../../sandbox/engine.js';
+import { imageTag } from '../../sandbox/image.js';
+import { type Command, EXIT } from '../command.js';
 
-// Placeholder: replaced by the issue that builds this command.
+const USAGE = 'container up|status|down|rebuild|prune <name-or-dir> [--json] [--quiet]';
+const ACTIONS = ['up', 'status', 'down', 'rebuild', 'prune'] as const;
+type Action = (typeof ACTIONS)[number];
+
+/** Pure: a status as lines for a person. */
+export function formatStatus(instance: Instance, status: ContainerStatus, engine: Engine): string {
+  const image = imageTag(instance.name, status.currentImageHash);
+  if (!status.exists) {
+    return [`${status.name}: not created`, `  image:  ${image}`, `  engine: ${describeEngine(engine)}`, `Start it with: agent-kernel container up ${instance.name}`].join('\n');
+  }
+  const lines = [
+    `${status.name}: ${status.state ?? 'unknown'}${status.running && status.startedAt ? ` since ${status.startedAt}` : ''}`,
+    `  image:  ${status.image ?? '?'}${status.stale ? ` (stale: the Containerfile now gives ${image})` : ''}`,
+    `  data:   ${instance.dataDir} (mounted at the same path)`,
+    `  engine: ${describeEngine(engine)}`,
+  ];
+  if (status.stale || !status.running) lines.push(`Bring it up to date with: agent-kernel container up ${instance.name}`);
+  return lines.join('\n');
+}
+
 export const containerCommand: Command = {
   name: 'container',
-  summary: "Manage an instance's container: up, status, down, rebuild.",
-  usage: 'container up|status|down|rebuild <name-or-dir>',
-  run() {
-    return Promise.reject(new KernelError('INTERNAL', 'container is not built yet'));
+  summary: "Manage an instance's container: up, status, down, rebuild, prune.",
+  usage: USAGE,
+  async run(args) {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { json: { type: 'boolean', default: false }, quiet: { type: 'boolean', short: 'q', default: false } },
+    });
+    const [action, target, ...extra] = positionals;
+    if (!ACTIONS.includes(action as Action) || target === undefined || extra.length > 0) {
+      throw new KernelError('USAGE', `usage: agent-kernel ${USAGE}`);
+    }
+    const instance = await resolveInstance(target);
+    const engine = await connectEngine({ socket: instance.config.container.engine_socket });
+    const logger = createLogger({ process: 'agent-kernel', level: process.env.AGENT_KERNEL_LOG_LEVEL ?? 'warn' });
+    const progress = values.quiet || values.json ? undefined : (line: string) => process.stdout.write(`  ${line}\n`);
+    const options = { logger, onProgress: progress };
+
+    const print = (result: unknown, text: string): void => {
+      process.stdout.write(values.json ? JSON.stringify(result, null, 2) + '\n' : text + '\n');
+    };
+    switch (action as Action) {
+      case 'up':
+      case 'rebuild': {
+        const status = await (action === 'up' ? containerUp(engine, instance, options) : containerRebuild(engine, instance, options));
+        print(status, formatStatus(instance, status, engine));
+        return EXIT.OK;
+      }
+      case 'status': {
+        const status = await containerStatus(engine, instance);
+        print(status, formatStatus(instance, status, engine));
+        return EXIT.OK;
+      }
+      case 'down': {
+        const status = await containerDown(engine, instance, options);
+        print(status, `${status.name}: removed (the data in ${instance.dataDir} stays)`);
+        return EXIT.OK;
+      }
+      case 'prune': {
+        const result = await prune(engine, instance, options);
+        const lines = [
+          `removed ${result.removedContainers.length} container(s), ${result.removedImages.length} image(s)`,
+          ...result.kept.map((k) => `  kept ${k}`),
+        ];
+        print(result, lines.join('\n'));
+        return EXIT.OK;
+      }
+    }
   },
 };

@@ -1,12 +1,53 @@
-import type { Command } from '../command.js';
+import { parseArgs } from 'node:util';
+import { resolveInstance } from '../../config/instance.js';
 import { KernelError } from '../../errors.js';
+import { createLogger } from '../../log/logger.js';
+import { type CheckRow, preflight } from '../../sandbox/preflight.js';
+import { type Command, EXIT } from '../command.js';
 
-// Placeholder: replaced by the issue that builds this command.
+const USAGE = 'doctor [<name-or-dir>] [--verbose]';
+
+const MARK: Record<CheckRow['status'], string> = { ok: 'ok', 'not-ready': 'MISSING', failed: 'FAIL', skipped: 'skip' };
+
+/** Pure: the rows as a table for a person. */
+export function formatRows(rows: readonly CheckRow[]): string {
+  const nameWidth = Math.max(...rows.map((r) => r.name.length));
+  const markWidth = Math.max(...rows.map((r) => MARK[r.status].length));
+  const indent = ' '.repeat(markWidth + nameWidth + 6);
+  return rows
+    .map((row) => {
+      const detail = row.detail.split('\n').join(`\n${indent}`);
+      const line = `  ${MARK[row.status].padEnd(markWidth)}  ${row.name.padEnd(nameWidth)}  ${detail}`;
+      return row.fix ? `${line}\n${indent}fix: ${row.fix}` : line;
+    })
+    .join('\n');
+}
+
+/** Pure: 4 when a check failed, 3 when a set-up step is missing, else 0. */
+export function doctorExitCode(rows: readonly CheckRow[]): number {
+  if (rows.some((r) => r.status === 'failed')) return EXIT.CHECK_FAILED;
+  if (rows.some((r) => r.status === 'not-ready')) return EXIT.NOT_READY;
+  return EXIT.OK;
+}
+
 export const doctorCommand: Command = {
   name: 'doctor',
-  summary: "Check that everything an instance needs is ready; each failing row says how to fix it.",
-  usage: 'doctor [<name-or-dir>]',
-  run() {
-    return Promise.reject(new KernelError('INTERNAL', 'doctor is not built yet'));
+  summary: 'Check that everything an instance needs is ready; each failing row says how to fix it.',
+  usage: USAGE,
+  async run(args) {
+    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { verbose: { type: 'boolean', short: 'v', default: false } } });
+    if (positionals.length > 1) throw new KernelError('USAGE', `usage: agent-kernel ${USAGE}`);
+    const instance = positionals[0] === undefined ? undefined : await resolveInstance(positionals[0]);
+    const logger = createLogger({ process: 'agent-kernel', level: process.env.AGENT_KERNEL_LOG_LEVEL ?? 'warn' });
+    process.stdout.write(`agent-kernel doctor${instance ? ` ${instance.name} (${instance.dataDir})` : ''}\n`);
+    const rows = await preflight(instance, {
+      logger,
+      onProgress: values.verbose ? (line) => process.stderr.write(`  | ${line}\n`) : undefined,
+      harnessCommand: instance?.config.runner.harness === 'claude-code' ? instance.config.runner.command : undefined,
+    });
+    process.stdout.write(formatRows(rows) + '\n');
+    const code = doctorExitCode(rows);
+    if (code !== EXIT.OK) process.stdout.write(`\n${code === EXIT.NOT_READY ? 'Set-up is not complete' : 'A check failed'}: see the fix lines above.\n`);
+    return code;
   },
 };

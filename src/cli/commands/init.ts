@@ -1,12 +1,22 @@
-import type { Command } from '../command.js';
+import { initInstance } from '../../runner/init.js';
 import { KernelError } from '../../errors.js';
+import { type Command, EXIT } from '../command.js';
 
-// Placeholder: replaced by the issue that builds this command.
 export const initCommand: Command = {
   name: 'init',
-  summary: "Create a data repo for a new instance and register its name.",
+  summary: 'Create a data repo for a new instance and register its name.',
   usage: 'init <name> <dir>',
-  run() {
-    return Promise.reject(new KernelError('INTERNAL', 'init is not built yet'));
+  async run(args) {
+    const [name, dir, ...extra] = args;
+    if (!name || !dir || extra.length > 0) {
+      throw new KernelError('USAGE', 'usage: kernel-runner init <name> <dir> (for example: kernel-runner init scout ~/agents/scout)');
+    }
+    const result = await initInstance(name, dir);
+    const what = result.created.length > 0 ? `created ${result.created.length} files` : 'nothing to create (already a data repo)';
+    process.stdout.write(
+      `Instance "${result.name}" → ${result.dataDir}: ${what}${result.gitInitialized ? ', git repo initialized' : ''}.\n` +
+        `Next: edit ${result.dataDir}/system/agent_config.json, then run: kernel-runner tick ${result.name}\n`,
+    );
+    return EXIT.OK;
   },
 };

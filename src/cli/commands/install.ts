@@ -1,21 +1,71 @@
-import type { Command } from '../command.js';
+import { realpathSync } from 'node:fs';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { resolveInstance } from '../../config/instance.js';
+import { validateInstanceName } from '../../config/registry.js';
 import { KernelError } from '../../errors.js';
+import { enableInstructions, renderUnit, unitEnvironment, unitName, unitPath } from '../../runner/watch/systemd.js';
+import { writeFileAtomic } from '../../util/atomic-write.js';
+import { type Command, EXIT } from '../command.js';
 
-// Placeholder: replaced by the issue that builds this command.
+/** This package's kernel-runner bin (dist/cli/kernel-runner.js), absolute. */
+function runnerBin(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  return realpathSync(path.resolve(here, '..', 'kernel-runner.js'));
+}
+
 export const installCommand: Command = {
   name: 'install',
-  summary: "Write a systemd user unit that runs watch for an instance.",
-  usage: 'install <name>',
-  run() {
-    return Promise.reject(new KernelError('INTERNAL', 'install is not built yet'));
+  summary: 'Write a systemd user unit that runs watch for an instance, and print how to enable it.',
+  usage: 'install <name> [--print]   (--print: show the unit, write nothing)',
+  async run(args) {
+    const print = args.includes('--print');
+    const rest = args.filter((a) => a !== '--print');
+    const [name, ...extra] = rest;
+    if (!name || extra.length > 0) throw new KernelError('USAGE', 'usage: kernel-runner install <name> [--print]');
+    const instance = await resolveInstance(name);
+    const bin = runnerBin();
+    if (!(await stat(bin).catch(() => undefined))) {
+      throw new KernelError('HARNESS_MISSING', `${bin} does not exist: build agent-kernel first (npm run build), then run install again.`);
+    }
+    const unit = renderUnit({
+      name: instance.name,
+      dataDir: instance.dataDir,
+      nodePath: process.execPath,
+      binPath: bin,
+      environment: unitEnvironment(process.env),
+    });
+    if (print) {
+      process.stdout.write(unit);
+      return EXIT.OK;
+    }
+    const file = unitPath(instance.name);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFileAtomic(file, unit, 0o644);
+    process.stdout.write(`Wrote ${file}\n${enableInstructions(instance.name)}\n`);
+    return EXIT.OK;
   },
 };
 
 export const uninstallCommand: Command = {
   name: 'uninstall',
-  summary: "Remove the systemd user unit of an instance.",
+  summary: 'Remove the systemd user unit of an instance (stop it first).',
   usage: 'uninstall <name>',
-  run() {
-    return Promise.reject(new KernelError('INTERNAL', 'uninstall is not built yet'));
+  async run(args) {
+    const [name, ...extra] = args;
+    if (!name || extra.length > 0) throw new KernelError('USAGE', 'usage: kernel-runner uninstall <name>');
+    validateInstanceName(name);
+    const file = unitPath(name);
+    const unit = unitName(name);
+    if (!(await stat(file).catch(() => undefined))) {
+      process.stdout.write(`No unit at ${file}: nothing to remove.\n`);
+      return EXIT.OK;
+    }
+    await rm(file);
+    // What `systemctl --user disable` would remove: the link that starts it at login.
+    await rm(path.join(path.dirname(file), 'default.target.wants', unit), { force: true });
+    process.stdout.write(`Removed ${file}\nIf it is running, stop it and reload systemd:\n  systemctl --user stop ${unit}; systemctl --user daemon-reload\n`);
+    return EXIT.OK;
   },
 };

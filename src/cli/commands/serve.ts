@@ -1,12 +1,115 @@
-import type { Command } from '../command.js';
+import { resolveInstance } from '../../config/instance.js';
 import { KernelError } from '../../errors.js';
+import { createLogger, registerSecrets } from '../../log/logger.js';
+import { resolveToken, TOKEN_ENV } from '../../server/http-auth.js';
+import { startHttpServer } from '../../server/http.js';
+import { KernelRuntime } from '../../server/runtime.js';
+import { startTerminals } from '../../server/start-terminals.js';
+import { serveStdio } from '../../server/stdio.js';
+import { type Command, EXIT } from '../command.js';
+import path from 'node:path';
 
-// Placeholder: replaced by the issue that builds this command.
+export interface ServeArgs {
+  target: string;
+  http?: { host: string; port: number };
+  tokenFile?: string;
+  logLevel?: string;
+}
+
+const USAGE = 'serve <name-or-dir> [--http [host:]port] [--token-file FILE] [--log-level LEVEL]';
+
+/** Pure: "8080", "127.0.0.1:8080", "[::1]:8080", "0.0.0.0:0" → host and port (host 127.0.0.1 by default). */
+export function parseListen(text: string): { host: string; port: number } {
+  const match = /^(?:(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):)?(\d{1,5})$/.exec(text);
+  const port = Number(match?.[2]);
+  if (!match || !Number.isInteger(port) || port > 65535) {
+    throw new KernelError('USAGE', `--http wants [host:]port, such as 8765 or 127.0.0.1:8765; got ${JSON.stringify(text)}.`);
+  }
+  const host = (match[1] ?? '127.0.0.1').replace(/^\[(.*)\]$/, '$1');
+  return { host, port };
+}
+
+/** Pure: the command line of `serve`. */
+export function parseServeArgs(args: readonly string[]): ServeArgs {
+  const rest = [...args];
+  const parsed: Partial<ServeArgs> = {};
+  while (rest.length > 0) {
+    const arg = rest.shift() as string;
+    const value = (flag: string) => {
+      const next = rest.shift();
+      if (next === undefined || next.startsWith('--')) throw new KernelError('USAGE', `${flag} needs a value. Usage: agent-kernel ${USAGE}`);
+      return next;
+    };
+    if (arg === '--http') parsed.http = parseListen(value('--http'));
+    else if (arg.startsWith('--http=')) parsed.http = parseListen(arg.slice('--http='.length));
+    else if (arg === '--token-file') parsed.tokenFile = value('--token-file');
+    else if (arg === '--log-level') parsed.logLevel = value('--log-level');
+    else if (arg.startsWith('--')) throw new KernelError('USAGE', `Unknown option ${arg}. Usage: agent-kernel ${USAGE}`);
+    else if (parsed.target === undefined) parsed.target = arg;
+    else throw new KernelError('USAGE', `Unexpected argument ${JSON.stringify(arg)}. Usage: agent-kernel ${USAGE}`);
+  }
+  if (parsed.target === undefined) throw new KernelError('USAGE', `Which instance? Usage: agent-kernel ${USAGE}`);
+  if (parsed.tokenFile !== undefined && parsed.http === undefined) throw new KernelError('USAGE', '--token-file only applies with --http.');
+  return parsed as ServeArgs;
+}
+
+function onceSignalled(): Promise<string> {
+  return new Promise((resolve) => {
+    const handler = (signal: NodeJS.Signals) => resolve(signal);
+    process.once('SIGINT', handler);
+    process.once('SIGTERM', handler);
+    process.once('SIGHUP', handler);
+  });
+}
+
 export const serveCommand: Command = {
   name: 'serve',
-  summary: "Serve the MCP tools (login, open, type, wait, close) over stdio, or Streamable HTTP with --http.",
-  usage: 'serve <name-or-dir> [--http [host:]port]',
-  run() {
-    return Promise.reject(new KernelError('INTERNAL', 'serve is not built yet'));
+  summary: 'Serve the MCP tools (login, open, type, wait, close) over stdio, or Streamable HTTP with --http.',
+  usage: USAGE,
+  async run(args) {
+    const options = parseServeArgs(args);
+    const instance = await resolveInstance(options.target);
+    const logger = createLogger({ process: 'server', logDir: instance.paths.logs, ...(options.logLevel ? { level: options.logLevel } : {}) });
+    logger.info({ instance: instance.name, dataDir: instance.dataDir, transport: options.http ? 'http' : 'stdio' }, 'agent-kernel serve starting');
+    const runtime = new KernelRuntime(() => startTerminals(instance, logger), logger);
+    const deps = { runtime, instance, logger };
+
+    let stop: () => Promise<void>;
+    let stopped: Promise<string>;
+    if (options.http) {
+      const token = await resolveToken({
+        env: process.env,
+        ...(options.tokenFile === undefined ? {} : { tokenFile: options.tokenFile }),
+        defaultFile: path.join(instance.paths.kernelState, 'http-token'),
+      });
+      registerSecrets([token.token]);
+      const hint = `The token is in ${token.source}.`;
+      const running = await startHttpServer({ ...deps, host: options.http.host, port: options.http.port, token: token.token, tokenHint: hint });
+      if (token.generated) {
+        process.stderr.write(`agent-kernel: generated an HTTP bearer token, stored in ${token.source} (mode 0600); shown once:\n${token.token}\n`);
+      }
+      process.stderr.write(`agent-kernel: serving ${instance.name} at ${running.url} (token: ${token.source}; env ${TOKEN_ENV} overrides)\n`);
+      stop = () => running.close();
+      stopped = onceSignalled();
+    } else {
+      const stdio = await serveStdio(deps);
+      stop = () => stdio.close();
+      stopped = Promise.race([onceSignalled(), stdio.closed.then(() => 'stdin closed')]);
+    }
+    // Start the container in the background: the handshake must not wait for it; login does.
+    runtime.warmUp();
+
+    const why = await stopped;
+    logger.info({ why }, 'shutting down');
+    // A second signal while we shut down means: now.
+    const force = () => process.exit(EXIT.FAILED);
+    process.once('SIGINT', force);
+    process.once('SIGTERM', force);
+    await stop().catch((error: unknown) => logger.error({ err: error }, 'closing the transport failed'));
+    await runtime.dispose().catch((error: unknown) => logger.error({ err: error }, 'detaching from the terminals failed'));
+    logger.info('stopped; the terminals live on in tmux');
+    // Nothing is left to wait for; leave even if a library holds a handle open.
+    setImmediate(() => process.exit(EXIT.OK));
+    return EXIT.OK;
   },
 };

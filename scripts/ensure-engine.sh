@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Make sure this machine can run agent-kernel's containers:
+#   1. install Debian's docker.io, tmux and mmdebstrap when missing (apt-get update once first);
+#   2. start dockerd in the background when no engine answers (log in .engine/dockerd.log);
+#   3. bootstrap the base image (debian:bookworm-slim) offline with mmdebstrap when it is missing.
+# Idempotent. When it starts dockerd it writes the PID to .engine/dockerd.pid and, if set,
+# to $AGENT_KERNEL_STARTED_PID_FILE (with-engine.sh uses that to stop only what it started).
+# Knobs: DOCKER_HOST (a unix socket gets a dockerd there; anything else must already answer),
+# AGENT_KERNEL_DOCKERD_ARGS (extra dockerd flags), AGENT_KERNEL_DOCKERD_TIMEOUT (s, default 60),
+# AGENT_KERNEL_BASE_IMAGE (default debian:bookworm-slim).
+set -euo pipefail
+LOG_PREFIX=ensure-engine
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+BASE_IMAGE=${AGENT_KERNEL_BASE_IMAGE:-debian:bookworm-slim}
+DOCKERD_TIMEOUT=${AGENT_KERNEL_DOCKERD_TIMEOUT:-60}
+
+install_packages() {
+  local missing=()
+  if [ -z "${DOCKER_HOST:-}" ] && ! command -v dockerd >/dev/null 2>&1 && ! engine_answers; then missing+=(docker.io); fi
+  command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+  command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
+  if [ ${#missing[@]} -eq 0 ]; then return; fi
+  command -v apt-get >/dev/null 2>&1 || die "missing ${missing[*]} and there is no apt-get: install them with your package manager"
+  local start; start=$(now)
+  log "installing ${missing[*]} (apt-get)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  log "apt: installed ${missing[*]} in $(elapsed "$start") s"
+}
+
+start_dockerd() {
+  local address=${DOCKER_HOST:-unix:///var/run/docker.sock}
+  case "$address" in
+    unix://*) ;;
+    *) die "DOCKER_HOST=$DOCKER_HOST does not answer, and only a local unix socket can be started here. Start that engine, or unset DOCKER_HOST." ;;
+  esac
+  command -v dockerd >/dev/null 2>&1 || die "no engine answers and dockerd is not installed: apt-get install docker.io (or start Podman: podman system service --time=0 unix://\$XDG_RUNTIME_DIR/podman/podman.sock &)"
+  [ "$(id -u)" = 0 ] || die "no engine answers; dockerd must be started as root: sudo dockerd &  (or systemctl start docker)"
+  mkdir -p "$ENGINE_STATE_DIR"
+  local logfile="$ENGINE_STATE_DIR/dockerd.log" start pid
+  start=$(now)
+  log "no engine answers: starting dockerd -H $address (log: $logfile)"
+  # shellcheck disable=SC2086
+  nohup dockerd -H "$address" ${AGENT_KERNEL_DOCKERD_ARGS:-} >"$logfile" 2>&1 </dev/null &
+  pid=$!
+  echo "$pid" >"$ENGINE_STATE_DIR/dockerd.pid"
+  if [ -n "${AGENT_KERNEL_STARTED_PID_FILE:-}" ]; then echo "$pid" >"$AGENT_KERNEL_STARTED_PID_FILE"; fi
+  local deadline=$((SECONDS + DOCKERD_TIMEOUT))
+  until engine_answers; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      tail -n 20 "$logfile" >&2 || true
+      die "dockerd exited during start-up (its log above, all of it in $logfile)"
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      tail -n 20 "$logfile" >&2 || true
+      die "dockerd (PID $pid) did not answer within ${DOCKERD_TIMEOUT} s (log above, all of it in $logfile); it is still running"
+    fi
+    sleep 0.2
+  done
+  log "dockerd: PID $pid answering after $(elapsed "$start") s"
+}
+
+ensure_built
+install_packages
+if engine_answers; then
+  log "engine: $(node "$ROOT/scripts/engine-ping.mjs")"
+else
+  start_dockerd
+fi
+start=$(now)
+node "$ROOT/dist/cli/agent-kernel.js" image bootstrap "$BASE_IMAGE" | sed 's/^/  /' >&2
+log "base image $BASE_IMAGE: ready after $(elapsed "$start") s"

@@ -1,0 +1,49 @@
+import { INLINE_LINES } from '../tty/types.js';
+
+/** Lines shown before and after the elision mark when new output is longer than INLINE_LINES. */
+export const HEAD_LINES = 10;
+export const TAIL_LINES = 10;
+/** A single line longer than this is cut (a minified file, a progress bar drawn with \r). */
+export const MAX_LINE_CHARS = 2000;
+
+export interface NewOutput {
+  /** The first lines of the new output (at least HEAD_LINES of them when there are that many). */
+  head: readonly string[];
+  /** The last lines of the new output; may overlap `head` when the output is short. */
+  tail: readonly string[];
+  /** How many lines there were in all. */
+  total: number;
+}
+
+export interface RenderedOutput {
+  text: string;
+  totalLines: number;
+  elidedLines: number;
+}
+
+export function cutLine(line: string): string {
+  if (line.length <= MAX_LINE_CHARS) return line;
+  return `${line.slice(0, MAX_LINE_CHARS)}… (${line.length - MAX_LINE_CHARS} more characters)`;
+}
+
+/**
+ * New output as the agent sees it: up to INLINE_LINES lines whole; longer output as its
+ * head and tail with one line that says how many lines were left out and where they are.
+ */
+export function renderNewOutput(output: NewOutput, fullTextAt: string): RenderedOutput {
+  const { head, tail, total } = output;
+  if (total <= INLINE_LINES) {
+    // head and tail together cover all of it: head is the first lines, tail the last.
+    const lines = head.length >= total ? head.slice(0, total) : [...head, ...tail.slice(Math.max(0, tail.length - (total - head.length)))];
+    return { text: lines.map(cutLine).join('\n'), totalLines: total, elidedLines: 0 };
+  }
+  const shownHead = head.slice(0, HEAD_LINES);
+  const shownTail = tail.slice(Math.max(0, tail.length - TAIL_LINES));
+  const elided = total - shownHead.length - shownTail.length;
+  const note = `… ${elided} more line${elided === 1 ? '' : 's'} left out (${total} in all; the full text is in ${fullTextAt}) …`;
+  return {
+    text: [...shownHead.map(cutLine), note, ...shownTail.map(cutLine)].join('\n'),
+    totalLines: total,
+    elidedLines: elided,
+  };
+}

@@ -1,0 +1,55 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { writeFileAtomic } from '../util/atomic-write.js';
+
+/**
+ * Server-private memory of the terminals, kept across restarts in
+ * `<data>/tmp/kernel/ttys.json`: which terminals exist, and what the agent has seen of
+ * each (the high-water mark in tmux's own row numbering, so a new server can find it
+ * in tmux's history).
+ */
+const ttyStateSchema = z.object({
+  tty: z.int(),
+  command: z.string(),
+  paneId: z.string(),
+  openedAt: z.string(),
+  cols: z.int(),
+  rows: z.int(),
+  /** First row not yet seen: tmux history_size + cursor row when the agent last looked. */
+  markRow: z.int(),
+  /** tmux's history_size then: if it is smaller at re-adoption, tmux dropped old lines. */
+  markHistory: z.int(),
+  /** A digest of the screen and cursor then: unchanged means nothing new was printed. */
+  markDigest: z.string(),
+  /** Rows already written to the scrollback file. */
+  scrollbackRows: z.int(),
+});
+
+const seenStateSchema = z.object({
+  version: z.literal(1),
+  ttys: z.array(ttyStateSchema),
+});
+
+export type TtyState = z.infer<typeof ttyStateSchema>;
+export type SeenState = z.infer<typeof seenStateSchema>;
+
+export function seenStateFile(kernelStateDir: string): string {
+  return path.join(kernelStateDir, 'ttys.json');
+}
+
+/** The saved state; empty when there is none or it cannot be read (then nothing is adopted blindly). */
+export async function loadSeenState(kernelStateDir: string): Promise<SeenState> {
+  try {
+    const parsed = seenStateSchema.safeParse(JSON.parse(await readFile(seenStateFile(kernelStateDir), 'utf8')));
+    if (parsed.success) return parsed.data;
+  } catch {
+    // missing or torn: start empty
+  }
+  return { version: 1, ttys: [] };
+}
+
+export async function saveSeenState(kernelStateDir: string, ttys: readonly TtyState[]): Promise<void> {
+  const state: SeenState = { version: 1, ttys: [...ttys].sort((a, b) => a.tty - b.tty) };
+  await writeFileAtomic(seenStateFile(kernelStateDir), `${JSON.stringify(state, null, 2)}\n`, 0o600);
+}

@@ -1,0 +1,95 @@
+import type { Row, TtyEmulator } from '../tty/tty-emulator.js';
+import { INLINE_LINES } from '../tty/types.js';
+import { MAX_LINE_CHARS, type NewOutput, TAIL_LINES } from './render-new-output.js';
+
+/**
+ * What the agent has not seen yet on one terminal. The high-water mark is the absolute row
+ * the cursor was on when the agent last looked: everything from that row on is new. Rows
+ * that leave the emulator before the agent looks are counted, and the first few kept,
+ * so that a long output still shows its true head and length.
+ */
+export class UnseenTracker {
+  markAbs: number;
+  private bytesAtMark: number;
+  /** Logical lines at or after the mark among rows the emulator has let go of. */
+  private leftLines = 0;
+  private readonly leftHead: string[] = [];
+
+  constructor(markAbs: number, bytesAtMark: number) {
+    this.markAbs = markAbs;
+    this.bytesAtMark = bytesAtMark;
+  }
+
+  /** Feed rows as the emulator lets go of them (oldest first). */
+  onRowsLeaving(rows: readonly Row[]): void {
+    for (const row of rows) {
+      if (row.abs < this.markAbs) continue;
+      const startsLine = row.abs === this.markAbs || !row.wrapped || this.leftLines === 0;
+      if (startsLine) {
+        this.leftLines += 1;
+        if (this.leftHead.length < INLINE_LINES) this.leftHead.push(clip(row.text));
+      } else if (this.leftHead.length === this.leftLines) {
+        this.leftHead[this.leftHead.length - 1] = clip(this.leftHead[this.leftHead.length - 1] + row.text);
+      }
+    }
+  }
+
+  hasUnseen(emulator: TtyEmulator): boolean {
+    return emulator.bytesWritten > this.bytesAtMark;
+  }
+
+  /** Mark that new output arrived that the byte count cannot show (output made while no server was attached). */
+  forceUnseen(): void {
+    this.bytesAtMark = -1;
+  }
+
+  /** The new output of the normal screen since the mark, as head, tail and count. */
+  collect(emulator: TtyEmulator): NewOutput {
+    const end = emulator.contentEndAbs();
+    const fresh = joinRows(emulator.readRows(Math.max(this.markAbs, emulator.flushedAbs), end), this.markAbs);
+    // An empty cursor row at the end (output ended with a newline) is not a line of output.
+    while (fresh.lines.length > 0 && fresh.lines[fresh.lines.length - 1] === '') fresh.lines.pop();
+    let head = this.leftHead.slice();
+    if (fresh.continuation !== undefined && head.length === this.leftLines && head.length > 0) {
+      head[head.length - 1] = clip(head[head.length - 1] + fresh.continuation);
+    }
+    head = [...head, ...fresh.lines].slice(0, INLINE_LINES);
+    const total = this.leftLines + fresh.lines.length;
+    let tail = fresh.lines.slice(-TAIL_LINES);
+    if (tail.length < TAIL_LINES && total > INLINE_LINES) {
+      // The screen holds few new lines (the rest scrolled away): take the tail from older held rows too.
+      const held = joinRows(emulator.readRows(Math.max(this.markAbs, emulator.firstHeldAbs), end), this.markAbs);
+      while (held.lines.length > 0 && held.lines[held.lines.length - 1] === '') held.lines.pop();
+      tail = held.lines.slice(-TAIL_LINES);
+    }
+    return { head, tail, total };
+  }
+
+  /** The agent has now seen everything up to the cursor. */
+  markSeen(emulator: TtyEmulator): void {
+    this.markAbs = emulator.cursorAbs;
+    this.bytesAtMark = emulator.bytesWritten;
+    this.leftLines = 0;
+    this.leftHead.length = 0;
+  }
+}
+
+function clip(text: string): string {
+  return text.length > MAX_LINE_CHARS * 2 ? text.slice(0, MAX_LINE_CHARS * 2) : text;
+}
+
+/** Rows → logical lines. A first row that continues a line from before `from` is returned apart. */
+function joinRows(rows: readonly Row[], markAbs: number): { lines: string[]; continuation?: string } {
+  const lines: string[] = [];
+  let continuation: string | undefined;
+  for (const [i, row] of rows.entries()) {
+    if (i === 0 && row.wrapped && row.abs > markAbs) {
+      continuation = row.text;
+      continue;
+    }
+    if (row.wrapped && lines.length > 0) lines[lines.length - 1] = clip(lines[lines.length - 1] + row.text);
+    else if (row.wrapped && continuation !== undefined) continuation = clip(continuation + row.text);
+    else lines.push(row.text);
+  }
+  return continuation === undefined ? { lines } : { lines, continuation };
+}

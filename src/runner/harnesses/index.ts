@@ -1,0 +1,26 @@
+import { KernelError } from '../../errors.js';
+import { claudeCodeHarness } from './claude-code.js';
+import { customHarness } from './custom.js';
+import { geminiCliHarness } from './gemini-cli.js';
+import type { Harness } from './harness.js';
+import { opencodeHarness } from './opencode.js';
+
+const HARNESSES: Record<string, Harness> = {
+  'claude-code': claudeCodeHarness,
+  opencode: opencodeHarness,
+  'gemini-cli': geminiCliHarness,
+  custom: customHarness,
+};
+
+/** The harness named in agent_config.json (`runner.harness`). */
+export function getHarness(name: string): Harness {
+  const harness = HARNESSES[name];
+  if (!harness) {
+    throw new KernelError(
+      'CONFIG_INVALID',
+      `Harness "${name}" is not available yet; kernel-runner tick drives: ${Object.keys(HARNESSES).join(', ')}. Set runner.harness in system/agent_config.json.`,
+      { details: { harness: name } },
+    );
+  }
+  return harness;
+}

@@ -1,0 +1,32 @@
+import { readFile } from 'node:fs/promises';
+import { KernelError } from '../errors.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
+
+/**
+ * `<data>/system/paused`: written when a tick fails in a way a person must fix (not logged
+ * in, bad key, billing...). Its content is the reason. While it exists, no tick runs.
+ */
+export async function readPaused(file: string): Promise<string | undefined> {
+  try {
+    return (await readFile(file, 'utf8')).trim() || 'paused (no reason given)';
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+export async function writePaused(file: string, reason: string, tick?: number): Promise<void> {
+  const when = new Date().toISOString();
+  const header = tick === undefined ? when : `${when} (tick ${tick})`;
+  await writeFileAtomic(file, `${reason}\n\n${header}. Fix the cause, then delete this file to resume ticks.\n`);
+}
+
+/** Throw INSTANCE_PAUSED when the instance is paused. */
+export async function assertNotPaused(file: string, instanceName: string): Promise<void> {
+  const reason = await readPaused(file);
+  if (reason === undefined) return;
+  const firstLine = reason.split('\n')[0] ?? reason;
+  throw new KernelError('INSTANCE_PAUSED', `Instance "${instanceName}" is paused: ${firstLine}. Fix the cause, then remove ${file} to resume.`, {
+    details: { reason, file },
+  });
+}

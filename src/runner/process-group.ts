@@ -1,0 +1,93 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { KernelError } from '../errors.js';
+import { sleep } from './backoff.js';
+
+/**
+ * A harness process in its own process group, so that stopping it also stops what it
+ * started (Claude Code can leave MCP servers behind when it exits).
+ */
+export interface GroupProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** Resolves once the leader has exited: its code, or the signal that ended it. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  hasExited(): boolean;
+}
+
+export async function spawnGroup(command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<GroupProcess> {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  let exited = false;
+  const exitedPromise = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exited = true;
+      resolve({ code, signal });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', () => resolve());
+    child.once('error', (error) => {
+      const code = (error as NodeJS.ErrnoException).code;
+      reject(
+        code === 'ENOENT'
+          ? new KernelError('HARNESS_MISSING', `The harness command "${command}" was not found. Install it, or set runner.command in system/agent_config.json.`, {
+              cause: error,
+              details: { command },
+            })
+          : new KernelError('HARNESS_FAILED', `Cannot start "${command}": ${error.message}`, { cause: error, details: { command } }),
+      );
+    });
+  });
+  // Errors after a successful spawn (EPIPE on stdin...) must not crash the runner.
+  child.on('error', () => {});
+  child.stdin?.on('error', () => {});
+  return { child, pid: child.pid as number, exited: exitedPromise, hasExited: () => exited };
+}
+
+/** Send a signal to a whole process group; false when it has no process left. */
+export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function groupAlive(pgid: number): boolean {
+  return signalGroup(pgid, 0 as unknown as NodeJS.Signals);
+}
+
+async function waitGroupGone(pgid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!groupAlive(pgid)) return true;
+    await sleep(100);
+  }
+  return !groupAlive(pgid);
+}
+
+/**
+ * Stop a harness: `signal` (SIGINT) to the leader's group, up to `graceMs` for the leader to
+ * exit, then SIGTERM to what is left of the group (MCP servers), and SIGKILL for anything
+ * still there a moment later.
+ */
+export async function stopGroup(proc: GroupProcess, options: { signal: NodeJS.Signals; graceMs: number }): Promise<void> {
+  if (!proc.hasExited()) {
+    signalGroup(proc.pid, options.signal);
+    await Promise.race([proc.exited, sleep(options.graceMs)]);
+  }
+  await reapGroup(proc);
+}
+
+/** After the leader is gone (or not), make sure nothing of its group survives. */
+export async function reapGroup(proc: GroupProcess, termGraceMs = 3000): Promise<void> {
+  if (!proc.hasExited()) {
+    signalGroup(proc.pid, 'SIGKILL');
+    await proc.exited;
+  }
+  if (!groupAlive(proc.pid)) return;
+  signalGroup(proc.pid, 'SIGTERM');
+  if (await waitGroupGone(proc.pid, termGraceMs)) return;
+  signalGroup(proc.pid, 'SIGKILL');
+  await waitGroupGone(proc.pid, 2000);
+}

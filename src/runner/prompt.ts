@@ -1,0 +1,37 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { RunnerConfig } from '../config/agent-config.js';
+import { KernelError } from '../errors.js';
+
+/** The tick prompt when agent_config.json names none. */
+export const DEFAULT_TICK_PROMPT = `This is a new tick. You have no memory of earlier ticks except what is in this data repo.
+Call login() first: it opens your startup terminals and tells you what changed.
+Work through terminals: type(tty, expect, text) sends keys, wait() shows what changed (call it before typing again).
+Keep notes in files in this repo for your next tick. Before you end, close the terminals you opened.`;
+
+/** The tick prompt: `runner.prompt_file` (in the data repo) wins over `runner.prompt`, else the default. */
+export async function loadTickPrompt(dataDir: string, config: RunnerConfig): Promise<string> {
+  if (config.prompt_file) {
+    const file = path.resolve(dataDir, config.prompt_file);
+    try {
+      return (await readFile(file, 'utf8')).trim();
+    } catch (error) {
+      throw new KernelError('CONFIG_INVALID', `runner.prompt_file ${file} cannot be read (${(error as Error).message}). Fix the path in system/agent_config.json.`, {
+        cause: error,
+      });
+    }
+  }
+  return config.prompt ?? DEFAULT_TICK_PROMPT;
+}
+
+/** Pure: the first user message of a tick: the prompt, then the messages waiting for the agent. */
+export function composeTickPrompt(prompt: string, messages: readonly string[]): string {
+  if (messages.length === 0) return prompt;
+  const list = messages.map((m, i) => `--- message ${i + 1} of ${messages.length} ---\n${m.trim()}`).join('\n\n');
+  return `${prompt}\n\nMessages that arrived for you:\n\n${list}`;
+}
+
+/** Pure: a message delivered to the agent while it runs. */
+export function midTickMessage(message: string): string {
+  return `A new message arrived during this tick:\n\n${message.trim()}`;
+}

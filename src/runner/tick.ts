@@ -1,0 +1,324 @@
+import { execFile } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Instance } from '../config/instance.js';
+import { loadStartup } from '../config/startup.js';
+import { describeError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { openSandbox } from '../sandbox/open-sandbox.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import { backoffDelay, sleep } from './backoff.js';
+import { type ErrorClass, isRetryable } from './classify.js';
+import { HarnessSession, type SessionResult } from './harness-session.js';
+import { getHarness } from './harnesses/index.js';
+import { HOOK_TIMEOUT_MS, type HookKind, preStopIssues, runHooks } from './hooks.js';
+import { assertBuilt } from './kernel-files.js';
+import { acquireTickLock, type TickLock } from './lock.js';
+import { openTerminalIssues, readOpenTerminals } from './open-terminals.js';
+import { assertNotPaused, writePaused } from './paused.js';
+import { composeTickPrompt, loadTickPrompt } from './prompt.js';
+import { beginTickRecord, finishTickRecord, type TickRecord, type TickTokens } from './state.js';
+
+const run = promisify(execFile);
+
+/**
+ * A tick (issue 5, seed 000 "Agent Runner"): bring the container up, run pre-tick hooks,
+ * run the harness against our MCP server (retrying transient errors with a fresh session),
+ * run post-tick hooks, push, and record the tick in state.json.
+ */
+
+export interface StartTickOptions {
+  logger: Logger;
+  /** Messages waiting for the agent (inbox, crash notices): added to the tick prompt. */
+  messages?: readonly string[];
+  /** Aborting ends the tick like a watchdog: stop signal, grace period, kill. */
+  signal?: AbortSignal;
+  /** The environment the harness starts from (default process.env); `runner.env` is laid over it. */
+  env?: NodeJS.ProcessEnv;
+  /** The longest a usage limit is waited out within the tick (default 6 h); past it the outcome carries retryAfterMs. */
+  maxRateLimitWaitMs?: number;
+  /** Container start-up progress lines (image builds). */
+  onProgress?: (line: string) => void;
+}
+
+export type TickStatus = 'ok' | 'interrupted' | 'failed';
+
+export interface TickOutcome {
+  tick: number;
+  status: TickStatus;
+  errorClass?: ErrorClass;
+  error?: string;
+  /** For a rate limit that was not waited out: when to try again. */
+  retryAfterMs?: number;
+  /** True when a fatal error paused the instance (system/paused was written). */
+  paused: boolean;
+  durationMs: number;
+  attempts: number;
+  sessionId?: string;
+  tokens: TickTokens;
+  costUsd: number;
+  lastMessage: string;
+  /** The tick's transcript, `system/logs/tick-NNN.jsonl`. */
+  logFile: string;
+}
+
+export interface RunningTick {
+  readonly tick: number;
+  /**
+   * Hand a message to the running agent (seed 000: mid-tick notifications). True when the
+   * tick took it (delivered now, or folded into the prompt if the harness has not started);
+   * false once the agent no longer takes input: keep the message for the next tick.
+   */
+  deliver(message: string): boolean;
+  readonly done: Promise<TickOutcome>;
+}
+
+const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 6 * 3_600_000;
+
+/**
+ * Start a tick. Refuses (throws) when the instance is paused (INSTANCE_PAUSED), when a tick
+ * already runs (TICK_RUNNING), or when the container cannot be had; after that, everything
+ * ends up in the outcome.
+ */
+export async function startTick(instance: Instance, options: StartTickOptions): Promise<RunningTick> {
+  const harness = getHarness(instance.config.runner.harness);
+  assertBuilt();
+  await assertNotPaused(instance.paths.paused, instance.name);
+  const lock = await acquireTickLock(instance.paths.tickLock, instance.name);
+  let sandbox: Sandbox;
+  let record: TickRecord;
+  let basePrompt: string;
+  try {
+    // Checked again under the lock: a tick that just ended may have paused the instance.
+    await assertNotPaused(instance.paths.paused, instance.name);
+    basePrompt = await loadTickPrompt(instance.dataDir, instance.config.runner);
+    sandbox = await openSandbox(instance, { logger: options.logger, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+    record = await beginTickRecord(instance.dataDir, { started: new Date().toISOString(), pid: process.pid });
+    await lock.update(record.tick);
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+  const tick = new TickRun(instance, harness, sandbox, lock, record, basePrompt, options);
+  return { tick: record.tick, deliver: (message) => tick.deliver(message), done: tick.run() };
+}
+
+class TickRun {
+  private readonly logger: Logger;
+  private readonly messages: string[];
+  private session: HarnessSession | undefined;
+  /** Messages taken while no session takes input (container start, hooks, backoff). */
+  private pending: string[] = [];
+  private finished = false;
+  private readonly startedAt = Date.now();
+  private readonly prefix: string;
+
+  constructor(
+    private readonly instance: Instance,
+    private readonly harness: ReturnType<typeof getHarness>,
+    private readonly sandbox: Sandbox,
+    private readonly lock: TickLock,
+    private readonly record: TickRecord,
+    private readonly basePrompt: string,
+    private readonly options: StartTickOptions,
+  ) {
+    this.logger = options.logger.child({ instance: instance.name, tick: record.tick });
+    this.messages = [...(options.messages ?? [])];
+    this.prefix = instance.config.hook_env_prefix;
+  }
+
+  deliver(message: string): boolean {
+    if (this.finished) return false;
+    const session = this.session;
+    if (session?.deliver(message)) {
+      this.messages.push(message);
+      return true;
+    }
+    if (session && !session.acceptsMessages()) return false;
+    if (!this.harness.encodeUserMessage && session) return false;
+    this.pending.push(message);
+    return true;
+  }
+
+  async run(): Promise<TickOutcome> {
+    const paths = this.instance.paths;
+    const logFile = paths.tickLog(this.record.tick);
+    await mkdir(paths.logs, { recursive: true });
+    const tickLog = createWriteStream(logFile, { flags: 'a' });
+    const workDir = path.join(paths.kernelState, `tick-${String(this.record.tick).padStart(3, '0')}`);
+    let outcome: TickOutcome | undefined;
+    try {
+      await this.runHookDir('pre-tick', paths.hooks.preTick, {});
+      outcome = await this.runAttempts(tickLog, workDir, logFile);
+    } catch (error) {
+      this.logger.error({ err: describeError(error) }, 'the tick failed');
+      outcome = this.outcome({ status: 'failed', errorClass: 'harness', error: describeError(error), attempts: 0, logFile });
+    } finally {
+      this.finished = true;
+      await new Promise<void>((resolve) => tickLog.end(resolve));
+    }
+    try {
+      if (outcome.errorClass === 'fatal') {
+        await writePaused(paths.paused, `${outcome.error ?? 'fatal harness error'}`, this.record.tick);
+        outcome.paused = true;
+        this.logger.error({ reason: outcome.error }, `fatal error: instance paused (remove ${paths.paused} to resume)`);
+      }
+      outcome.durationMs = Date.now() - this.startedAt;
+      await this.runHookDir('post-tick', paths.hooks.postTick, {
+        [`${this.prefix}_TICK_DURATION`]: String(Math.round(outcome.durationMs / 1000)),
+        [`${this.prefix}_TICK_LOG`]: logFile,
+        [`${this.prefix}_LAST_MESSAGE`]: outcome.lastMessage,
+        [`${this.prefix}_SESSION_ID`]: outcome.sessionId ?? '',
+        [`${this.prefix}_TICK_STATUS`]: outcome.status === 'ok' ? 'normal' : 'abnormal',
+      });
+      await this.pushRepo();
+      outcome.durationMs = Date.now() - this.startedAt;
+      await finishTickRecord(this.instance.dataDir, {
+        tick: this.record.tick,
+        started: this.record.started,
+        duration_ms: outcome.durationMs,
+        status: outcome.status,
+        ...(outcome.errorClass ? { error_class: outcome.errorClass } : {}),
+        ...(outcome.error ? { error: outcome.error } : {}),
+        attempts: outcome.attempts,
+        ...(outcome.sessionId ? { session_id: outcome.sessionId } : {}),
+        tokens: outcome.tokens,
+        cost_usd: outcome.costUsd,
+      });
+      await rm(workDir, { recursive: true, force: true }).catch(() => {});
+    } catch (error) {
+      this.logger.error({ err: describeError(error) }, 'finishing the tick failed');
+    } finally {
+      await this.lock.release();
+    }
+    this.logger.info(
+      { status: outcome.status, errorClass: outcome.errorClass, durationMs: outcome.durationMs, costUsd: outcome.costUsd, attempts: outcome.attempts },
+      'tick ended',
+    );
+    return outcome;
+  }
+
+  private async runAttempts(tickLog: WriteStream, workDir: string, logFile: string): Promise<TickOutcome> {
+    const runner = this.instance.config.runner;
+    const totals: TickTokens = { input: 0, output: 0, cache_creation: 0, cache_read: 0, context_used: 0, context_window: 0 };
+    let costUsd = 0;
+    let last: SessionResult | undefined;
+    let attempt = 0;
+    const deadline = this.startedAt + runner.timeout;
+    for (;;) {
+      attempt++;
+      this.messages.push(...this.pending);
+      this.pending = [];
+      const session = new HarnessSession({
+        instance: this.instance,
+        harness: this.harness,
+        tick: this.record.tick,
+        attempt,
+        prompt: composeTickPrompt(this.basePrompt, this.messages),
+        env: { ...(this.options.env ?? process.env), ...runner.env },
+        workDir,
+        tickLog,
+        logger: this.logger.child({ attempt }),
+        hooks: { preStopIssues: () => this.preStopIssues() },
+        ...(this.options.signal ? { signal: this.options.signal } : {}),
+        deadline,
+      });
+      this.session = session;
+      last = await session.run();
+      this.session = undefined;
+      totals.input += last.tokens.input;
+      totals.output += last.tokens.output;
+      totals.cache_creation += last.tokens.cache_creation;
+      totals.cache_read += last.tokens.cache_read;
+      totals.context_used = last.context.used;
+      totals.context_window = last.context.window;
+      costUsd += last.costUsd;
+
+      const classification = last.classification;
+      if (last.endedBy || !classification || !isRetryable(classification.errorClass)) break;
+      if (attempt >= runner.retry.max_attempts) break;
+      let delay = backoffDelay(attempt, { initialMs: runner.retry.initial, maxMs: runner.retry.max });
+      if (classification.errorClass === 'rate_limit' && classification.retryAfterMs !== undefined) {
+        if (classification.retryAfterMs > (this.options.maxRateLimitWaitMs ?? DEFAULT_MAX_RATE_LIMIT_WAIT_MS)) break;
+        // A little past the reset time, so as not to arrive just before it.
+        delay = classification.retryAfterMs + Math.round(Math.random() * 5000);
+      }
+      if (Date.now() + delay >= deadline) break;
+      this.logger.warn({ errorClass: classification.errorClass, reason: classification.reason, delayMs: delay, attempt }, 'retrying after a transient error');
+      tickLog.write(JSON.stringify({ type: 'kernel_runner', tick: this.record.tick, event: 'retry-wait', delay_ms: delay, reason: classification.reason }) + '\n');
+      await sleep(delay, this.options.signal);
+      if (this.options.signal?.aborted) break;
+    }
+
+    const base = { attempts: attempt, logFile, tokens: totals, costUsd, lastMessage: last.lastMessage, sessionId: last.sessionId };
+    if (last.endedBy) {
+      const failed = last.endedBy === 'mcp';
+      return this.outcome({ ...base, status: failed ? 'failed' : 'interrupted', errorClass: last.endedBy, ...(last.endDetail ? { error: last.endDetail } : {}) });
+    }
+    const classification = last.classification;
+    if (!classification) return this.outcome({ ...base, status: 'ok' });
+    return this.outcome({
+      ...base,
+      status: classification.errorClass === 'limit' ? 'interrupted' : 'failed',
+      errorClass: classification.errorClass,
+      error: classification.reason,
+      ...(classification.retryAfterMs !== undefined ? { retryAfterMs: classification.retryAfterMs } : {}),
+    });
+  }
+
+  private outcome(fields: Partial<TickOutcome> & Pick<TickOutcome, 'status' | 'attempts' | 'logFile'>): TickOutcome {
+    return {
+      tick: this.record.tick,
+      paused: false,
+      durationMs: Date.now() - this.startedAt,
+      tokens: { input: 0, output: 0, cache_creation: 0, cache_read: 0, context_used: 0, context_window: 0 },
+      costUsd: 0,
+      lastMessage: '',
+      ...fields,
+    };
+  }
+
+  private hookEnv(extra: Record<string, string>): Record<string, string> {
+    return { DATA_DIR: this.instance.dataDir, [`${this.prefix}_TICK`]: String(this.record.tick), ...extra };
+  }
+
+  private runHookDir(kind: HookKind, dir: string, extra: Record<string, string>) {
+    return runHooks(kind, dir, {
+      sandbox: this.sandbox,
+      // The data repo is mounted at the same path inside the container.
+      toSandboxPath: (hostPath) => hostPath,
+      env: this.hookEnv(extra),
+      cwd: this.instance.dataDir,
+      timeoutMs: HOOK_TIMEOUT_MS[kind],
+      logger: this.logger,
+    });
+  }
+
+  /** Pre-stop: the hooks' stdout lines, and terminals left open that are not startup terminals. */
+  private async preStopIssues(): Promise<string[]> {
+    const results = await this.runHookDir('pre-stop', this.instance.paths.hooks.preStop, {});
+    let startupTtys = new Set<number>();
+    try {
+      startupTtys = new Set((await loadStartup(this.instance.dataDir)).terminals.map((t) => t.tty));
+    } catch (error) {
+      this.logger.warn({ err: describeError(error) }, 'startup.json cannot be read; counting every open terminal');
+    }
+    const open = await readOpenTerminals(this.instance.paths.sessionRegistry);
+    return [...preStopIssues(results), ...openTerminalIssues(open, startupTtys)];
+  }
+
+  /** Best effort: `git push` on the host when the data repo has a remote. */
+  private async pushRepo(): Promise<void> {
+    const cwd = this.instance.dataDir;
+    try {
+      const { stdout } = await run('git', ['-C', cwd, 'remote'], { timeout: 10_000 });
+      if (!stdout.trim()) return;
+      await run('git', ['-C', cwd, 'push'], { timeout: 120_000, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+      this.logger.info('git push done');
+    } catch (error) {
+      this.logger.warn({ err: describeError(error).split('\n')[0] }, 'git push failed (best effort)');
+    }
+  }
+}

@@ -1,0 +1,195 @@
+import { randomBytes } from 'node:crypto';
+import { type FSWatcher, watch as fsWatch } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { formatZodIssues } from '../../config/parse.js';
+import { KernelError } from '../../errors.js';
+
+/**
+ * An instance's inbox: `<data>/inbox/`, one file a message.
+ *
+ * File format (what `kernel-runner send` writes, and what any other process or agent may
+ * write the same way): a JSON object in a file named `<anything>.json`,
+ *
+ *   { "from": "alice", "text": "the build is green", "sent": "2026-11-22T08:00:00.000Z",
+ *     "id": "m-...", "reply_to": "m-..." }
+ *
+ * `text` is required; `from` (who sent it: an instance name, "operator", a hook...) defaults to
+ * "unknown"; `sent` to the file's arrival; `id` to the file name; `reply_to` is optional
+ * (the id of the message this answers). A file with another extension is a plain-text
+ * message whose whole content is `text`.
+ *
+ * Writers must write atomically: a temp name starting with "." in the same folder, then
+ * rename. Files starting with "." are never read. A delivered message is moved to
+ * `inbox/done/`; a .json file that does not match the format is moved to `inbox/invalid/`
+ * with the reason logged, so nothing is lost.
+ */
+
+export const inboxMessageSchema = z.strictObject({
+  from: z.string().min(1).default('unknown').describe('who sent it'),
+  text: z.string().min(1).describe('the message itself'),
+  sent: z.string().optional().describe('ISO 8601 time it was sent'),
+  id: z.string().min(1).optional(),
+  reply_to: z.string().min(1).optional().describe('the id of the message this one answers'),
+});
+
+export interface InboxMessage {
+  readonly id: string;
+  readonly from: string;
+  readonly text: string;
+  readonly sent: string;
+  readonly replyTo?: string;
+  /** The file it came from (in inbox/). */
+  readonly file: string;
+}
+
+export interface InboxPaths {
+  readonly inbox: string;
+  readonly inboxDone: string;
+}
+
+const SENDER_PATTERN = /^[A-Za-z0-9_.@:-]{1,64}$/;
+
+function newId(now: Date): string {
+  return `m-${now.toISOString().replace(/[-:.]/g, '').replace('T', '-').replace('Z', '')}-${randomBytes(3).toString('hex')}`;
+}
+
+/** Drop a message in an inbox, atomically (temp name starting with ".", then rename). Returns the message id. */
+export async function sendMessage(
+  paths: InboxPaths,
+  message: { text: string; from?: string; replyTo?: string },
+  now: Date = new Date(),
+): Promise<{ id: string; file: string }> {
+  if (message.text.trim() === '') throw new KernelError('USAGE', 'The message is empty: give the text as an argument or on stdin.');
+  const from = message.from ?? 'operator';
+  if (!SENDER_PATTERN.test(from)) {
+    throw new KernelError('USAGE', `Sender ${JSON.stringify(from)} is not allowed: use 1-64 of A-Z a-z 0-9 _ . @ : -.`);
+  }
+  const id = newId(now);
+  const body = { from, text: message.text, sent: now.toISOString(), id, ...(message.replyTo ? { reply_to: message.replyTo } : {}) };
+  await mkdir(paths.inbox, { recursive: true });
+  const file = path.join(paths.inbox, `${id}.json`);
+  const temp = path.join(paths.inbox, `.${id}.tmp`);
+  const handle = await open(temp, 'wx', 0o600);
+  try {
+    await handle.writeFile(JSON.stringify(body, null, 2) + '\n');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(temp, file);
+  return { id, file };
+}
+
+export type ReadResult = { ok: true; message: InboxMessage } | { ok: false; file: string; reason: string };
+
+/** Pure: turn one file's content into a message. */
+export function parseMessageFile(fileName: string, content: string, arrived: Date): ReadResult {
+  const file = fileName;
+  const base = path.basename(fileName).replace(/\.[^.]*$/, '');
+  if (!fileName.endsWith('.json')) {
+    if (content.trim() === '') return { ok: false, file, reason: 'the file is empty' };
+    return { ok: true, message: { id: base, from: 'unknown', text: content.replace(/\n+$/, ''), sent: arrived.toISOString(), file } };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(content);
+  } catch (error) {
+    return { ok: false, file, reason: `not valid JSON (${(error as Error).message})` };
+  }
+  const result = inboxMessageSchema.safeParse(json);
+  if (!result.success) return { ok: false, file, reason: formatZodIssues(path.basename(fileName), result.error) };
+  const m = result.data;
+  return {
+    ok: true,
+    message: { id: m.id ?? base, from: m.from, text: m.text, sent: m.sent ?? arrived.toISOString(), ...(m.reply_to ? { replyTo: m.reply_to } : {}), file },
+  };
+}
+
+/** The names of waiting message files, oldest name first (ids start with their time). */
+export async function listPending(paths: InboxPaths): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(paths.inbox, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return entries
+    .filter((e) => e.isFile() && !e.name.startsWith('.') && !e.name.endsWith('~'))
+    .map((e) => e.name)
+    .sort();
+}
+
+/** Read every waiting message. Bad files are moved to inbox/invalid/ and reported through `onInvalid`. */
+export async function readPending(paths: InboxPaths, onInvalid: (file: string, reason: string) => void): Promise<InboxMessage[]> {
+  const messages: InboxMessage[] = [];
+  for (const name of await listPending(paths)) {
+    const full = path.join(paths.inbox, name);
+    let content: string;
+    try {
+      content = await readFile(full, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw error;
+    }
+    const result = parseMessageFile(full, content, new Date());
+    if (result.ok) {
+      messages.push(result.message);
+    } else {
+      const invalidDir = path.join(paths.inbox, 'invalid');
+      await mkdir(invalidDir, { recursive: true });
+      await rename(full, path.join(invalidDir, name)).catch(() => {});
+      onInvalid(path.join(invalidDir, name), result.reason);
+    }
+  }
+  return messages;
+}
+
+/** Move a delivered message to inbox/done/. */
+export async function markDelivered(paths: InboxPaths, message: InboxMessage): Promise<void> {
+  await mkdir(paths.inboxDone, { recursive: true });
+  await rename(message.file, path.join(paths.inboxDone, path.basename(message.file))).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+  });
+}
+
+/** Pure: how a message reads to the agent. */
+export function formatMessage(message: InboxMessage): string {
+  const reply = message.replyTo ? `, in reply to ${message.replyTo}` : '';
+  return `Message ${message.id} from ${message.from} (sent ${message.sent}${reply}):\n${message.text}`;
+}
+
+/**
+ * Call `onChange` when the inbox may have changed: fs.watch for speed, plus a poll for
+ * filesystems where watching misses events (network mounts, bind mounts from containers).
+ */
+export function watchInbox(paths: InboxPaths, onChange: () => void, pollMs = 2000): { close(): void } {
+  let watcher: FSWatcher | undefined;
+  const startWatcher = () => {
+    if (watcher) return;
+    try {
+      watcher = fsWatch(paths.inbox, { persistent: false }, () => onChange());
+      watcher.on('error', () => {
+        watcher?.close();
+        watcher = undefined;
+      });
+    } catch {
+      watcher = undefined;
+    }
+  };
+  startWatcher();
+  const timer = setInterval(() => {
+    // The inbox may be created (or recreated) after watch started.
+    startWatcher();
+    onChange();
+  }, pollMs);
+  timer.unref();
+  return {
+    close() {
+      clearInterval(timer);
+      watcher?.close();
+    },
+  };
+}

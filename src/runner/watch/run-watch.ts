@@ -1,0 +1,67 @@
+import { rm } from 'node:fs/promises';
+import { resolveInstance } from '../../config/instance.js';
+import { type Logger, createLogger } from '../../log/logger.js';
+import { checkHarnessAvailable } from './harness-check.js';
+import { type StatusServer, startStatusServer, statusSocketPath } from './status-api.js';
+import { detectInterruptedTick, realStartTick } from './tick-adapter.js';
+import { type StartTickFn, Watch } from './watch.js';
+
+export interface RunWatchOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Defaults to the real tick; tests may inject another. */
+  startTick?: StartTickFn;
+  logger?: Logger;
+  pollMs?: number;
+}
+
+export interface RunningWatch {
+  readonly watch: Watch;
+  readonly socketPath: string;
+  readonly logger: Logger;
+  /** Stop gracefully: the running tick is stopped (SIGINT, grace period, kill), the socket removed. */
+  stop(): Promise<void>;
+  /** Resolves once watch has stopped. */
+  readonly stopped: Promise<void>;
+}
+
+/**
+ * `kernel-runner watch <name>`: resolve the instance, check its harness is installed (a
+ * missing binary fails here, not at the first tick), serve the status socket, start the loop.
+ */
+export async function runWatch(nameOrDir: string, options: RunWatchOptions = {}): Promise<RunningWatch> {
+  const env = options.env ?? process.env;
+  const instance = await resolveInstance(nameOrDir, env);
+  const logger = options.logger ?? createLogger({ process: `watch-${instance.name}`, logDir: instance.paths.logs });
+  const harnessPath = checkHarnessAvailable(instance, env);
+  const watch = new Watch(instance, {
+    startTick: options.startTick ?? realStartTick(env),
+    loadInstance: () => resolveInstance(instance.dataDir, env).then((fresh) => ({ ...fresh, name: instance.name })),
+    detectInterruptedTick,
+    logger,
+    env,
+    ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+  });
+  const socketPath = statusSocketPath(instance.name, env);
+  const server: StatusServer = await startStatusServer(socketPath, () => [watch.status()]);
+  try {
+    await watch.start();
+  } catch (error) {
+    await server.close();
+    await rm(socketPath, { force: true });
+    throw error;
+  }
+  logger.info(
+    { instance: instance.name, dataDir: instance.dataDir, harness: instance.config.runner.harness, harnessPath, socket: socketPath, pid: process.pid },
+    `watching ${instance.name}`,
+  );
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await watch.stop();
+      await server.close();
+      await rm(socketPath, { force: true });
+      logger.info('watch stopped');
+    })());
+  const stopped = watch.stopped.then(() => stopping);
+  return { watch, socketPath, logger, stop, stopped: stopped.then(() => undefined) };
+}

@@ -1,0 +1,67 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { configHome } from '../../config/registry.js';
+
+/**
+ * Secrets for the harness environment: a directory where each file is one variable
+ * (file name = variable name, content = value, trailing newlines trimmed). Dotfiles and
+ * directories are skipped, as are names that cannot be environment variables; a missing
+ * directory means no secrets. Values are never logged: only names are reported.
+ */
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** `runner.secrets_dir` (relative to the data directory) or `<XDG config>/agent-kernel/secrets/<name>/`. */
+export function secretsDir(name: string, dataDir: string, configured: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  if (configured) return path.resolve(dataDir, configured);
+  return path.join(configHome(env), 'secrets', name);
+}
+
+export interface LoadedSecrets {
+  readonly values: Readonly<Record<string, string>>;
+  /** Files that were not loaded, with why (names only, never contents). */
+  readonly skipped: readonly { file: string; reason: string }[];
+}
+
+export async function loadSecrets(dir: string): Promise<LoadedSecrets> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { values: {}, skipped: [] };
+    throw error;
+  }
+  const values: Record<string, string> = {};
+  const skipped: { file: string; reason: string }[] = [];
+  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    if (entry.name.startsWith('.')) continue;
+    if (entry.isDirectory()) continue;
+    if (!ENV_NAME.test(entry.name)) {
+      skipped.push({ file: entry.name, reason: 'not a valid environment variable name (use A-Z, a-z, 0-9 and _)' });
+      continue;
+    }
+    let content: string;
+    try {
+      // readFile follows symlinks, so a secret may link to a file elsewhere (a tmpfs, a vault mount).
+      content = await readFile(path.join(dir, entry.name), 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EISDIR') continue;
+      skipped.push({ file: entry.name, reason: `cannot be read (${code ?? 'error'})` });
+      continue;
+    }
+    values[entry.name] = content.replace(/(\r?\n)+$/, '');
+  }
+  return { values, skipped };
+}
+
+/** Pure: the harness environment from the runner's own, the secrets, then `runner.env` (which wins). */
+export function harnessEnvironment(
+  base: Readonly<Record<string, string | undefined>>,
+  secrets: Readonly<Record<string, string>>,
+  configured: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(base)) if (value !== undefined) env[key] = value;
+  return { ...env, ...secrets, ...configured };
+}

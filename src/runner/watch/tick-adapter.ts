@@ -1,0 +1,66 @@
+import { loadState } from '../state.js';
+import { type TickOutcome, startTick } from '../tick.js';
+import type { Instance } from '../../config/instance.js';
+import type { StartTickFn, WatchTickResult } from './watch.js';
+
+/** Pure: what watch makes of a tick's outcome. Runner-side ends that are not the agent's fault (context, limits, stop) are not failures. */
+export function watchResultOf(outcome: TickOutcome): WatchTickResult {
+  const failed = outcome.status === 'failed' || outcome.errorClass === 'timeout' || outcome.errorClass === 'idle';
+  return {
+    failed,
+    status: outcome.errorClass ? `${outcome.status} (${outcome.errorClass})` : outcome.status,
+    tick: outcome.tick,
+    ...(outcome.error ? { error: outcome.error } : {}),
+  };
+}
+
+/** The real tick (src/runner/tick.ts) behind watch's tick interface. */
+export function realStartTick(baseEnv: NodeJS.ProcessEnv = process.env): StartTickFn {
+  return async (instance, options) => {
+    const running = await startTick(instance, {
+      logger: options.logger,
+      messages: options.messages,
+      signal: options.signal,
+      // The tick lays runner.env over this; secrets come between the runner's environment and it.
+      env: { ...baseEnv, ...options.env },
+    });
+    return {
+      tick: running.tick,
+      deliver(message) {
+        if (!running.deliver(message)) throw new Error('the agent no longer takes messages in this tick');
+      },
+      done: running.done.then(watchResultOf),
+    };
+  };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * At watch start: did the previous runner die in the middle of a tick (state.json still has
+ * a running tick whose process is gone), or did the last tick end abnormally? A notice for
+ * the next tick, or undefined. `diedMidTick` tells the restart policy whether to act.
+ */
+export async function detectInterruptedTick(instance: Instance): Promise<{ notice: string; diedMidTick: boolean } | undefined> {
+  const state = await loadState(instance.dataDir);
+  const current = state.current;
+  if (current && (current.pid === undefined || (current.pid !== process.pid && !isAlive(current.pid)))) {
+    return {
+      notice: `Notice: the runner died during tick ${current.tick} (started ${current.started}${current.pid ? `, PID ${current.pid}` : ''}); that tick never finished. Check what it left unfinished.`,
+      diedMidTick: true,
+    };
+  }
+  const last = state.last;
+  if (!current && last && last.status === 'failed') {
+    const why = [last.error_class, last.error].filter(Boolean).join(': ');
+    return { notice: `Notice: tick ${last.tick} ended abnormally${why ? ` (${why})` : ''}. Check what it left unfinished.`, diedMidTick: false };
+  }
+  return undefined;
+}

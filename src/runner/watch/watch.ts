@@ -1,0 +1,418 @@
+import { mkdir, readFile } from 'node:fs/promises';
+import type { Instance } from '../../config/instance.js';
+import { describeError, isKernelError } from '../../errors.js';
+import { type Logger, registerSecrets } from '../../log/logger.js';
+import { type InboxMessage, formatMessage, markDelivered, readPending, watchInbox } from './inbox.js';
+import { type DueWake, type LoadedSchedule, loadSchedule, nextWake, removeFiredWake } from './schedule.js';
+import { harnessEnvironment, loadSecrets, secretsDir } from './secrets.js';
+import type { AgentStatus, WatchState } from './status-api.js';
+import { type SupervisorCounters, type SupervisorPolicy, INITIAL_COUNTERS, decideAfterTick, recordTickEnd, settleCounters } from './supervisor.js';
+import { Waker } from './waker.js';
+
+/**
+ * The watch loop: one instance, ticks that never overlap, woken by inbox messages,
+ * scheduled wakes, and the restart policy after a tick ends. Everything it reads (the
+ * config, the schedule, the paused file, the secrets) is re-read before each tick, so
+ * changes apply without restarting watch.
+ */
+
+/** What watch needs from a tick: how it is started, and what it reports at the end. */
+export interface WatchTickOptions {
+  readonly logger: Logger;
+  /** Handed to the agent at the start of the tick (messages, the wake's note, a crash notice). */
+  readonly messages: readonly string[];
+  /** Aborting stops the tick gracefully (SIGINT, grace period, kill). */
+  readonly signal: AbortSignal;
+  /** Extra environment for the harness: secrets, then runner.env. */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+export interface WatchTickResult {
+  /** The tick failed (crash, timeout, error): drives the backoff, the restart policy and the next crash notice. */
+  readonly failed: boolean;
+  /** A one-word status for people ("normal", "abnormal", "error"...). */
+  readonly status: string;
+  readonly tick?: number;
+  readonly error?: string;
+}
+
+export interface WatchRunningTick {
+  readonly tick?: number;
+  /** Hand a message to the running agent (mid-tick notification). */
+  deliver(message: string): Promise<void> | void;
+  readonly done: Promise<WatchTickResult>;
+}
+
+export type StartTickFn = (instance: Instance, options: WatchTickOptions) => Promise<WatchRunningTick>;
+
+export interface WatchDependencies {
+  readonly startTick: StartTickFn;
+  /** Re-resolve the instance (re-reads agent_config.json). */
+  readonly loadInstance: () => Promise<Instance>;
+  /**
+   * Did the previous runner die in the middle of a tick, or did the last tick end abnormally?
+   * A notice for the next tick; `diedMidTick` lets the restart policy restart at once.
+   */
+  readonly detectInterruptedTick?: (instance: Instance) => Promise<{ notice: string; diedMidTick: boolean } | undefined>;
+  readonly logger: Logger;
+  readonly env?: NodeJS.ProcessEnv;
+  /** How often to re-read the inbox, the schedule and the paused file without an event. */
+  readonly pollMs?: number;
+}
+
+function policyOf(instance: Instance): SupervisorPolicy {
+  const runner = instance.config.runner;
+  return {
+    restart: runner.restart,
+    maxRestarts: runner.max_restarts,
+    backoff: { initial: runner.backoff.initial, max: runner.backoff.max, resetAfter: runner.backoff.reset_after },
+  };
+}
+
+async function readPaused(file: string): Promise<string | undefined> {
+  try {
+    const text = await readFile(file, 'utf8');
+    return text.trim() || 'system/paused exists';
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    return `system/paused cannot be read: ${describeError(error)}`;
+  }
+}
+
+type Trigger = 'message' | 'schedule' | 'restart';
+
+export class Watch {
+  private instance: Instance;
+  private readonly waker = new Waker();
+  private readonly stopController = new AbortController();
+  private readonly pollMs: number;
+  private readonly started = new Date();
+  private state: WatchState = 'starting';
+  private reason: string | undefined;
+  private paused = false;
+  private counters: SupervisorCounters = INITIAL_COUNTERS;
+  private restartPending = false;
+  private notBefore = 0;
+  private crashNotice: string | undefined;
+  private gaveUp = false;
+  private current: { number?: number; started: string; trigger: string } | undefined;
+  private lastResult: AgentStatus['lastResult'];
+  private nextWakeInfo: AgentStatus['nextWake'];
+  private pendingCount = 0;
+  private scheduleCursor = new Date();
+  private lastScheduleError: string | undefined;
+  private lastConfigError: string | undefined;
+  /** One-shot wakes already fired by this process (in case the file could not be rewritten). */
+  private readonly firedOneShots = new Set<string>();
+  private running: WatchRunningTick | undefined;
+  private readonly delivered = new Set<string>();
+  private deliveryChain: Promise<void> = Promise.resolve();
+  private loopDone: Promise<void> | undefined;
+
+  constructor(
+    instance: Instance,
+    private readonly deps: WatchDependencies,
+  ) {
+    this.instance = instance;
+    this.pollMs = deps.pollMs ?? 2000;
+  }
+
+  get log(): Logger {
+    return this.deps.logger;
+  }
+
+  /** The status API's view of this instance. */
+  status(): AgentStatus {
+    return {
+      name: this.instance.name,
+      dataDir: this.instance.dataDir,
+      harness: this.instance.config.runner.harness,
+      state: this.state,
+      running: this.state === 'ticking',
+      paused: this.paused,
+      ...(this.reason ? { reason: this.reason } : {}),
+      ...(this.current ? { currentTick: this.current } : {}),
+      ...(this.lastResult ? { lastResult: this.lastResult } : {}),
+      ...(this.nextWakeInfo ? { nextWake: this.nextWakeInfo } : {}),
+      restarts: this.counters.restarts,
+      failures: this.counters.failures,
+      pendingMessages: this.pendingCount,
+      watchPid: process.pid,
+      watchStarted: this.started.toISOString(),
+    };
+  }
+
+  /** Start the loop. Resolves once it runs; `stopped` resolves when it has ended. */
+  async start(): Promise<void> {
+    await mkdir(this.instance.paths.inbox, { recursive: true });
+    const interrupted = await this.deps.detectInterruptedTick?.(this.instance).catch((error: unknown) => {
+      this.log.warn({ err: error }, 'cannot tell whether the previous tick was interrupted (state.json unreadable)');
+      return undefined;
+    });
+    if (interrupted) {
+      this.crashNotice = interrupted.notice;
+      this.log.warn({ notice: interrupted.notice }, 'the next tick gets a crash notice');
+      // A restart policy that restarts failed ticks restarts this one too.
+      if (interrupted.diedMidTick && this.instance.config.runner.restart !== 'no') this.restartPending = true;
+    }
+    const inbox = watchInbox(this.instance.paths, () => this.onInboxChange(), this.pollMs);
+    this.stopController.signal.addEventListener('abort', () => inbox.close(), { once: true });
+    this.loopDone = this.loop();
+  }
+
+  get stopped(): Promise<void> {
+    return this.loopDone ?? Promise.resolve();
+  }
+
+  /** Stop: a running tick is stopped gracefully (the tick's SIGINT, grace period, kill). */
+  async stop(): Promise<void> {
+    if (!this.stopController.signal.aborted) {
+      this.state = 'stopping';
+      this.log.info('stopping watch');
+      this.stopController.abort();
+      this.waker.wake();
+    }
+    await this.stopped;
+  }
+
+  private onInboxChange(): void {
+    if (this.running) {
+      this.deliveryChain = this.deliveryChain.then(() => this.deliverMidTick()).catch((error: unknown) => {
+        this.log.error({ err: error }, 'mid-tick delivery failed');
+      });
+    } else {
+      this.waker.wake();
+    }
+  }
+
+  private async readInbox(): Promise<InboxMessage[]> {
+    const messages = await readPending(this.instance.paths, (file, reason) =>
+      this.log.error({ file, reason }, `an inbox file is not a valid message and was moved to inbox/invalid/: ${reason}`),
+    );
+    const fresh = messages.filter((m) => !this.delivered.has(m.file));
+    this.pendingCount = fresh.length;
+    return fresh;
+  }
+
+  private async deliverMidTick(): Promise<void> {
+    const running = this.running;
+    if (!running) return;
+    for (const message of await this.readInbox()) {
+      if (this.running !== running) return;
+      try {
+        await running.deliver(formatMessage(message));
+      } catch (error) {
+        this.log.warn({ err: error, id: message.id }, 'could not hand the message to the running agent; it waits for the next tick');
+        return;
+      }
+      this.delivered.add(message.file);
+      await markDelivered(this.instance.paths, message);
+      this.log.info({ id: message.id, from: message.from }, 'message delivered to the running agent');
+    }
+    this.pendingCount = 0;
+  }
+
+  private async reloadInstance(): Promise<boolean> {
+    try {
+      this.instance = await this.deps.loadInstance();
+      this.lastConfigError = undefined;
+      return true;
+    } catch (error) {
+      const message = describeError(error);
+      if (message !== this.lastConfigError) this.log.error({ err: error }, `the instance's config cannot be used; waiting for a fix: ${message}`);
+      this.lastConfigError = message;
+      this.state = 'config-error';
+      this.reason = message;
+      return false;
+    }
+  }
+
+  private async readSchedule(): Promise<{ loaded: LoadedSchedule; due: DueWake | undefined } | undefined> {
+    try {
+      const loaded = await loadSchedule(this.instance.paths.schedule);
+      const usable = {
+        ...loaded.schedule,
+        wakes: loaded.schedule.wakes.filter((w) => !('at' in w && this.firedOneShots.has(`${w.at}\n${w.note}`))),
+      };
+      const due = nextWake(usable, this.scheduleCursor);
+      // Indices refer to the file: map back from the filtered list.
+      const index = due ? loaded.schedule.wakes.indexOf(usable.wakes[due.index]!) : -1;
+      this.lastScheduleError = undefined;
+      return { loaded, due: due ? { ...due, index } : undefined };
+    } catch (error) {
+      const message = describeError(error);
+      if (message !== this.lastScheduleError) this.log.error({ err: error }, `schedule.json ignored: ${message}`);
+      this.lastScheduleError = message;
+      return undefined;
+    }
+  }
+
+  private async loop(): Promise<void> {
+    const signal = this.stopController.signal;
+    while (!signal.aborted) {
+      try {
+        await this.step();
+      } catch (error) {
+        // Nothing in one step may kill watch: log, wait, try again.
+        this.log.error({ err: error }, `watch step failed: ${describeError(error)}`);
+        await this.waker.wait(this.pollMs);
+      }
+    }
+    await this.deliveryChain;
+    this.state = 'stopping';
+  }
+
+  private async step(): Promise<void> {
+    const signal = this.stopController.signal;
+    if (!(await this.reloadInstance())) {
+      await this.waker.wait(this.pollMs);
+      return;
+    }
+    const pausedReason = await readPaused(this.instance.paths.paused);
+    this.paused = pausedReason !== undefined;
+    if (pausedReason !== undefined) {
+      this.pendingCount = (await this.readInbox()).length;
+      if (this.state !== 'paused') this.log.warn({ reason: pausedReason }, 'paused: no tick until system/paused is removed');
+      this.state = 'paused';
+      this.reason = pausedReason;
+      await this.waker.wait(this.pollMs);
+      return;
+    }
+    const now = Date.now();
+    this.counters = settleCounters(this.counters, policyOf(this.instance), now);
+    const messages = await this.readInbox();
+    const schedule = await this.readSchedule();
+    const wakeDue = schedule?.due && schedule.due.time.getTime() <= now ? schedule.due : undefined;
+    const trigger: Trigger | undefined = messages.length > 0 ? 'message' : wakeDue ? 'schedule' : this.restartPending ? 'restart' : undefined;
+
+    this.nextWakeInfo = this.describeNextWake(schedule?.due, now);
+    if (trigger && now >= this.notBefore) {
+      await this.runTick(trigger, messages, wakeDue, schedule?.loaded);
+      return;
+    }
+    if (trigger) {
+      this.state = 'backoff';
+      this.reason = `backing off after ${this.counters.failures} failed tick(s) until ${new Date(this.notBefore).toISOString()}`;
+    } else {
+      this.state = this.gaveUp ? 'gave-up' : 'idle';
+      if (!this.gaveUp) this.reason = this.lastScheduleError ? `schedule.json ignored: ${this.lastScheduleError}` : undefined;
+    }
+    const until = Math.min(trigger ? this.notBefore : Infinity, schedule?.due ? schedule.due.time.getTime() : Infinity, now + this.pollMs);
+    if (!signal.aborted) await this.waker.wait(until - now);
+  }
+
+  private describeNextWake(due: DueWake | undefined, now: number): AgentStatus['nextWake'] {
+    const candidates: { time: number; reason: string }[] = [];
+    if (due) candidates.push({ time: due.time.getTime(), reason: `${due.kind} ${due.spec}${due.note ? `: ${due.note}` : ''}` });
+    if (this.restartPending) candidates.push({ time: Math.max(now, this.notBefore), reason: 'restart' });
+    candidates.sort((a, b) => a.time - b.time);
+    const first = candidates[0];
+    return first ? { time: new Date(first.time).toISOString(), reason: first.reason } : undefined;
+  }
+
+  private async tickEnvironment(): Promise<Record<string, string>> {
+    const runner = this.instance.config.runner;
+    const dir = secretsDir(this.instance.name, this.instance.dataDir, runner.secrets_dir, this.deps.env);
+    const secrets = await loadSecrets(dir);
+    for (const { file, reason } of secrets.skipped) this.log.warn({ file, dir }, `secret file skipped: ${reason}`);
+    registerSecrets(Object.values(secrets.values));
+    registerSecrets(Object.values(runner.env));
+    const names = Object.keys(secrets.values);
+    if (names.length > 0) this.log.info({ dir, names }, 'secrets loaded');
+    // Only the secrets and runner.env: the tick adds its own environment to these.
+    return harnessEnvironment({}, secrets.values, runner.env);
+  }
+
+  private async runTick(trigger: Trigger, messages: InboxMessage[], wake: DueWake | undefined, schedule: LoadedSchedule | undefined): Promise<void> {
+    const policy = policyOf(this.instance);
+    const texts: string[] = [];
+    if (this.crashNotice) texts.push(this.crashNotice);
+    if (wake) texts.push(`Scheduled wake (${wake.kind} ${wake.spec})${wake.note ? `: ${wake.note}` : ''}`);
+    if (trigger === 'restart' && !this.crashNotice) texts.push('Restarted by the restart policy ("always"): continue your work.');
+    texts.push(...messages.map(formatMessage));
+
+    const env = await this.tickEnvironment();
+    const tickController = new AbortController();
+    const onStop = () => tickController.abort();
+    this.stopController.signal.addEventListener('abort', onStop, { once: true });
+    const startedAt = Date.now();
+    this.current = { started: new Date(startedAt).toISOString(), trigger };
+    this.state = 'ticking';
+    this.reason = undefined;
+    if (trigger === 'restart') this.counters = { ...this.counters, restarts: this.counters.restarts + 1 };
+    this.restartPending = false;
+    this.log.info({ trigger, messages: messages.length, wake: wake?.spec }, `starting a tick (${trigger})`);
+
+    let result: WatchTickResult;
+    try {
+      let running: WatchRunningTick;
+      try {
+        running = await this.deps.startTick(this.instance, { logger: this.log, messages: texts, signal: tickController.signal, env });
+      } catch (error) {
+        // Not a failed tick: another runner holds the instance, or it was paused meanwhile. Try again later.
+        if (isKernelError(error, 'TICK_RUNNING') || isKernelError(error, 'INSTANCE_PAUSED')) {
+          this.log.warn({ err: error }, `no tick now: ${describeError(error)}`);
+          this.current = undefined;
+          this.state = 'idle';
+          this.reason = describeError(error);
+          this.restartPending = trigger === 'restart' || this.restartPending;
+          if (trigger === 'restart') this.counters = { ...this.counters, restarts: Math.max(0, this.counters.restarts - 1) };
+          this.notBefore = Date.now() + Math.max(this.pollMs, 5000);
+          return;
+        }
+        throw error;
+      }
+      this.running = running;
+      if (running.tick !== undefined) this.current = { ...this.current, number: running.tick };
+      // The messages are the agent's now.
+      this.crashNotice = undefined;
+      for (const message of messages) {
+        this.delivered.add(message.file);
+        await markDelivered(this.instance.paths, message);
+      }
+      if (wake) {
+        if (wake.kind === 'at') this.firedOneShots.add(`${wake.spec}\n${wake.note}`);
+        if (schedule) await removeFiredWake(this.instance.paths.schedule, schedule, wake).catch((error: unknown) => this.log.warn({ err: error }, 'could not remove the fired wake from schedule.json'));
+      }
+      if (wake || trigger === 'schedule') this.scheduleCursor = new Date();
+      // Anything that arrived between reading the inbox and the start goes to the running agent.
+      this.onInboxChange();
+      result = await running.done;
+    } catch (error) {
+      result = { failed: true, status: isKernelError(error) ? error.code : 'error', error: describeError(error) };
+    } finally {
+      this.stopController.signal.removeEventListener('abort', onStop);
+    }
+    await this.deliveryChain;
+    this.running = undefined;
+    this.delivered.clear();
+    if (wake) this.scheduleCursor = new Date(Math.max(this.scheduleCursor.getTime(), startedAt));
+
+    const ended = Date.now();
+    const tickNumber = result.tick ?? this.current?.number;
+    this.lastResult = {
+      ...(tickNumber !== undefined ? { tick: tickNumber } : {}),
+      status: result.status,
+      ended: new Date(ended).toISOString(),
+      durationMs: ended - startedAt,
+      ...(result.error ? { error: result.error } : {}),
+    };
+    this.current = undefined;
+    if (this.stopController.signal.aborted) {
+      this.log.info({ result: this.lastResult }, 'tick stopped because watch is stopping');
+      return;
+    }
+    if (result.failed) {
+      const which = tickNumber !== undefined ? `tick ${tickNumber}` : 'the previous tick';
+      this.crashNotice = `Notice: ${which} ended abnormally (${result.status}${result.error ? `: ${result.error}` : ''}). Check what it left unfinished.`;
+    }
+    this.counters = recordTickEnd(this.counters, result.failed, ended, policy);
+    const decision = decideAfterTick(this.counters, result.failed, policy);
+    this.restartPending = decision.restart;
+    this.gaveUp = decision.gaveUp;
+    this.notBefore = ended + decision.delayMs;
+    if (decision.gaveUp) this.reason = decision.reason;
+    const level = result.failed ? 'warn' : 'info';
+    this.log[level]({ result: this.lastResult, restarts: this.counters.restarts, failures: this.counters.failures }, `tick ended (${result.status}); ${decision.reason}`);
+  }
+}

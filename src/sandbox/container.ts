@@ -1,0 +1,257 @@
+import { createHash } from 'node:crypto';
+import type Dockerode from 'dockerode';
+import type { Instance } from '../config/instance.js';
+import { KernelError, describeError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { type Engine, statusCode } from './engine.js';
+import { hardenedCreateOptions, hostFacts } from './hardening.js';
+import { type ImageRef, LABEL, type ProgressCallback, currentImageRef, ensureImage } from './image.js';
+
+/**
+ * The instance's one persistent container, `agent-kernel-<name>`. It only ever runs an init
+ * and `sleep infinity`; terminals are execs into it. A container with our name but without
+ * our labels belongs to someone else and is never touched.
+ */
+
+export function containerName(instanceName: string): string {
+  return `agent-kernel-${instanceName}`;
+}
+
+export interface ContainerStatus {
+  name: string;
+  exists: boolean;
+  running: boolean;
+  /** Engine state: created, running, paused, exited... */
+  state?: string | undefined;
+  id?: string | undefined;
+  image?: string | undefined;
+  /** The image hash the container was created from. */
+  imageHash?: string | undefined;
+  /** The hash the image would have now. */
+  currentImageHash: string;
+  /** True when the container was made from another image or config than the instance now asks for. */
+  stale: boolean;
+  startedAt?: string | undefined;
+}
+
+export interface LifecycleOptions {
+  logger: Logger;
+  onProgress?: ProgressCallback | undefined;
+}
+
+/** Hostnames are `[a-z0-9-]`, at most 63 characters. */
+function hostnameFor(instanceName: string): string {
+  return instanceName.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+|-+$/g, '').slice(0, 63) || 'agent';
+}
+
+/** The full create options: hardening plus our name, image, labels and keep-alive command. */
+export function createOptions(instance: Instance, image: ImageRef): Dockerode.ContainerCreateOptions {
+  const hardened = hardenedCreateOptions({ config: instance.config.container, dataDir: instance.dataDir, host: hostFacts() });
+  const configHash = createHash('sha256').update(JSON.stringify(hardened)).digest('hex').slice(0, 16);
+  return {
+    name: containerName(instance.name),
+    Image: image.tag,
+    Cmd: ['sleep', 'infinity'],
+    Hostname: hostnameFor(instance.name),
+    Tty: false,
+    OpenStdin: false,
+    Labels: {
+      [LABEL.instance]: instance.name,
+      [LABEL.imageHash]: image.hash,
+      [LABEL.configHash]: configHash,
+      [LABEL.dataDir]: instance.dataDir,
+    },
+    ...hardened,
+  };
+}
+
+function notOurs(name: string, instanceName: string): KernelError {
+  return new KernelError(
+    'CONTAINER_FAILED',
+    `A container named ${name} exists but agent-kernel did not create it (it has no ${LABEL.instance}=${instanceName} label), so it is left alone. Rename or remove it yourself (docker rm -f ${name}) or use another instance name.`,
+    { details: { container: name } },
+  );
+}
+
+/** Inspect the instance's container; undefined when there is none. Throws when the name is taken by a container that is not ours. */
+export async function inspectContainer(engine: Engine, instance: Instance): Promise<Dockerode.ContainerInspectInfo | undefined> {
+  const name = containerName(instance.name);
+  let info: Dockerode.ContainerInspectInfo;
+  try {
+    info = await engine.docker.getContainer(name).inspect();
+  } catch (error) {
+    if (statusCode(error) === 404) return undefined;
+    throw new KernelError('CONTAINER_FAILED', `Cannot inspect container ${name}: ${describeError(error)}`, { cause: error });
+  }
+  if (info.Config.Labels?.[LABEL.instance] !== instance.name) throw notOurs(name, instance.name);
+  return info;
+}
+
+function statusFrom(name: string, info: Dockerode.ContainerInspectInfo | undefined, currentHash: string, wanted?: Dockerode.ContainerCreateOptions): ContainerStatus {
+  if (!info) return { name, exists: false, running: false, currentImageHash: currentHash, stale: false };
+  const labels = info.Config.Labels ?? {};
+  const stale =
+    labels[LABEL.imageHash] !== currentHash ||
+    (wanted !== undefined && (labels[LABEL.configHash] !== wanted.Labels?.[LABEL.configHash] || labels[LABEL.dataDir] !== wanted.Labels?.[LABEL.dataDir]));
+  return {
+    name,
+    exists: true,
+    running: info.State.Running,
+    state: info.State.Status,
+    id: info.Id,
+    image: info.Config.Image,
+    imageHash: labels[LABEL.imageHash],
+    currentImageHash: currentHash,
+    stale,
+    startedAt: info.State.StartedAt,
+  };
+}
+
+/** Where the container stands, without changing anything (and without building). */
+export async function containerStatus(engine: Engine, instance: Instance): Promise<ContainerStatus> {
+  const { hash } = await currentImageRef(instance);
+  return statusFrom(containerName(instance.name), await inspectContainer(engine, instance), hash);
+}
+
+async function removeContainer(engine: Engine, id: string): Promise<void> {
+  try {
+    await engine.docker.getContainer(id).remove({ force: true });
+  } catch (error) {
+    if (statusCode(error) !== 404) throw new KernelError('CONTAINER_FAILED', `Cannot remove container ${id.slice(0, 12)}: ${describeError(error)}`, { cause: error });
+  }
+}
+
+async function createContainer(engine: Engine, options: Dockerode.ContainerCreateOptions, instance: Instance): Promise<void> {
+  try {
+    await engine.docker.createContainer(options);
+  } catch (error) {
+    // Someone else (another process for this instance) created it first: fine if it is ours.
+    if (statusCode(error) === 409 && (await inspectContainer(engine, instance))) return;
+    throw new KernelError('CONTAINER_FAILED', `Cannot create container ${options.name}: ${describeError(error)}`, { cause: error });
+  }
+}
+
+async function startContainer(engine: Engine, name: string): Promise<void> {
+  try {
+    await engine.docker.getContainer(name).start();
+  } catch (error) {
+    if (statusCode(error) === 304) return; // already started
+    throw new KernelError(
+      'CONTAINER_FAILED',
+      `Cannot start container ${name}: ${describeError(error)}\nSee the engine's log; agent-kernel doctor checks the set-up.`,
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * Make the container run: build the image if its context changed, create the container
+ * when missing, recreate it when stale (other image, config or data dir), start it when
+ * stopped. Returns its status afterwards.
+ */
+export async function containerUp(engine: Engine, instance: Instance, options: LifecycleOptions, force = false): Promise<ContainerStatus> {
+  const { logger, onProgress } = options;
+  const name = containerName(instance.name);
+  // Refuse a bad config before spending a build on it.
+  hardenedCreateOptions({ config: instance.config.container, dataDir: instance.dataDir, host: hostFacts() });
+  const image = await ensureImage(engine, instance, { logger, onProgress, force });
+  const wanted = createOptions(instance, image);
+  let info = await inspectContainer(engine, instance);
+  if (info && (force || statusFrom(name, info, image.hash, wanted).stale)) {
+    onProgress?.(`recreating ${name} (${force ? 'rebuild' : 'its image or config changed'})`);
+    logger.info({ container: name }, 'recreating container');
+    await removeContainer(engine, info.Id);
+    info = undefined;
+  }
+  if (!info) {
+    onProgress?.(`creating ${name}`);
+    await createContainer(engine, wanted, instance);
+    info = await inspectContainer(engine, instance);
+  }
+  if (info?.State.Paused) await engine.docker.getContainer(name).unpause();
+  else if (!info?.State.Running) {
+    onProgress?.(`starting ${name}`);
+    await startContainer(engine, name);
+  }
+  const after = await inspectContainer(engine, instance);
+  if (!after?.State.Running) {
+    throw new KernelError('CONTAINER_FAILED', `Container ${name} does not stay up (state: ${after?.State.Status ?? 'gone'}). Its log: docker logs ${name}`);
+  }
+  return statusFrom(name, after, image.hash, wanted);
+}
+
+/** Stop and remove the container. The data directory is untouched. */
+export async function containerDown(engine: Engine, instance: Instance, options: LifecycleOptions): Promise<ContainerStatus> {
+  const info = await inspectContainer(engine, instance);
+  if (info) {
+    options.onProgress?.(`removing ${info.Name.replace(/^\//, '')}`);
+    if (info.State.Running) {
+      await engine.docker
+        .getContainer(info.Id)
+        .stop({ t: 5 })
+        .catch((error: unknown) => {
+          if (statusCode(error) !== 304 && statusCode(error) !== 404) throw error;
+        });
+    }
+    await removeContainer(engine, info.Id);
+  }
+  return containerStatus(engine, instance);
+}
+
+/** Rebuild the image without cache, then recreate the container from it. */
+export function containerRebuild(engine: Engine, instance: Instance, options: LifecycleOptions): Promise<ContainerStatus> {
+  return containerUp(engine, instance, options, true);
+}
+
+export interface PruneResult {
+  removedContainers: string[];
+  removedImages: string[];
+  /** What was left alone and why. */
+  kept: string[];
+}
+
+/**
+ * Remove this instance's stale containers (not running) and its images that nothing uses
+ * and that are not the current one. Goes by our labels only: nothing without
+ * `agent-kernel.instance=<this name>` is ever looked at.
+ */
+export async function prune(engine: Engine, instance: Instance, options: LifecycleOptions): Promise<PruneResult> {
+  const { hash } = await currentImageRef(instance);
+  const filter = { label: [`${LABEL.instance}=${instance.name}`] };
+  const result: PruneResult = { removedContainers: [], removedImages: [], kept: [] };
+
+  const containers = await engine.docker.listContainers({ all: true, filters: filter });
+  for (const c of containers) {
+    if (c.Labels[LABEL.instance] !== instance.name) continue;
+    const label = c.Names[0]?.replace(/^\//, '') ?? c.Id.slice(0, 12);
+    if (c.Labels[LABEL.imageHash] === hash) continue;
+    if (c.State === 'running') {
+      result.kept.push(`${label}: stale but running (agent-kernel container up ${instance.name} recreates it)`);
+      continue;
+    }
+    await removeContainer(engine, c.Id);
+    result.removedContainers.push(label);
+    options.onProgress?.(`removed container ${label}`);
+  }
+
+  const inUse = new Set((await engine.docker.listContainers({ all: true })).map((c) => c.ImageID));
+  const images = await engine.docker.listImages({ filters: filter });
+  for (const image of images) {
+    if (image.Labels?.[LABEL.instance] !== instance.name || image.Labels[LABEL.hash] === hash) continue;
+    const label = image.RepoTags?.find((t) => t !== '<none>:<none>') ?? image.Id;
+    if (inUse.has(image.Id)) {
+      result.kept.push(`${label}: used by a container`);
+      continue;
+    }
+    try {
+      const tags = (image.RepoTags ?? []).filter((t) => t !== '<none>:<none>');
+      for (const tag of tags.length > 0 ? tags : [image.Id]) await engine.docker.getImage(tag).remove();
+      result.removedImages.push(label);
+      options.onProgress?.(`removed image ${label}`);
+    } catch (error) {
+      if (statusCode(error) === 404) continue;
+      result.kept.push(`${label}: ${describeError(error)}`);
+    }
+  }
+  return result;
+}

@@ -1,0 +1,222 @@
+import { createHash } from 'node:crypto';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Instance } from '../config/instance.js';
+import { KernelError, describeError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { type Engine, statusCode } from './engine.js';
+import { type EngineEvent, eventLine, readEngineEvents } from './progress.js';
+
+/** Labels on everything agent-kernel creates; prune and safety checks go by these. */
+export const LABEL = {
+  instance: 'agent-kernel.instance',
+  hash: 'agent-kernel.hash',
+  imageHash: 'agent-kernel.image-hash',
+  configHash: 'agent-kernel.config-hash',
+  dataDir: 'agent-kernel.data-dir',
+} as const;
+
+/** The built-in Containerfile, used when the data repo has none. */
+export const DEFAULT_CONTAINERFILE = fileURLToPath(new URL('../../assets/Containerfile.default', import.meta.url));
+
+export type ProgressCallback = (line: string) => void;
+
+/** What gets sent to the engine: a folder, the files in it, and which one is the Containerfile. */
+export interface BuildContext {
+  dir: string;
+  /** Relative to dir, sorted. */
+  files: string[];
+  containerfile: string;
+  /** True when this is the built-in default. */
+  builtIn: boolean;
+}
+
+export interface ImageRef {
+  tag: string;
+  /** Full sha256 (hex) of the build context. */
+  hash: string;
+}
+
+async function listFiles(dir: string, prefix = ''): Promise<string[]> {
+  const entries = await readdir(path.join(dir, prefix), { withFileTypes: true });
+  const files: string[] = [];
+  for (const entry of entries) {
+    const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) files.push(...(await listFiles(dir, rel)));
+    else if (entry.isFile() || entry.isSymbolicLink()) files.push(rel);
+  }
+  return files.sort();
+}
+
+/** `<data>/system/container/` when it holds a Containerfile, else the built-in default. */
+export async function buildContext(instance: Instance): Promise<BuildContext> {
+  const own = instance.paths.containerfile;
+  if (await stat(own).then((s) => s.isFile(), () => false)) {
+    const dir = instance.paths.containerContext;
+    return { dir, files: await listFiles(dir), containerfile: path.basename(own), builtIn: false };
+  }
+  return { dir: path.dirname(DEFAULT_CONTAINERFILE), files: [path.basename(DEFAULT_CONTAINERFILE)], containerfile: path.basename(DEFAULT_CONTAINERFILE), builtIn: true };
+}
+
+/** sha256 over every file's path, executable bit and content: any change means a new image. */
+export async function contextHash(context: BuildContext): Promise<string> {
+  const hash = createHash('sha256');
+  for (const rel of context.files) {
+    const full = path.join(context.dir, rel);
+    const info = await stat(full);
+    // The built-in file is hashed under the name the build uses, so moving it does not matter.
+    hash.update(`${rel === context.containerfile ? 'Containerfile' : rel}\0${info.mode & 0o111 ? 'x' : '-'}\0`);
+    hash.update(await readFile(full));
+    hash.update('\0');
+  }
+  return hash.digest('hex');
+}
+
+/** Docker repository names are lower case `[a-z0-9._-]`. */
+export function imageRepository(instanceName: string): string {
+  const safe = instanceName.toLowerCase().replace(/[^a-z0-9._-]/g, '-').replace(/^[._-]+/, '');
+  return `agent-kernel/${safe || 'instance'}`;
+}
+
+export function imageTag(instanceName: string, hash: string): string {
+  return `${imageRepository(instanceName)}:${hash.slice(0, 12)}`;
+}
+
+/** The tag and hash the instance's image has (or would have) now, without building. */
+export async function currentImageRef(instance: Instance): Promise<ImageRef & { context: BuildContext }> {
+  const context = await buildContext(instance);
+  const hash = await contextHash(context);
+  return { tag: imageTag(instance.name, hash), hash, context };
+}
+
+/** Base images named by FROM lines, minus `scratch`, earlier stages and ones built from ARGs. */
+export function baseImages(containerfile: string): string[] {
+  const stages = new Set<string>();
+  const bases: string[] = [];
+  const text = containerfile.replace(/\\\r?\n/g, ' ');
+  for (const line of text.split(/\r?\n/)) {
+    const match = /^\s*FROM\s+(.*)$/i.exec(line);
+    if (!match) continue;
+    const words = (match[1] ?? '').trim().split(/\s+/).filter((w) => !w.startsWith('--'));
+    const image = words[0];
+    if (!image) continue;
+    if (words[1]?.toLowerCase() === 'as' && words[2]) stages.add(words[2].toLowerCase());
+    if (image === 'scratch' || image.includes('$') || stages.has(image.toLowerCase()) || bases.includes(image)) continue;
+    bases.push(image);
+  }
+  return bases.filter((b) => !stages.has(b.toLowerCase()));
+}
+
+export async function imageExists(engine: Engine, name: string): Promise<boolean> {
+  try {
+    await engine.docker.getImage(name).inspect();
+    return true;
+  } catch (error) {
+    if (statusCode(error) === 404) return false;
+    throw error;
+  }
+}
+
+function baseMissing(image: string, why: string): KernelError {
+  return new KernelError(
+    'BASE_IMAGE_MISSING',
+    `The base image ${image} is not on this engine and cannot be pulled (${why}). Build it offline from Debian packages: agent-kernel image bootstrap ${image}`,
+    { details: { image } },
+  );
+}
+
+async function ensureBaseImage(engine: Engine, image: string, logger: Logger, onProgress?: ProgressCallback): Promise<void> {
+  if (await imageExists(engine, image)) return;
+  onProgress?.(`pulling ${image}`);
+  try {
+    const stream = await engine.docker.pull(image);
+    const events = await readEngineEvents(stream, (event) => {
+      const line = eventLine(event);
+      if (line) logger.debug({ image }, line);
+    });
+    const failed = events.find((e) => e.error);
+    if (failed) throw new Error(failed.error);
+  } catch (error) {
+    throw baseMissing(image, describeError(error).split('\n')[0] ?? 'pull failed');
+  }
+}
+
+export interface EnsureImageOptions {
+  logger: Logger;
+  onProgress?: ProgressCallback | undefined;
+  /** Build even when an image with this hash exists, without the build cache. */
+  force?: boolean;
+}
+
+const PULL_FAILURE = /pull access denied|repository does not exist|manifest unknown|no such host|dial tcp|failed to resolve|not found: manifest|i\/o timeout/i;
+
+/**
+ * The instance's image, built when its build context changed (or when forced). Build output
+ * goes to the logger and, line by line, to onProgress. Failures: IMAGE_BUILD_FAILED with the
+ * failing step and the tail of its output; BASE_IMAGE_MISSING when FROM cannot be had.
+ */
+export async function ensureImage(engine: Engine, instance: Instance, options: EnsureImageOptions): Promise<ImageRef> {
+  const { logger, onProgress } = options;
+  const { tag, hash, context } = await currentImageRef(instance);
+  if (!options.force && (await imageExists(engine, tag))) {
+    const labels = (await engine.docker.getImage(tag).inspect()).Config?.Labels ?? {};
+    if (labels[LABEL.hash] === hash) return { tag, hash };
+  }
+
+  const containerfileText = await readFile(path.join(context.dir, context.containerfile), 'utf8');
+  for (const base of baseImages(containerfileText)) await ensureBaseImage(engine, base, logger, onProgress);
+
+  const source = context.builtIn ? 'the built-in Containerfile' : path.join(context.dir, context.containerfile);
+  onProgress?.(`building ${tag} from ${source}`);
+  logger.info({ tag, source }, 'building image');
+
+  const tail: string[] = [];
+  let step = '';
+  const stream = await engine.docker
+    .buildImage(
+      { context: context.dir, src: context.files },
+      {
+        t: tag,
+        dockerfile: context.containerfile,
+        labels: { [LABEL.instance]: instance.name, [LABEL.hash]: hash },
+        rm: true,
+        forcerm: true,
+        nocache: options.force === true,
+      },
+    )
+    .catch((error: unknown) => {
+      throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag} failed to start: ${describeError(error)}`, { cause: error });
+    });
+  const events = await readEngineEvents(stream, (event: EngineEvent) => {
+    const line = eventLine(event);
+    if (line === undefined) return;
+    for (const part of line.split('\n')) {
+      if (/^Step \d+\/\d+ : /.test(part)) step = part;
+      tail.push(part);
+      if (tail.length > 30) tail.shift();
+      logger.debug({ tag }, part);
+      onProgress?.(part);
+    }
+  }).catch((error: unknown) => {
+    throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag}: the connection to the engine failed: ${describeError(error)}`, { cause: error });
+  });
+
+  const failed = events.find((e) => e.error);
+  if (failed) {
+    const message = failed.errorDetail?.message ?? failed.error ?? 'unknown error';
+    if (/^Step \d+\/\d+ : FROM /i.test(step) && PULL_FAILURE.test(message)) {
+      throw baseMissing(step.replace(/^Step \d+\/\d+ : FROM\s+/i, '').split(/\s+/)[0] ?? '?', message);
+    }
+    throw new KernelError(
+      'IMAGE_BUILD_FAILED',
+      [`Building ${tag} from ${source} failed${step ? ` at ${step}` : ''}:`, ...tail.map((l) => `  ${l}`), `Fix the Containerfile and run: agent-kernel container rebuild ${instance.name}`].join('\n'),
+      { details: { tag, step, error: message } },
+    );
+  }
+  if (!(await imageExists(engine, tag))) {
+    throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag} ended without an image. Last output:\n${tail.join('\n')}`);
+  }
+  logger.info({ tag }, 'image built');
+  return { tag, hash };
+}

@@ -1,0 +1,206 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Instance } from '../config/instance.js';
+import { describeError, isKernelError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { DEFAULT_BASE_IMAGE } from './bootstrap.js';
+import { type Engine, connectEngine, describeEngine } from './engine.js';
+import { ULIMIT_NOFILE, ULIMIT_NPROC } from './hardening.js';
+import { LABEL, type ProgressCallback, baseImages, buildContext, ensureImage, imageExists } from './image.js';
+
+/**
+ * The checks behind `agent-kernel doctor`: each row says what was checked, what was found
+ * and, when it failed, how to fix it. `not-ready` means a set-up step is missing (exit 3);
+ * `failed` means something is broken (exit 4).
+ */
+export type CheckStatus = 'ok' | 'not-ready' | 'failed' | 'skipped';
+
+export interface CheckRow {
+  name: string;
+  status: CheckStatus;
+  detail: string;
+  fix?: string;
+}
+
+export interface PreflightOptions {
+  logger: Logger;
+  onProgress?: ProgressCallback | undefined;
+  /** The harness binary to look for (default `claude`). */
+  harnessCommand?: string;
+}
+
+export const MIN_TMUX = [3, 2] as const;
+
+/** Pure: "tmux 3.3a" → [3, 3]; undefined when it is not a tmux version line. */
+export function parseTmuxVersion(text: string): [number, number] | undefined {
+  const match = /tmux (?:next-)?(\d+)\.(\d+)/.exec(text);
+  return match ? [Number(match[1]), Number(match[2])] : undefined;
+}
+
+export function tmuxVersionOk(version: readonly [number, number]): boolean {
+  return version[0] > MIN_TMUX[0] || (version[0] === MIN_TMUX[0] && version[1] >= MIN_TMUX[1]);
+}
+
+/** Run argv in a throw-away, locked-down container of `image`; returns its combined output and exit code. */
+export async function runInImage(engine: Engine, image: string, instanceName: string, argv: string[]): Promise<{ exitCode: number; output: string }> {
+  const container = await engine.docker.createContainer({
+    name: `agent-kernel-${instanceName}-check-${randomBytes(3).toString('hex')}`,
+    Image: image,
+    Cmd: argv,
+    Labels: { [LABEL.instance]: instanceName },
+    HostConfig: {
+      NetworkMode: 'none',
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      PidsLimit: 64,
+      Ulimits: [
+        { Name: 'nofile', Soft: ULIMIT_NOFILE, Hard: ULIMIT_NOFILE },
+        { Name: 'nproc', Soft: ULIMIT_NPROC, Hard: ULIMIT_NPROC },
+      ],
+    },
+  });
+  try {
+    await container.start();
+    const result = (await container.wait()) as { StatusCode: number };
+    const logs = await container.logs({ stdout: true, stderr: true, follow: false });
+    // Non-TTY logs are multiplexed: strip the 8-byte frame headers.
+    const buffer = Buffer.isBuffer(logs) ? logs : Buffer.from(String(logs));
+    const parts: Buffer[] = [];
+    for (let offset = 0; offset + 8 <= buffer.length; ) {
+      const size = buffer.readUInt32BE(offset + 4);
+      parts.push(buffer.subarray(offset + 8, offset + 8 + size));
+      offset += 8 + size;
+    }
+    return { exitCode: result.StatusCode, output: Buffer.concat(parts).toString('utf8') };
+  } finally {
+    await container.remove({ force: true }).catch(() => undefined);
+  }
+}
+
+function commandVersion(command: string, timeoutMs = 15_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(command, ['--version'], { timeout: timeoutMs }, (error, stdout, stderr) => {
+      if (error) reject(error);
+      else resolve((stdout || stderr).trim().split('\n')[0] ?? '');
+    });
+  });
+}
+
+async function checkDataDir(instance: Instance): Promise<CheckRow> {
+  const probe = path.join(instance.paths.kernelState, `.doctor-${process.pid}`);
+  try {
+    await mkdir(path.dirname(probe), { recursive: true });
+    await writeFile(probe, 'ok');
+    await rm(probe, { force: true });
+    return { name: 'data dir', status: 'ok', detail: `${instance.dataDir} is writable` };
+  } catch (error) {
+    return {
+      name: 'data dir',
+      status: 'failed',
+      detail: `${instance.dataDir} is not writable: ${describeError(error)}`,
+      fix: `give this user write access: chown -R $(id -u) ${instance.dataDir}`,
+    };
+  }
+}
+
+async function checkHarness(command: string): Promise<CheckRow> {
+  try {
+    const version = await commandVersion(command);
+    return { name: 'claude code', status: 'ok', detail: `${command} --version: ${version}` };
+  } catch (error) {
+    return {
+      name: 'claude code',
+      status: 'not-ready',
+      detail: `${command} --version failed: ${describeError(error).split('\n')[0]}`,
+      fix: 'install Claude Code (npm install -g @anthropic-ai/claude-code) so that `claude` is on PATH, or set runner.command in agent_config.json',
+    };
+  }
+}
+
+/**
+ * Run every check for an instance (or, without one, the machine-wide ones). Never throws for
+ * a failing check: it becomes a row. Later rows that depend on a failed one are skipped.
+ */
+export async function preflight(instance: Instance | undefined, options: PreflightOptions): Promise<CheckRow[]> {
+  const rows: CheckRow[] = [];
+  const skip = (name: string, why: string): void => void rows.push({ name, status: 'skipped', detail: why });
+
+  let engine: Engine | undefined;
+  try {
+    engine = await connectEngine({ socket: instance?.config.container.engine_socket });
+    rows.push({ name: 'engine', status: 'ok', detail: describeEngine(engine) });
+  } catch (error) {
+    rows.push({
+      name: 'engine',
+      status: 'not-ready',
+      detail: isKernelError(error, 'ENGINE_UNREACHABLE')
+        ? `nothing answered: ${((error.details.tried ?? []) as { address: string; error: string }[]).map((t) => `${t.address} (${t.error})`).join('; ')}`
+        : describeError(error),
+      fix: 'npm run setup (installs and starts dockerd), or sudo dockerd &, or systemctl start docker, or podman system service --time=0 unix://$XDG_RUNTIME_DIR/podman/podman.sock &',
+    });
+  }
+
+  let bases = [DEFAULT_BASE_IMAGE];
+  if (instance) {
+    try {
+      const context = await buildContext(instance);
+      bases = baseImages(await readFile(path.join(context.dir, context.containerfile), 'utf8'));
+    } catch (error) {
+      rows.push({ name: 'containerfile', status: 'failed', detail: describeError(error), fix: `check ${instance.paths.containerfile}` });
+    }
+  }
+  let basesOk = false;
+  if (engine) {
+    const missing: string[] = [];
+    for (const base of bases) if (!(await imageExists(engine, base))) missing.push(base);
+    basesOk = missing.length === 0;
+    rows.push(
+      basesOk
+        ? { name: 'base image', status: 'ok', detail: bases.join(', ') + ' present' }
+        : { name: 'base image', status: 'not-ready', detail: `${missing.join(', ')} not on the engine`, fix: missing.map((m) => `agent-kernel image bootstrap ${m}`).join('; ') },
+    );
+  } else skip('base image', 'no engine');
+
+  if (instance) {
+    let imageTag: string | undefined;
+    if (engine && basesOk) {
+      try {
+        imageTag = (await ensureImage(engine, instance, { logger: options.logger, onProgress: options.onProgress })).tag;
+        rows.push({ name: 'image', status: 'ok', detail: `${imageTag} built` });
+      } catch (error) {
+        rows.push({
+          name: 'image',
+          status: isKernelError(error, 'BASE_IMAGE_MISSING') ? 'not-ready' : 'failed',
+          detail: describeError(error),
+          fix: `fix ${instance.paths.containerfile} (or remove it to use the built-in one), then: agent-kernel container rebuild ${instance.name}`,
+        });
+      }
+    } else skip('image', engine ? 'base image missing' : 'no engine');
+
+    if (engine && imageTag) {
+      try {
+        const { output } = await runInImage(engine, imageTag, instance.name, ['tmux', '-V']);
+        const version = parseTmuxVersion(output);
+        rows.push(
+          version && tmuxVersionOk(version)
+            ? { name: 'tmux', status: 'ok', detail: `${output.trim()} in the image` }
+            : {
+                name: 'tmux',
+                status: 'failed',
+                detail: version ? `${output.trim()} in the image; ${MIN_TMUX.join('.')} or newer is needed` : `no tmux in the image (${output.trim() || 'no output'})`,
+                fix: `install tmux >= ${MIN_TMUX.join('.')} in ${instance.paths.containerfile} (Debian bookworm has 3.3a), then: agent-kernel container rebuild ${instance.name}`,
+              },
+        );
+      } catch (error) {
+        rows.push({ name: 'tmux', status: 'failed', detail: `could not run the image: ${describeError(error)}`, fix: 'see the engine log; agent-kernel container rebuild <name>' });
+      }
+    } else skip('tmux', 'no image');
+
+    rows.push(await checkDataDir(instance));
+  }
+
+  rows.push(await checkHarness(options.harnessCommand ?? 'claude'));
+  return rows;
+}

@@ -1,0 +1,35 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { DataPaths } from '../config/paths.js';
+import type { Logger } from '../log/logger.js';
+import type { KernelRuntime } from './runtime.js';
+import type { SessionState } from './tools/context.js';
+import { registerTools } from './tools/index.js';
+import { SERVER_VERSION } from './version.js';
+
+export interface KernelServerDeps {
+  /** Shared by every session of this process: the terminals are per instance. */
+  runtime: KernelRuntime;
+  instance: { name: string; dataDir: string; paths: DataPaths };
+  logger: Logger;
+}
+
+const INSTRUCTIONS = `agent-kernel gives you numbered terminals (TTYs 0-19) in a persistent container. Call login() first. Then observe before you act: wait() shows what changed on every terminal, type(tty, expect, text) types into one and is refused while any terminal has output you have not seen. Call type and wait as parallel tool calls. Terminals keep running between sessions; close the ones you no longer need.`;
+
+/**
+ * One MCP server for one client session. Over stdio there is one; over HTTP one per
+ * session, all sharing the instance's runtime. `cleanup` closes this session only.
+ */
+export function createKernelServer(deps: KernelServerDeps): { server: McpServer; cleanup: () => Promise<void> } {
+  const server = new McpServer(
+    { name: 'agent-kernel', title: 'agent-kernel terminals', version: SERVER_VERSION },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+  );
+  const session: SessionState = { loggedIn: false };
+  registerTools(server, { ...deps, session });
+  return {
+    server,
+    cleanup: async () => {
+      await server.close();
+    },
+  };
+}

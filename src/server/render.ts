@@ -1,0 +1,205 @@
+import type { CloseResult, LostTty, OpenResult, TtyInfo, TtyReport, TypeResult, WaitResult } from '../tty/types.js';
+
+/**
+ * Pure rendering of tool results: the text the model reads and the matching
+ * structuredContent. Nothing here does I/O.
+ */
+
+/**
+ * The most terminal text one result carries (characters, all terminals together). Claude
+ * Code replaces results over about 25k tokens with a file pointer; each diff appears in
+ * the text and in structuredContent, so 2 x 20k characters stays well under that.
+ */
+export const MAX_RESULT_TEXT_CHARS = 20_000;
+
+/** Share `budget` among texts: short ones keep all they have, long ones split the rest evenly. */
+export function shareBudget(lengths: readonly number[], budget: number): number[] {
+  const shares = lengths.map(() => 0);
+  let left = budget;
+  let open = lengths.map((_, i) => i);
+  while (open.length > 0) {
+    const fair = Math.floor(left / open.length);
+    const fits = open.filter((i) => (lengths[i] ?? 0) <= fair);
+    if (fits.length === 0) {
+      for (const i of open) shares[i] = fair;
+      break;
+    }
+    for (const i of fits) {
+      shares[i] = lengths[i] ?? 0;
+      left -= shares[i] ?? 0;
+    }
+    open = open.filter((i) => !fits.includes(i));
+  }
+  return shares;
+}
+
+/**
+ * `text` cut to at most `max` characters: whole lines from the head and the tail with a
+ * line between them saying how much was left out and where the full text is.
+ */
+export function capText(text: string, max: number, fullTextFile: string): { text: string; cutChars: number } {
+  if (text.length <= max) return { text, cutChars: 0 };
+  const marker = (n: number) => `[... ${n} characters left out to keep this result short; the full text is in ${fullTextFile}]`;
+  const room = Math.max(0, max - marker(text.length).length - 2);
+  const headRoom = Math.floor(room * 0.4);
+  const tailRoom = room - headRoom;
+  let head = text.slice(0, headRoom);
+  let tail = text.slice(text.length - tailRoom);
+  // Prefer whole lines when a line break is near.
+  const headBreak = head.lastIndexOf('\n');
+  if (headBreak > headRoom / 2) head = head.slice(0, headBreak);
+  const tailBreak = tail.indexOf('\n');
+  if (tailBreak >= 0 && tailBreak < tailRoom / 2) tail = tail.slice(tailBreak + 1);
+  const cutChars = text.length - head.length - tail.length;
+  return { text: `${head}\n${marker(cutChars)}\n${tail}`, cutChars };
+}
+
+export interface TerminalDiff {
+  tty: number;
+  program: string;
+  alive: boolean;
+  exitCode?: number;
+  durationMs?: number;
+  fullScreen: boolean;
+  diff: string;
+  totalLines: number;
+  elidedLines: number;
+  /** Characters the server's size cap left out of `diff`, on top of elidedLines. */
+  cutChars: number;
+  files: { scrollback: string; screen: string };
+  archivedTo?: string;
+}
+
+export interface WaitStructured {
+  [key: string]: unknown;
+  reason: WaitResult['reason'];
+  elapsedMs: number;
+  changed: TerminalDiff[];
+  open: Array<{ tty: number; program: string; alive: boolean }>;
+}
+
+function seconds(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+const REASON_TEXT: Record<WaitResult['reason'], string> = {
+  'command-finished': 'a command finished',
+  exited: 'a terminal exited',
+  settled: 'output settled',
+  timeout: 'timed out',
+  idle: 'nothing was running',
+};
+
+function header(report: TerminalDiff): string {
+  const parts = [`TTY ${report.tty}`, report.program];
+  if (!report.alive) parts.push(report.exitCode === undefined ? 'exited' : `exited with ${report.exitCode}`);
+  else if (report.exitCode !== undefined) parts.push(`exit ${report.exitCode}`);
+  if (report.durationMs !== undefined) parts.push(seconds(report.durationMs));
+  if (report.fullScreen) parts.push('full screen');
+  return `=== ${parts.join(' | ')} ===`;
+}
+
+function describeOpen(open: WaitStructured['open']): string {
+  if (open.length === 0) return 'No terminal is open: call open() to start one.';
+  return `Open terminals: ${open.map((t) => `${t.tty} ${t.program}${t.alive ? '' : ' (exited)'}`).join(', ')}.`;
+}
+
+export function renderWait(result: WaitResult, budget = MAX_RESULT_TEXT_CHARS): { text: string; structured: WaitStructured } {
+  const shares = shareBudget(
+    result.changed.map((r) => r.text.length),
+    budget,
+  );
+  const changed = result.changed.map((report: TtyReport, i): TerminalDiff => {
+    const capped = capText(report.text, shares[i] ?? 0, report.files.scrollback);
+    return {
+      tty: report.tty,
+      program: report.program,
+      alive: report.alive,
+      ...(report.exitCode === undefined ? {} : { exitCode: report.exitCode }),
+      ...(report.durationMs === undefined ? {} : { durationMs: report.durationMs }),
+      fullScreen: report.fullScreen,
+      diff: capped.text,
+      totalLines: report.totalLines,
+      elidedLines: report.elidedLines,
+      cutChars: capped.cutChars,
+      files: report.files,
+      ...(report.archivedTo === undefined ? {} : { archivedTo: report.archivedTo }),
+    };
+  });
+  const lines = [`Waited ${seconds(result.elapsedMs)} (${REASON_TEXT[result.reason]}).`];
+  if (changed.length === 0) lines.push('Nothing new on any terminal.');
+  for (const report of changed) {
+    lines.push(header(report));
+    if (report.diff.length > 0) lines.push(report.diff.replace(/\n$/, ''));
+    else lines.push(report.fullScreen ? '(empty screen)' : '(no new output)');
+    if (report.archivedTo) lines.push(`[TTY ${report.tty} ended and was closed; its scrollback is archived at ${report.archivedTo}]`);
+  }
+  lines.push(describeOpen(result.open));
+  return {
+    text: lines.join('\n'),
+    structured: { reason: result.reason, elapsedMs: result.elapsedMs, changed, open: result.open },
+  };
+}
+
+export interface LoginSummary {
+  [key: string]: unknown;
+  tick: number;
+  instance: string;
+  sandbox: string;
+  capacity: { used: number; max: number };
+  opened: Array<{ tty: number; command: string }>;
+  adopted: number[];
+  lost: LostTty[];
+  terminals: Array<{ tty: number; program: string; alive: boolean; unseenLines: number }>;
+  unseen: Array<{ tty: number; lines: number }>;
+  persistent: boolean;
+  /** Startup terminals that could not be opened, with why. */
+  startupErrors: Array<{ tty: number; error: string }>;
+  alreadyLoggedIn: boolean;
+}
+
+export function renderLogin(summary: LoginSummary): string {
+  const lines = [
+    `Logged in to instance ${summary.instance}, tick ${summary.tick}${summary.alreadyLoggedIn ? ' (already logged in; nothing was reopened)' : ''}.`,
+    `Sandbox: ${summary.sandbox}. Terminals in use: ${summary.capacity.used} of ${summary.capacity.max}.`,
+  ];
+  if (summary.terminals.length > 0) {
+    lines.push(
+      `Open terminals: ${summary.terminals.map((t) => `${t.tty} ${t.program}${t.alive ? '' : ' (exited)'}`).join(', ')}.`,
+    );
+  }
+  if (summary.opened.length > 0) lines.push(`Opened from startup.json: ${summary.opened.map((t) => `TTY ${t.tty} (${t.command})`).join(', ')}.`);
+  if (summary.adopted.length > 0) lines.push(`Still running from before: TTY ${summary.adopted.join(', ')}.`);
+  for (const lost of summary.lost) {
+    lines.push(`Lost in a container restart: TTY ${lost.tty} (${lost.command}); its last scrollback is in ${lost.scrollbackPrev}.`);
+  }
+  for (const failure of summary.startupErrors) lines.push(`Could not open TTY ${failure.tty} from startup.json: ${failure.error}`);
+  if (!summary.persistent) lines.push('These terminals are not persistent: they end when this server stops.');
+  if (summary.unseen.length > 0) {
+    lines.push(
+      `Unseen output: ${summary.unseen.map((u) => `TTY ${u.tty} (${u.lines} line${u.lines === 1 ? '' : 's'})`).join(', ')}. Call wait() to see it; type() is refused until you have.`,
+    );
+  } else {
+    lines.push('No unseen output.');
+  }
+  lines.push('Next: wait() to look, type(tty, expect, text) to act. Tip: call type and wait as parallel tool calls.');
+  return lines.join('\n');
+}
+
+export function renderOpen(result: OpenResult): string {
+  return `Opened TTY ${result.tty} running ${result.command} (${result.capacity.used} of ${result.capacity.max} in use). Call wait() to see its first screen.`;
+}
+
+export function renderType(result: TypeResult, enter: boolean): string {
+  const what = result.sent === 'key' ? 'a key' : result.sent === 'paste' ? 'a paste' : enter ? 'text and Enter' : 'text (no Enter)';
+  return `Sent ${what} to TTY ${result.tty} (${result.bytes} bytes). Call wait() to see what it did.`;
+}
+
+export function renderClose(result: CloseResult): string {
+  return `Closed TTY ${result.tty}; its scrollback is archived at ${result.archivedTo} (${result.capacity.used} of ${result.capacity.max} in use).`;
+}
+
+/** Terminals as `ls` and `login` show them. */
+export function unseenOf(list: readonly TtyInfo[]): Array<{ tty: number; lines: number }> {
+  return list.filter((t) => t.unseenLines > 0).map((t) => ({ tty: t.tty, lines: t.unseenLines }));
+}

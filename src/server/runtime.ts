@@ -1,0 +1,77 @@
+import { describeError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import type { Terminals } from './terminals.js';
+
+/**
+ * The terminals of one instance, started lazily and shared by every MCP session of the
+ * server. Start-up (engine, image, container, re-adoption) runs in the background from
+ * `warmUp()`, so the MCP handshake answers at once; `login` awaits it. A start that fails
+ * is forgotten, so a later `login` tries again (an engine that was down may be back).
+ */
+export class KernelRuntime {
+  private starting: Promise<Terminals> | undefined;
+  private ready: Terminals | undefined;
+  private disposed = false;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly startTerminals: () => Promise<Terminals>,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Begin starting now; errors are logged here and reported by the next `terminals()`. */
+  warmUp(): void {
+    this.terminals().catch(() => {
+      // Already logged in terminals(); login reports it to the client.
+    });
+  }
+
+  /** The started terminals, if start-up has finished. */
+  get current(): Terminals | undefined {
+    return this.ready;
+  }
+
+  terminals(): Promise<Terminals> {
+    if (this.disposed) return Promise.reject(new Error('the server is shutting down'));
+    if (this.ready) return Promise.resolve(this.ready);
+    if (!this.starting) {
+      const began = Date.now();
+      this.logger.info('starting the sandbox and terminals');
+      this.starting = this.startTerminals().then(
+        (terminals) => {
+          this.ready = terminals;
+          this.logger.info(
+            { ms: Date.now() - began, adopted: terminals.adoptReport.adopted, lost: terminals.adoptReport.lost.map((t) => t.tty) },
+            'terminals ready',
+          );
+          if (this.disposed) void terminals.dispose();
+          return terminals;
+        },
+        (error: unknown) => {
+          this.starting = undefined;
+          this.logger.error({ err: error, ms: Date.now() - began }, `start-up failed: ${describeError(error)}`);
+          throw error;
+        },
+      );
+    }
+    return this.starting;
+  }
+
+  /** Run `task` after every task queued before it (logins of several sessions must not open the same TTY twice). */
+  exclusive<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task, task);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Detach from the terminals (they go on in tmux) and release the lock. Idempotent. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    const terminals = this.ready ?? (await this.starting?.catch(() => undefined));
+    if (terminals) {
+      await terminals.dispose();
+      this.logger.info('terminals detached; they live on in tmux');
+    }
+  }
+}

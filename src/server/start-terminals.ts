@@ -1,0 +1,45 @@
+import type { Instance } from '../config/instance.js';
+import type { Logger } from '../log/logger.js';
+import { openSandbox } from '../sandbox/open-sandbox.js';
+import { TtyManager } from '../tty/tty-manager.js';
+import type { Terminals } from './terminals.js';
+import { loadTick } from './tick.js';
+
+/** The real TtyManager seen as the Terminals the tools use. */
+export function terminalsOf(manager: TtyManager, where: string, maxTtys: number, logger: Logger): Terminals {
+  return {
+    where,
+    maxTtys,
+    get adoptReport() {
+      return manager.adoptReport;
+    },
+    setTick: (tick) => manager.setTick(tick),
+    async open(options = {}) {
+      const result = await manager.open(options.command);
+      // The TtyManager opens the lowest free number; startup.json may have named another.
+      if (options.tty !== undefined && result.tty !== options.tty) {
+        logger.warn({ wanted: options.tty, got: result.tty }, 'startup terminal opened on another number');
+      }
+      return result;
+    },
+    type: (input) => manager.type(input),
+    wait: ({ timeoutMs, signal }) => manager.wait(timeoutMs / 1000, signal),
+    close: (tty) => manager.close(tty),
+    list: () => Promise.resolve(manager.list()),
+    dispose: () => manager.dispose(),
+  };
+}
+
+/**
+ * Bring an instance's terminals up: the sandbox (engine, image, container), then the
+ * TtyManager, which takes the instance lock and re-adopts the TTYs still in tmux.
+ */
+export async function startTerminals(instance: Instance, logger: Logger): Promise<Terminals> {
+  const sandbox = await openSandbox(instance, {
+    logger,
+    onProgress: (line: string) => logger.info({ phase: 'start-up' }, line),
+  });
+  logger.info({ sandbox: sandbox.description }, 'sandbox ready');
+  const manager = await TtyManager.start({ instance, sandbox, logger, tick: await loadTick(instance.paths.state, logger) });
+  return terminalsOf(manager, sandbox.description, instance.config.tty.max_ttys, logger);
+}

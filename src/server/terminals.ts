@@ -1,0 +1,25 @@
+import type { AdoptReport, CloseResult, OpenResult, TtyInfo, TypeInput, TypeResult, WaitResult } from '../tty/types.js';
+
+/**
+ * What the MCP layer needs from the terminal layer: the TtyManager of one instance,
+ * seen through the shapes of src/tty/types.ts. start-terminals.ts adapts the real
+ * TtyManager to it; unit tests use a small fake.
+ */
+export interface Terminals {
+  /** Where the terminals run, for people ("container agent-kernel-foo (docker 20.10.24)"). */
+  readonly where: string;
+  /** What start-up found: terminals re-adopted from tmux and terminals lost to a container restart. */
+  readonly adoptReport: AdoptReport;
+  /** Open a terminal: the lowest free number, or `tty` when given (startup.json names numbers). */
+  open(options?: { command?: string; tty?: number; cwd?: string }): Promise<OpenResult>;
+  type(input: TypeInput): Promise<TypeResult>;
+  /** Resolves early, without marking anything seen, when `signal` aborts. */
+  wait(options: { timeoutMs: number; signal?: AbortSignal }): Promise<WaitResult>;
+  close(tty: number): Promise<CloseResult>;
+  list(): Promise<TtyInfo[]>;
+  readonly maxTtys: number;
+  /** The tick login read from state.json, for archive names (`tty_N-tick-NNN`). */
+  setTick(tick: number): void;
+  /** Detach from the terminals (they live on in tmux) and release the instance lock. */
+  dispose(): Promise<void>;
+}

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { DataPaths } from '../../config/paths.js';
+import { KernelError } from '../../errors.js';
+import type { Logger } from '../../log/logger.js';
+import type { KernelRuntime } from '../runtime.js';
+import type { Terminals } from '../terminals.js';
+import { errorResult, toolErrorResult } from '../tool-result.js';
+
+/** What one MCP session knows: whether its client has called login. */
+export interface SessionState {
+  loggedIn: boolean;
+}
+
+/** Everything a tool needs, passed in explicitly. */
+export interface ToolDeps {
+  runtime: KernelRuntime;
+  instance: { name: string; dataDir: string; paths: DataPaths };
+  logger: Logger;
+  session: SessionState;
+}
+
+/** The terminals, for tools other than login: refused until this session has logged in. */
+export async function loggedInTerminals(deps: ToolDeps): Promise<Terminals> {
+  if (!deps.session.loggedIn) {
+    throw new KernelError('NOT_LOGGED_IN', 'Not logged in: call login() first (once at the start of every session), then retry this call.');
+  }
+  return deps.runtime.terminals();
+}
+
+/**
+ * Run a tool body; whatever it throws becomes an isError result (expected failures with
+ * their next step, bugs logged with a stack). The server never crashes on a tool call.
+ */
+export async function guarded(
+  tool: string,
+  deps: ToolDeps,
+  body: () => Promise<CallToolResult>,
+  signal?: AbortSignal,
+): Promise<CallToolResult> {
+  const began = Date.now();
+  try {
+    const result = await body();
+    deps.logger.debug({ tool, ms: Date.now() - began }, `${tool} done`);
+    return result;
+  } catch (error) {
+    if (signal?.aborted) {
+      // The client cancelled or went away: nothing was marked seen, and nobody reads this.
+      deps.logger.info({ tool, ms: Date.now() - began }, `${tool} cancelled by the client`);
+      return errorResult(`${tool} was cancelled; nothing was marked as seen.`);
+    }
+    return toolErrorResult(tool, error, deps.logger);
+  }
+}
+
+/** Shared input field: a terminal number. */
+export const TTY_FIELD_MESSAGE = 'tty must be a whole number from 0 to 19 (a terminal number from open() or wait())';
+
+/**
+ * A tool's input schema: unknown keys are refused (a misspelt `timout` must not be
+ * ignored) with a message that lists what the tool takes.
+ */
+export function toolInput<Shape extends z.ZodRawShape>(tool: string, shape: Shape) {
+  const known = Object.keys(shape);
+  const takes = known.length === 0 ? `${tool}() takes no arguments` : `${tool} takes ${known.join(', ')}`;
+  return z.strictObject(shape, {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys' ? `Unknown argument${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}: ${takes}.` : undefined,
+  });
+}

@@ -1,0 +1,98 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { loadStartup } from '../../config/startup.js';
+import { describeError, isKernelError } from '../../errors.js';
+import { type LoginSummary, renderLogin, unseenOf } from '../render.js';
+import { loadTick } from '../tick.js';
+import { guarded, toolInput, type ToolDeps } from './context.js';
+
+const DESCRIPTION = `Start your session with the computer: call login() first, once, at the start of every session (every tick), before any other tool.
+
+It brings up your container and terminals if they are not up yet (this can take a while the first time), opens the terminals listed in system/startup.json (TTY 0 runs its startup command), and reports: the tick number, the terminals still running from before, terminals lost because the container restarted (with where their last scrollback was kept), how many terminals are in use out of 20, and which terminals have output you have not seen yet.
+
+After login: call wait() to see the terminals, then type() to act. Calling login() again in the same session is harmless.`;
+
+const terminalSchema = z.object({ tty: z.number(), program: z.string(), alive: z.boolean(), unseenLines: z.number() });
+
+export const loginOutputSchema = z.object({
+  tick: z.number().describe('the tick number from system/state.json (0 when the runner has not written one)'),
+  instance: z.string(),
+  sandbox: z.string().describe('where the terminals run'),
+  capacity: z.object({ used: z.number(), max: z.number() }),
+  opened: z.array(z.object({ tty: z.number(), command: z.string() })).describe('terminals opened now from startup.json'),
+  adopted: z.array(z.number()).describe('terminals still running from an earlier session'),
+  lost: z
+    .array(z.object({ tty: z.number(), command: z.string(), scrollbackPrev: z.string() }))
+    .describe('terminals lost to a container restart, with their last scrollback file'),
+  terminals: z.array(terminalSchema),
+  unseen: z.array(z.object({ tty: z.number(), lines: z.number() })).describe('terminals with output not seen yet: call wait()'),
+  persistent: z.boolean().describe('false when terminals end with this server (host backend without tmux)'),
+  startupErrors: z.array(z.object({ tty: z.number(), error: z.string() })),
+  alreadyLoggedIn: z.boolean(),
+});
+
+export function registerLoginTool(server: McpServer, deps: ToolDeps): void {
+  server.registerTool(
+    'login',
+    {
+      title: 'Log in (call first every session)',
+      description: DESCRIPTION,
+      inputSchema: toolInput('login', {}),
+      outputSchema: loginOutputSchema,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    () =>
+      guarded('login', deps, async () => {
+        const terminals = await deps.runtime.terminals();
+        const tick = await loadTick(deps.instance.paths.state, deps.logger);
+        terminals.setTick(tick);
+        const alreadyLoggedIn = deps.session.loggedIn;
+        const opened: LoginSummary['opened'] = [];
+        const startupErrors: LoginSummary['startupErrors'] = [];
+        if (!alreadyLoggedIn) {
+          await deps.runtime.exclusive(async () => {
+            let startup;
+            try {
+              startup = await loadStartup(deps.instance.dataDir);
+            } catch (error) {
+              startupErrors.push({ tty: -1, error: `system/startup.json: ${describeError(error)}` });
+              return;
+            }
+            const open = new Set((await terminals.list()).map((t) => t.tty));
+            for (const wanted of startup.terminals) {
+              if (open.has(wanted.tty)) continue;
+              try {
+                const result = await terminals.open({
+                  tty: wanted.tty,
+                  ...(wanted.command === undefined ? {} : { command: wanted.command }),
+                  ...(wanted.cwd === undefined ? {} : { cwd: wanted.cwd }),
+                });
+                opened.push({ tty: result.tty, command: result.command });
+              } catch (error) {
+                if (!isKernelError(error)) deps.logger.error({ err: error, tty: wanted.tty }, 'opening a startup terminal failed');
+                startupErrors.push({ tty: wanted.tty, error: describeError(error) });
+              }
+            }
+          });
+        }
+        deps.session.loggedIn = true;
+        const list = await terminals.list();
+        const summary: LoginSummary = {
+          tick,
+          instance: deps.instance.name,
+          sandbox: terminals.where,
+          capacity: { used: list.length, max: terminals.maxTtys },
+          opened,
+          adopted: terminals.adoptReport.adopted,
+          lost: terminals.adoptReport.lost,
+          terminals: list.map((t) => ({ tty: t.tty, program: t.program, alive: t.alive, unseenLines: t.unseenLines })),
+          unseen: unseenOf(list),
+          persistent: terminals.adoptReport.persistent,
+          startupErrors,
+          alreadyLoggedIn,
+        };
+        deps.logger.info({ tick: summary.tick, opened, lost: summary.lost.length, unseen: summary.unseen }, 'login');
+        return { content: [{ type: 'text', text: renderLogin(summary) }], structuredContent: summary };
+      }),
+  );
+}

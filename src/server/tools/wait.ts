@@ -1,0 +1,64 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { MAX_WAIT_SECONDS } from '../../tty/types.js';
+import { MAX_RESULT_TEXT_CHARS, renderWait } from '../render.js';
+import { guarded, loggedInTerminals, toolInput, type ToolDeps } from './context.js';
+
+export const DEFAULT_WAIT_SECONDS = 30;
+
+const DESCRIPTION = `Wait for your terminals and see what changed: the only way to observe output.
+
+Returns as soon as what you started is done (a shell command finished, with its exit code and duration; a program exited; or output went quiet for about 1.5 s for programs like REPLs and editors), or when timeout seconds pass (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}). Then it shows, for every terminal with something new, the new lines since you last looked: up to 20 lines in full, longer output as head and tail with a line saying how many lines were left out and which file holds them all (read it with the Read tool). A full-screen program (vim, less, htop) shows its current screen instead. Everything shown counts as seen, which lets type() act again. Terminals whose program ended are reported with their exit code, then closed.
+
+Call wait() after login and after every type(). Tip: call type and wait as parallel tool calls in one turn. If a command is still running when wait returns, call wait again. One result carries at most ${MAX_RESULT_TEXT_CHARS} characters of terminal text.`;
+
+const diffSchema = z.object({
+  tty: z.number(),
+  program: z.string().describe('the foreground program'),
+  alive: z.boolean(),
+  exitCode: z.number().optional().describe('exit code of the command that finished, or of the program that ended'),
+  durationMs: z.number().optional().describe('how long that command ran'),
+  fullScreen: z.boolean().describe('true when diff is the whole screen of a full-screen program'),
+  diff: z.string().describe('the new lines since you last looked (or the screen)'),
+  totalLines: z.number().describe('how many new lines there were'),
+  elidedLines: z.number().describe('how many of them diff leaves out (they are in files.scrollback)'),
+  cutChars: z.number().describe('characters left out by the result size cap (also in files.scrollback)'),
+  files: z.object({ scrollback: z.string(), screen: z.string() }).describe('where the full text is, on the host'),
+  archivedTo: z.string().optional().describe('set when the terminal ended and was closed'),
+});
+
+export const waitOutputSchema = z.object({
+  reason: z.enum(['command-finished', 'exited', 'settled', 'timeout', 'idle']),
+  elapsedMs: z.number(),
+  changed: z.array(diffSchema).describe('terminals with something new'),
+  open: z.array(z.object({ tty: z.number(), program: z.string(), alive: z.boolean() })).describe('every open terminal'),
+});
+
+export function registerWaitTool(server: McpServer, deps: ToolDeps): void {
+  server.registerTool(
+    'wait',
+    {
+      title: 'Wait and see what changed',
+      description: DESCRIPTION,
+      inputSchema: toolInput('wait', {
+        timeout: z
+          .number({ error: `timeout must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}` })
+          .min(0, { error: `timeout must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}` })
+          .max(MAX_WAIT_SECONDS, { error: `timeout must be at most ${MAX_WAIT_SECONDS} seconds: call wait again to wait longer` })
+          .optional()
+          .describe(`the most seconds to wait (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}); it returns earlier when the work is done`),
+      }),
+      outputSchema: waitOutputSchema,
+      // Marks output as seen, but changes nothing in the container.
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    ({ timeout }, extra) =>
+      guarded('wait', deps, async () => {
+        const terminals = await loggedInTerminals(deps);
+        const result = await terminals.wait({ timeoutMs: Math.round((timeout ?? DEFAULT_WAIT_SECONDS) * 1000), signal: extra.signal });
+        const rendered = renderWait(result);
+        deps.logger.debug({ reason: result.reason, ms: result.elapsedMs, changed: result.changed.map((c) => c.tty) }, 'waited');
+        return { content: [{ type: 'text', text: rendered.text }], structuredContent: rendered.structured };
+      }, extra.signal),
+  );
+}

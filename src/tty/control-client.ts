@@ -1,0 +1,149 @@
+import { EventEmitter } from 'node:events';
+import { KernelError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import type { SandboxProcess } from '../sandbox/sandbox.js';
+import { decodeOctalEscapes } from './tmux-escape.js';
+
+export interface ControlClientEvents {
+  /** Raw bytes a pane wrote (`%output %<id> ...`). */
+  output: [paneId: string, data: Buffer];
+  windowClose: [windowId: string];
+  /** The client ended (`%exit`, or the process went away). */
+  exit: [reason: string];
+}
+
+interface PendingCommand {
+  command: string;
+  resolve: (lines: string[]) => void;
+  reject: (error: Error) => void;
+}
+
+const NEWLINE = 0x0a;
+const OUTPUT_PREFIX = Buffer.from('%output %');
+
+/**
+ * One tmux control-mode client (`tmux -C attach`) over plain pipes. Every pane's output
+ * of the session arrives on this one stream; commands go over the same stream and their
+ * replies come back in order between `%begin` and `%end`/`%error`.
+ */
+export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
+  private readonly pending: PendingCommand[] = [];
+  private partial: Buffer | undefined;
+  /** Lines of the reply being read, and whether it is one of ours (flags 1). */
+  private block: { lines: string[]; ours: boolean; tag: string } | undefined;
+  private ended: string | undefined;
+
+  constructor(
+    private readonly process: SandboxProcess,
+    private readonly logger: Logger,
+  ) {
+    super();
+    process.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
+    process.stderr.on('data', (chunk: Buffer) => this.logger.debug({ stderr: chunk.toString() }, 'tmux control client stderr'));
+    process.exited.then(
+      (code) => this.end(`tmux control client exited (${code})`),
+      (error: unknown) => this.end(`tmux control client failed: ${String(error)}`),
+    );
+  }
+
+  get closed(): boolean {
+    return this.ended !== undefined;
+  }
+
+  /** Run one tmux command; resolves with its output lines, rejects with TMUX_FAILED on `%error`. */
+  command(command: string): Promise<string[]> {
+    if (this.ended !== undefined) {
+      return Promise.reject(new KernelError('TMUX_FAILED', `tmux is gone (${this.ended}); cannot run: ${command}`));
+    }
+    if (command.includes('\n')) throw new Error('a tmux control command must be one line');
+    return new Promise((resolve, reject) => {
+      this.pending.push({ command, resolve, reject });
+      this.process.stdin.write(`${command}\n`);
+    });
+  }
+
+  /** Detach: tmux keeps running, and so do the terminals. */
+  close(): void {
+    this.end('closed');
+    this.process.close();
+  }
+
+  private onData(chunk: Buffer): void {
+    let data = this.partial ? Buffer.concat([this.partial, chunk]) : chunk;
+    this.partial = undefined;
+    let start = 0;
+    for (;;) {
+      const nl = data.indexOf(NEWLINE, start);
+      if (nl < 0) break;
+      this.onLine(data, start, nl);
+      start = nl + 1;
+    }
+    if (start < data.length) {
+      data = data.subarray(start);
+      this.partial = Buffer.from(data);
+    }
+  }
+
+  private onLine(data: Buffer, start: number, end: number): void {
+    if (this.block && !(data[start] === 0x25 && this.isBlockEnd(this.block.tag, data, start, end))) {
+      if (this.block.ours) this.block.lines.push(data.toString('utf8', start, end));
+      return;
+    }
+    if (data.compare(OUTPUT_PREFIX, 0, OUTPUT_PREFIX.length, start, start + OUTPUT_PREFIX.length) === 0) {
+      const idStart = start + OUTPUT_PREFIX.length - 1;
+      const space = data.indexOf(0x20, idStart);
+      if (space < 0 || space > end) return;
+      const paneId = data.toString('latin1', idStart, space);
+      this.emit('output', paneId, decodeOctalEscapes(data, space + 1, end));
+      return;
+    }
+    const line = data.toString('utf8', start, end);
+    const [keyword, ...rest] = line.split(' ');
+    switch (keyword) {
+      case '%begin':
+        this.block = { lines: [], ours: rest[2] === '1', tag: ` ${rest[0]} ${rest[1]} ` };
+        break;
+      case '%end':
+      case '%error': {
+        const block = this.block;
+        this.block = undefined;
+        if (!block?.ours) break;
+        const waiting = this.pending.shift();
+        if (!waiting) break;
+        if (keyword === '%end') waiting.resolve(block.lines);
+        else {
+          waiting.reject(
+            new KernelError('TMUX_FAILED', `tmux refused "${waiting.command}": ${block.lines.join(' ') || 'no reason given'}`, {
+              details: { command: waiting.command, reply: block.lines },
+            }),
+          );
+        }
+        break;
+      }
+      case '%window-close':
+      case '%unlinked-window-close':
+        if (rest[0]) this.emit('windowClose', rest[0]);
+        break;
+      case '%exit':
+        this.end(rest.length > 0 ? `tmux said: ${rest.join(' ')}` : 'tmux ended the client');
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** A reply ends with `%end` or `%error` carrying the same time and number as its `%begin`. */
+  private isBlockEnd(tag: string, data: Buffer, start: number, end: number): boolean {
+    const head = data.toString('latin1', start, Math.min(end, start + 8 + tag.length));
+    return head.startsWith(`%end${tag}`) || head.startsWith(`%error${tag}`);
+  }
+
+  private end(reason: string): void {
+    if (this.ended !== undefined) return;
+    this.ended = reason;
+    for (const waiting of this.pending.splice(0)) {
+      waiting.reject(new KernelError('TMUX_FAILED', `tmux is gone (${reason}) before it answered: ${waiting.command}`));
+    }
+    this.emit('exit', reason);
+  }
+}

@@ -1,0 +1,50 @@
+import path from 'node:path';
+import { writeFileAtomic } from '../util/atomic-write.js';
+
+/**
+ * The rcfile of the shells the kernel starts. It sources the user's own startup file first
+ * (never editing it), then adds OSC 133 marks: D with the exit status and A before each
+ * prompt (PROMPT_COMMAND), B where the prompt ends (PS1), C when a command starts (PS0). The marks are invisible on screen
+ * and tell `wait` that a command finished, and with what status.
+ */
+export const BASH_RCFILE = `# Written by agent-kernel: shell integration for the agent's terminals. Do not edit;
+# it is rewritten at every start. Your own ~/.bashrc is read first, unchanged.
+if [ -f ~/.bashrc ]; then . ~/.bashrc; fi
+__agent_kernel_prompt() {
+  local status=$?
+  printf '\\033]133;D;%s\\007\\033]133;A\\007' "$status"
+  return $status
+}
+# Runs last, after anything of the user's that sets PS1: the prompt ends with mark B.
+__agent_kernel_prompt_end() {
+  case "$PS1" in *'133;B'*) ;; *) PS1="\${PS1}\\[\\e]133;B\\a\\]" ;; esac
+}
+if [ -z "\${__agent_kernel_integrated:-}" ]; then
+  __agent_kernel_integrated=1
+  if [ "$(declare -p PROMPT_COMMAND 2>/dev/null | cut -c1-10)" = "declare -a" ]; then
+    PROMPT_COMMAND=(__agent_kernel_prompt "\${PROMPT_COMMAND[@]}" __agent_kernel_prompt_end)
+  else
+    # Newlines, not ";": the user's own PROMPT_COMMAND may end with one already.
+    PROMPT_COMMAND="__agent_kernel_prompt
+\${PROMPT_COMMAND:-}
+__agent_kernel_prompt_end"
+  fi
+  PS0="\${PS0:-}\\e]133;C\\a"
+fi
+`;
+
+export function bashRcfilePath(kernelStateDir: string): string {
+  return path.join(kernelStateDir, 'bashrc');
+}
+
+/** Write the rcfile (into the data directory, so the container sees it at the same path). */
+export async function writeBashRcfile(kernelStateDir: string): Promise<string> {
+  const file = bashRcfilePath(kernelStateDir);
+  await writeFileAtomic(file, BASH_RCFILE, 0o644);
+  return file;
+}
+
+/** The command line of the default terminal: an interactive bash with the integration. */
+export function integratedShellCommand(shell: string, rcfile: string): string {
+  return `exec ${shell} --rcfile '${rcfile.replace(/'/g, `'\\''`)}' -i`;
+}

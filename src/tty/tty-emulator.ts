@@ -1,0 +1,219 @@
+import xterm from '@xterm/headless';
+import serializeAddon from '@xterm/addon-serialize';
+
+type Terminal = InstanceType<typeof xterm.Terminal>;
+type BufferLine = NonNullable<ReturnType<Terminal['buffer']['normal']['getLine']>>;
+
+/** One row of the normal screen, numbered from the first line the terminal ever showed. */
+export interface Row {
+  abs: number;
+  text: string;
+  /** This row continues the previous one (a long line that wrapped). */
+  wrapped: boolean;
+}
+
+/** A shell-integration mark (OSC 133): A prompt, B input, C command start, D command end. */
+export interface ShellMark {
+  kind: 'A' | 'B' | 'C' | 'D';
+  exitCode?: number;
+  at: number;
+}
+
+export interface TtyEmulatorOptions {
+  cols: number;
+  rows: number;
+  /** Rows that leave the emulator's own (small) scrollback, oldest first, each exactly once. */
+  onRowsLeaving?: (rows: Row[]) => void;
+  onMark?: (mark: ShellMark) => void;
+}
+
+/**
+ * Lines the emulator itself keeps above the screen. Small on purpose (about 12 bytes a
+ * cell): older rows are handed to `onRowsLeaving` (the scrollback file) in batches.
+ */
+export const EMULATOR_SCROLLBACK = 1000;
+const FLUSH_BATCH = EMULATOR_SCROLLBACK / 2;
+
+/**
+ * A headless xterm fed a TTY's raw bytes. Counts every line that scrolls off the top of
+ * the normal screen, so that a row has a stable absolute number (`abs`) no matter how much
+ * the emulator has forgotten, and hands rows to the caller before forgetting them.
+ */
+export class TtyEmulator {
+  readonly terminal: Terminal;
+  private readonly serializer = new serializeAddon.SerializeAddon();
+  /** Lines that have scrolled off the top of the normal screen, ever. */
+  private scrolls = 0;
+  /** Rows below this have been handed to onRowsLeaving. */
+  private flushedTo = 0;
+  private pendingWrites = 0;
+  private drainWaiters: Array<() => void> = [];
+  bytesWritten = 0;
+  lastOutputAt = 0;
+
+  constructor(private readonly options: TtyEmulatorOptions) {
+    this.terminal = new xterm.Terminal({
+      cols: options.cols,
+      rows: options.rows,
+      scrollback: EMULATOR_SCROLLBACK,
+      allowProposedApi: true,
+      convertEol: false,
+      // tmux's scroll-on-clear: a full-screen erase pushes the screen into history. Match it.
+      scrollOnEraseInDisplay: true,
+    });
+    this.terminal.loadAddon(this.serializer);
+    this.terminal.onScroll(() => this.onScroll());
+    // `clear` sends ED3 (erase scrollback): hand the rows over before they vanish.
+    this.terminal.parser.registerCsiHandler({ final: 'J' }, (params) => {
+      if (params[0] === 3) this.flushRowsAbove();
+      return false;
+    });
+    this.terminal.parser.registerOscHandler(133, (data) => {
+      this.onShellMark(data);
+      return true;
+    });
+  }
+
+  /** Feed raw bytes; parsing is asynchronous, `drain()` waits for it. */
+  write(data: Uint8Array | string): void {
+    this.pendingWrites += 1;
+    if (typeof data !== 'string') this.bytesWritten += data.length;
+    this.lastOutputAt = Date.now();
+    this.terminal.write(data, () => {
+      this.pendingWrites -= 1;
+      if (this.pendingWrites === 0) for (const resolve of this.drainWaiters.splice(0)) resolve();
+    });
+  }
+
+  /** Resolves once every byte written so far has been parsed. */
+  drain(): Promise<void> {
+    if (this.pendingWrites === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  get cols(): number {
+    return this.terminal.cols;
+  }
+
+  get rows(): number {
+    return this.terminal.rows;
+  }
+
+  /** Lines scrolled off the normal screen so far (tmux's history_size, before tmux trims). */
+  get totalScrolls(): number {
+    return this.scrolls;
+  }
+
+  /** After seeding from tmux, adopt tmux's count of history lines as ours. */
+  setTotalScrolls(count: number): void {
+    const delta = count - this.scrolls;
+    this.scrolls = count;
+    this.flushedTo = Math.max(0, this.flushedTo + delta);
+  }
+
+  get alternateScreen(): boolean {
+    return this.terminal.buffer.active.type === 'alternate';
+  }
+
+  get bracketedPaste(): boolean {
+    return this.terminal.modes.bracketedPasteMode;
+  }
+
+  /** Absolute row of the normal screen's cursor. */
+  get cursorAbs(): number {
+    return this.scrolls + this.terminal.buffer.normal.cursorY;
+  }
+
+  get cursorX(): number {
+    return this.terminal.buffer.normal.cursorX;
+  }
+
+  /** Rows below this have been handed to onRowsLeaving. */
+  get flushedAbs(): number {
+    return this.flushedTo;
+  }
+
+  /** The first absolute row the emulator still holds. */
+  get firstHeldAbs(): number {
+    return this.scrolls - this.terminal.buffer.normal.baseY;
+  }
+
+  /** Rows of the normal screen from `fromAbs` (clamped to what is held) up to `toAbs` exclusive. */
+  readRows(fromAbs: number, toAbs: number): Row[] {
+    const buffer = this.terminal.buffer.normal;
+    const offset = this.scrolls - buffer.baseY;
+    const start = Math.max(fromAbs, offset);
+    const end = Math.min(toAbs, offset + buffer.length);
+    const out: Row[] = [];
+    for (let abs = start; abs < end; abs++) {
+      const line = buffer.getLine(abs - offset);
+      if (!line) continue;
+      out.push(this.toRow(abs, line, buffer.getLine(abs - offset + 1)));
+    }
+    return out;
+  }
+
+  /** The absolute row just past the last row of the normal screen that has any text (or the cursor). */
+  contentEndAbs(): number {
+    const buffer = this.terminal.buffer.normal;
+    let last = buffer.baseY + buffer.cursorY;
+    for (let y = buffer.length - 1; y > last; y--) {
+      if (buffer.getLine(y)?.translateToString(true)) {
+        last = y;
+        break;
+      }
+    }
+    return this.scrolls - buffer.baseY + last + 1;
+  }
+
+  /** The visible screen of whichever buffer is active, as text, trailing blank rows removed. */
+  screenText(): string {
+    const buffer = this.terminal.buffer.active;
+    const lines: string[] = [];
+    for (let y = 0; y < this.terminal.rows; y++) lines.push(buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '');
+    while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+    return lines.join('\n');
+  }
+
+  /** The visible screen with colours and attributes (escape sequences). */
+  screenAnsi(): string {
+    return this.serializer.serialize({ scrollback: 0 });
+  }
+
+  /** Hand every row above the screen that has not been handed over yet to onRowsLeaving. */
+  flushRowsAbove(): void {
+    if (this.flushedTo >= this.scrolls) return;
+    const rows = this.readRows(this.flushedTo, this.scrolls);
+    this.flushedTo = this.scrolls;
+    if (rows.length > 0) this.options.onRowsLeaving?.(rows);
+  }
+
+  resize(cols: number, rows: number): void {
+    this.terminal.resize(cols, rows);
+  }
+
+  dispose(): void {
+    this.terminal.dispose();
+  }
+
+  private onScroll(): void {
+    const core = (this.terminal as unknown as { _core?: { buffer?: { scrollTop?: number } } })._core;
+    // Only a scroll of the whole normal screen (top margin 0) pushes a line into history.
+    if (this.terminal.buffer.active.type !== 'normal' || (core?.buffer?.scrollTop ?? 0) !== 0) return;
+    this.scrolls += 1;
+    if (this.scrolls - this.flushedTo >= FLUSH_BATCH) this.flushRowsAbove();
+  }
+
+  private onShellMark(data: string): void {
+    const [kind, arg] = data.split(';');
+    if (kind !== 'A' && kind !== 'B' && kind !== 'C' && kind !== 'D') return;
+    const mark: ShellMark = { kind, at: Date.now() };
+    if (kind === 'D' && arg !== undefined && /^\d+$/.test(arg)) mark.exitCode = Number(arg);
+    this.options.onMark?.(mark);
+  }
+
+  private toRow(abs: number, line: BufferLine, next: BufferLine | undefined): Row {
+    // Keep trailing spaces of a row that wraps into the next: they are part of the line.
+    return { abs, text: line.translateToString(!next?.isWrapped), wrapped: line.isWrapped };
+  }
+}

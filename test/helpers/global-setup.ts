@@ -1,0 +1,60 @@
+import { rm } from 'node:fs/promises';
+import type { TestProject } from 'vitest/node';
+import { silentLogger } from '../../src/log/logger.js';
+import { DEFAULT_BASE_IMAGE, bootstrapBaseImage } from '../../src/sandbox/bootstrap.js';
+import { connectEngine, describeEngine } from '../../src/sandbox/engine.js';
+import { ensureImage, imageExists } from '../../src/sandbox/image.js';
+import type { EngineAvailability } from './engine.js';
+import { createTestInstance } from './test-instance.js';
+
+function banner(lines: string[]): void {
+  const rule = '!'.repeat(78);
+  process.stderr.write(`\n${rule}\n${lines.map((l) => `!! ${l}`).join('\n')}\n${rule}\n\n`);
+}
+
+/**
+ * Once per run: is there a container engine, and a base image? Then build Containerfile.test
+ * once so that every test's own image comes out of the build cache.
+ * With CI=true anything missing fails the run; elsewhere container tests skip, loudly.
+ */
+async function checkEngine(): Promise<EngineAvailability> {
+  const logger = silentLogger();
+  const engine = await connectEngine();
+  const description = describeEngine(engine);
+  if (!(await imageExists(engine, DEFAULT_BASE_IMAGE))) {
+    process.stderr.write(`global-setup: ${DEFAULT_BASE_IMAGE} is missing; bootstrapping it with mmdebstrap (about 40 s)\n`);
+    await bootstrapBaseImage(engine, { logger });
+  }
+  // Kept between runs on purpose: it is the build cache that makes each test's image instant.
+  const cache = await createTestInstance({ name: 'agent-kernel-test-cache' });
+  const started = Date.now();
+  try {
+    await ensureImage(engine, cache.instance, { logger });
+  } finally {
+    await rm(cache.dataDir, { recursive: true, force: true });
+  }
+  const seconds = (Date.now() - started) / 1000;
+  if (seconds > 1) process.stderr.write(`global-setup: built the test image (Containerfile.test) in ${seconds.toFixed(1)} s\n`);
+  return { available: true, description };
+}
+
+export default async function setup(project: TestProject): Promise<void> {
+  let result: EngineAvailability;
+  try {
+    result = await checkEngine();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (process.env.CI === 'true' || process.env.CI === '1') {
+      banner(['CI=true and container tests cannot run:', ...message.split('\n'), 'Run the tests with npm test (it starts an engine), or npm run setup first.']);
+      throw error;
+    }
+    banner([
+      'CONTAINER TESTS WILL BE SKIPPED: no usable container engine.',
+      ...message.split('\n'),
+      'Fix: npm run setup   (installs docker.io, tmux and mmdebstrap, starts dockerd, bootstraps the base image)',
+      'or run the tests with npm test, which starts an engine for the run.',
+    ]);
+    result = { available: false, description: message };
+  }
+  project.provide('engine', result);
+}

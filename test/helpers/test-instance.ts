@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadAgentConfig } from '../../src/config/agent-config.js';
+import type { Instance } from '../../src/config/instance.js';
+import { dataPaths } from '../../src/config/paths.js';
+import { containerName } from '../../src/sandbox/container.js';
+import { connectEngine, statusCode } from '../../src/sandbox/engine.js';
+import { LABEL } from '../../src/sandbox/image.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const TEST_CONTAINERFILE = path.join(ROOT, 'Containerfile.test');
+
+export interface TestInstanceOptions {
+  /** Default `t-<random>`. */
+  name?: string;
+  /** Written as system/agent_config.json (default `{}`: every default). */
+  config?: Record<string, unknown>;
+  /** Containerfile text for system/container/Containerfile; default Containerfile.test; false: none (the built-in default is used). */
+  containerfile?: string | false;
+  /** More files to put in the data directory, by relative path. */
+  files?: Record<string, string>;
+}
+
+export interface TestInstance {
+  instance: Instance;
+  name: string;
+  dataDir: string;
+  /** Reload the instance after changing files (for example agent_config.json). */
+  reload(): Promise<Instance>;
+  /** Remove the container, every image tag of this instance, and the data directory. */
+  cleanup(): Promise<void>;
+}
+
+export async function instanceFor(name: string, dataDir: string): Promise<Instance> {
+  return { name, dataDir, paths: dataPaths(dataDir), config: await loadAgentConfig(dataDir) };
+}
+
+/** Remove what the engine holds for a test instance: only things labelled with its name. */
+export async function removeEngineResources(name: string): Promise<void> {
+  let engine;
+  try {
+    engine = await connectEngine();
+  } catch {
+    return;
+  }
+  const { docker } = engine;
+  try {
+    const info = await docker.getContainer(containerName(name)).inspect();
+    if (info.Config.Labels?.[LABEL.instance] === name) await docker.getContainer(info.Id).remove({ force: true });
+  } catch (error) {
+    if (statusCode(error) !== 404) throw error;
+  }
+  const images = await docker.listImages({ filters: { label: [`${LABEL.instance}=${name}`] } });
+  for (const image of images) {
+    if (image.Labels?.[LABEL.instance] !== name) continue;
+    for (const tag of (image.RepoTags ?? []).filter((t) => t !== '<none>:<none>')) {
+      await docker
+        .getImage(tag)
+        .remove()
+        .catch((error: unknown) => {
+          if (statusCode(error) !== 404) throw error;
+        });
+    }
+  }
+}
+
+/**
+ * A throw-away instance: a temp data directory with system/agent_config.json and (unless told
+ * otherwise) Containerfile.test as system/container/Containerfile. Nothing is started:
+ * call openSandbox(testInstance.instance, ...) for a container.
+ */
+export async function createTestInstance(options: TestInstanceOptions = {}): Promise<TestInstance> {
+  const name = options.name ?? `t-${randomBytes(4).toString('hex')}`;
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), `ak-${name}-`));
+  const paths = dataPaths(dataDir);
+  await mkdir(paths.system, { recursive: true });
+  await writeFile(paths.agentConfig, JSON.stringify(options.config ?? {}, null, 2) + '\n');
+  if (options.containerfile !== false) {
+    await mkdir(paths.containerContext, { recursive: true });
+    if (options.containerfile === undefined) await copyFile(TEST_CONTAINERFILE, paths.containerfile);
+    else await writeFile(paths.containerfile, options.containerfile);
+  }
+  for (const [rel, content] of Object.entries(options.files ?? {})) {
+    const file = path.join(dataDir, rel);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, content);
+  }
+  return {
+    instance: await instanceFor(name, dataDir),
+    name,
+    dataDir,
+    reload: () => instanceFor(name, dataDir),
+    async cleanup() {
+      await removeEngineResources(name);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

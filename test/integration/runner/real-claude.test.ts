@@ -1,0 +1,59 @@
+import { access, readFile, readdir, readlink } from 'node:fs/promises';
+import { afterEach, expect, it } from 'vitest';
+import { startTick } from '../../../src/runner/tick.js';
+import { describeWithEngine } from '../../helpers/engine.js';
+import { REAL_CLAUDE, type TickTestInstance, pollUntil, readJsonLines, tickTestInstance } from './tick-helpers.js';
+
+/**
+ * Host processes (not the container's, which live on by design) whose command line mentions
+ * `needle`: our data dir is in every process a tick starts.
+ */
+async function processesMentioning(needle: string): Promise<Array<{ pid: number; cmd: string }>> {
+  const found: Array<{ pid: number; cmd: string }> = [];
+  const ourNamespace = await readlink('/proc/self/ns/pid');
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    if ((await readlink(`/proc/${entry}/ns/pid`).catch(() => '')) !== ourNamespace) continue;
+    const cmd = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmd.includes(needle)) found.push({ pid: Number(entry), cmd: cmd.replace(/\0/g, ' ').trim() });
+  }
+  return found;
+}
+
+/**
+ * The real Claude Code CLI (pinned devDependency), logged out: HOME and CLAUDE_CONFIG_DIR in a
+ * temp dir, no API key. It must start our MCP server and report it connected, then fail
+ * with "Not logged in", which is fatal: the instance is paused and nothing is left running.
+ */
+describeWithEngine('kernel-runner tick with the real Claude Code CLI (logged out)', () => {
+  let t: TickTestInstance | undefined;
+  afterEach(async () => {
+    await t?.dispose();
+    t = undefined;
+  });
+
+  it('gets our server connected, classifies "Not logged in" as fatal, pauses, and leaves no process', async () => {
+    await access(REAL_CLAUDE);
+    t = await tickTestInstance({ command: REAL_CLAUDE });
+    const running = await startTick(await t.reloaded(), { logger: t.logger, env: t.env });
+    const outcome = await running.done;
+
+    const lines = await readJsonLines(outcome.logFile);
+    const status = lines.filter((l) => l.type === 'control_response').at(-1);
+    expect(JSON.stringify(status)).toContain('"name":"agent-kernel","status":"connected"');
+    const init = lines.find((l) => l.type === 'system' && l.subtype === 'init');
+    expect(init?.mcp_servers).toEqual([{ name: 'agent-kernel', status: 'connected' }]);
+    expect(init?.tools).toEqual(expect.arrayContaining(['mcp__agent-kernel__login', 'mcp__agent-kernel__open', 'mcp__agent-kernel__type', 'mcp__agent-kernel__wait', 'mcp__agent-kernel__close']));
+    expect(init?.tools).not.toContain('Bash');
+
+    expect(outcome).toMatchObject({ status: 'failed', errorClass: 'fatal', paused: true, attempts: 1 });
+    expect(outcome.error).toContain('Not logged in');
+    expect(await readFile(t.instance.paths.paused, 'utf8')).toMatch(/^Not logged in/);
+    await expect(startTick(await t.reloaded(), { logger: t.logger, env: t.env })).rejects.toThrow(/is paused: Not logged in/);
+
+    // No claude, no agent-kernel serve: every process we started mentions the data dir.
+    await pollUntil(async () => (await processesMentioning(t!.dataDir)).length === 0, 'no process left', 10_000).catch(async (error: unknown) => {
+      throw new Error(`${(error as Error).message}: ${JSON.stringify(await processesMentioning(t!.dataDir))}`);
+    });
+  });
+});

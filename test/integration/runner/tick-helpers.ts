@@ -1,0 +1,109 @@
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Instance } from '../../../src/config/instance.js';
+import { registerInstance } from '../../../src/config/registry.js';
+import { createLogger } from '../../../src/log/logger.js';
+import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+export const FAKE_CLAUDE = path.join(ROOT, 'test', 'fixtures', 'fake-claude', 'bin', 'claude');
+export const REAL_CLAUDE = path.join(ROOT, 'node_modules', '.bin', 'claude');
+
+export interface TickTestInstance extends TestInstance {
+  /** HOME and CLAUDE_CONFIG_DIR for the harness, and the registry, all in a temp dir. */
+  env: NodeJS.ProcessEnv;
+  home: string;
+  pidFile: string;
+  logger: ReturnType<typeof createLogger>;
+  reloaded(): Promise<Instance>;
+  writeHook(kind: 'pre-tick' | 'pre-stop' | 'post-tick', name: string, script: string): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * A registered throw-away instance whose harness is the fake claude (or the one given), with
+ * fast retries and short watchdogs. The registry is private to the test (AGENT_KERNEL_CONFIG_DIR),
+ * so `agent-kernel serve <dir>` started by the harness finds the same instance name.
+ */
+export async function tickTestInstance(runner: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<TickTestInstance> {
+  const home = await mkdtemp(path.join(os.tmpdir(), 'ak-home-'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: home,
+    CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
+    AGENT_KERNEL_CONFIG_DIR: path.join(home, 'agent-kernel'),
+    FAKE_CLAUDE_STATE_DIR: path.join(home, 'fake-state'),
+  };
+  const pidFile = path.join(home, 'pids.json');
+  env.FAKE_CLAUDE_PID_FILE = pidFile;
+  delete env.ANTHROPIC_API_KEY;
+  delete env.CLAUDE_CODE_OAUTH_TOKEN;
+  const test = await createTestInstance({
+    config: {
+      ...extra,
+      runner: {
+        command: FAKE_CLAUDE,
+        retry: { max_attempts: 3, initial: '200ms', max: '1s' },
+        idle_timeout: '20s',
+        grace_period: '3s',
+        ...runner,
+      },
+    },
+  });
+  await registerInstance(test.name, test.dataDir, env);
+  const logFile = path.join(home, 'runner.log');
+  return {
+    ...test,
+    env,
+    home,
+    pidFile,
+    logger: createLogger({ process: 'tick-test', stderr: false, level: 'silent' }),
+    reloaded: test.reload,
+    async writeHook(kind, name, script) {
+      const dir = path.join(test.dataDir, 'system', 'hooks', kind);
+      await mkdir(dir, { recursive: true });
+      await writeFile(path.join(dir, name), script);
+      await chmod(path.join(dir, name), 0o755);
+    },
+    async dispose() {
+      void logFile;
+      await test.cleanup();
+      await rm(home, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function readJsonLines(file: string): Promise<Array<Record<string, unknown>>> {
+  const text = await readFile(file, 'utf8');
+  return text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Poll until `check` holds (no fixed sleeps); throws with `what` after `timeoutMs`. */
+export async function pollUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** The processes a session left: the fake's PID and its MCP servers' PIDs, that are still alive. */
+export async function survivors(pidFile: string): Promise<number[]> {
+  const pids = JSON.parse(await readFile(pidFile, 'utf8')) as { claude: number; servers: number[] };
+  return [pids.claude, ...pids.servers].filter(isAlive);
+}

@@ -1,0 +1,173 @@
+import { access, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { isKernelError } from '../../../src/errors.js';
+import { loadState } from '../../../src/runner/state.js';
+import { startTick } from '../../../src/runner/tick.js';
+import { describeWithEngine } from '../../helpers/engine.js';
+import { type TickTestInstance, pollUntil, readJsonLines, survivors, tickTestInstance } from './tick-helpers.js';
+
+/**
+ * Ticks end to end: the fake claude (the only stand-in: it plays the model) against the real
+ * MCP server, started by the harness from the generated --mcp-config, in a real container.
+ */
+describeWithEngine('kernel-runner tick with the fake claude', () => {
+  let t: TickTestInstance | undefined;
+  afterEach(async () => {
+    await t?.dispose();
+    t = undefined;
+  });
+
+  async function tick(instance: TickTestInstance, messages: string[] = []) {
+    const running = await startTick(await instance.reloaded(), { logger: instance.logger, env: instance.env, messages });
+    return running.done;
+  }
+
+  it('runs a tick: hooks, MCP tools in a terminal, transcript, state.json; nothing left running', async () => {
+    t = await tickTestInstance({});
+    await t.writeHook('pre-tick', '10-env', '#!/bin/sh\nenv | grep -E "^(DATA_DIR|AGENT_)" | sort > "$DATA_DIR/pre-tick.env"\n');
+    await t.writeHook('post-tick', '10-env', '#!/bin/sh\nenv | grep -E "^(DATA_DIR|AGENT_)" | sort > "$DATA_DIR/post-tick.env"\n');
+    await t.writeHook('post-tick', '.hidden', '#!/bin/sh\ntouch "$DATA_DIR/hidden-ran"\n');
+
+    const outcome = await tick(t);
+    expect(outcome.error).toBeUndefined();
+    expect(outcome).toMatchObject({ tick: 1, status: 'ok', attempts: 1, paused: false });
+    expect(outcome.lastMessage).toContain('Tick work done');
+    expect(outcome.costUsd).toBeGreaterThan(0);
+    expect(outcome.tokens.context_window).toBe(200_000);
+
+    const lines = await readJsonLines(outcome.logFile);
+    const init = lines.find((l) => l.type === 'system' && l.subtype === 'init');
+    expect(init?.mcp_servers).toEqual([{ name: 'agent-kernel', status: 'connected' }]);
+    expect(init?.tools).toEqual(expect.arrayContaining(['mcp__agent-kernel__login', 'mcp__agent-kernel__type']));
+    expect(init?.tools).not.toContain('Bash');
+    const toolText = JSON.stringify(lines.filter((l) => l.type === 'user'));
+    expect(toolText).toContain('fake-claude-was-here');
+    expect(toolText).not.toContain('permissions to use');
+    expect(lines.at(-1)).toMatchObject({ type: 'kernel_runner', event: 'attempt-end' });
+    await access(outcome.logFile.replace(/\.jsonl$/, '.session.jsonl'));
+
+    const pre = await readFile(path.join(t.dataDir, 'pre-tick.env'), 'utf8');
+    expect(pre).toContain(`DATA_DIR=${t.dataDir}`);
+    expect(pre).toContain('AGENT_TICK=1');
+    const post = await readFile(path.join(t.dataDir, 'post-tick.env'), 'utf8');
+    expect(post).toContain('AGENT_TICK_STATUS=normal');
+    expect(post).toContain(`AGENT_TICK_LOG=${outcome.logFile}`);
+    expect(post).toContain(`AGENT_SESSION_ID=${outcome.sessionId}`);
+    expect(post).toContain('AGENT_LAST_MESSAGE=Tick work done');
+    expect(post).toMatch(/AGENT_TICK_DURATION=\d+/);
+    await expect(access(path.join(t.dataDir, 'hidden-ran'))).rejects.toThrow();
+
+    const state = await loadState(t.dataDir);
+    expect(state).toMatchObject({ tick: 1, current: null, last: { tick: 1, status: 'ok', session_id: outcome.sessionId } });
+    expect(await survivors(t.pidFile)).toEqual([]);
+
+    const second = await tick(t);
+    expect(second.tick).toBe(2);
+  });
+
+  it('blocks a stop while a non-startup terminal is open, and lets it stop once closed', async () => {
+    t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'leave-open' } });
+    const outcome = await tick(t);
+    expect(outcome.status).toBe('ok');
+    const lines = await readJsonLines(outcome.logFile);
+    const blocks = lines.filter((l) => l.event === 'pre-stop-block');
+    expect(blocks).toHaveLength(1);
+    expect(JSON.stringify(blocks[0]?.issues)).toMatch(/Terminal \d+ .*is still open/);
+  });
+
+  it('hands pre-stop hook lines back as blocking issues, at most 3 times', async () => {
+    t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'fix-issues' } });
+    await t.writeHook('pre-stop', '10-flag', '#!/bin/sh\ntest -f "$DATA_DIR/done.flag" || echo "create done.flag"\n');
+    await t.writeHook('pre-stop', '20-broken', '#!/bin/sh\necho "this line is ignored: the hook fails"\nexit 1\n');
+    const fixed = await tick(t);
+    expect(fixed.status).toBe('ok');
+    await access(path.join(t.dataDir, 'done.flag'));
+    const lines = await readJsonLines(fixed.logFile);
+    expect(lines.filter((l) => l.event === 'pre-stop-block').map((l) => l.issues)).toEqual([['create done.flag']]);
+
+    await t.writeHook('pre-stop', '30-unfixable', '#!/bin/sh\necho "the moon is not made of cheese"\n');
+    const stuck = await tick(t);
+    expect(stuck.status).toBe('ok');
+    const stuckLines = await readJsonLines(stuck.logFile);
+    expect(stuckLines.filter((l) => l.event === 'pre-stop-block')).toHaveLength(3);
+    expect(stuckLines.filter((l) => l.event === 'pre-stop-gave-up')).toHaveLength(1);
+  });
+
+  it('retries a 529 storm with a fresh session and succeeds', async () => {
+    t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'storm529', FAKE_CLAUDE_FAIL_TIMES: '1' } });
+    const outcome = await tick(t);
+    expect(outcome).toMatchObject({ status: 'ok', attempts: 2 });
+    const lines = await readJsonLines(outcome.logFile);
+    expect(lines.filter((l) => l.event === 'retry-wait')).toHaveLength(1);
+    expect(lines.filter((l) => l.subtype === 'api_retry').length).toBeGreaterThan(0);
+  });
+
+  it('gives up on a 529 storm after runner.retry.max_attempts, without pausing', async () => {
+    t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'storm529' }, retry: { max_attempts: 2, initial: '100ms', max: '200ms' } });
+    const outcome = await tick(t);
+    expect(outcome).toMatchObject({ status: 'failed', errorClass: 'transient', attempts: 2, paused: false });
+    expect(outcome.error).toContain('529');
+    await expect(access(t.instance.paths.paused)).rejects.toThrow();
+  });
+
+  it('waits out a usage limit until its reset time, then runs', async () => {
+    t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'rate-limit', FAKE_CLAUDE_FAIL_TIMES: '1' } });
+    const outcome = await tick(t);
+    expect(outcome).toMatchObject({ status: 'ok', attempts: 2 });
+  });
+
+  it('pauses the instance on a 401 and refuses the next tick until system/paused is removed', async () => {
+    t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: '401' } });
+    const outcome = await tick(t);
+    expect(outcome).toMatchObject({ status: 'failed', errorClass: 'fatal', paused: true, attempts: 1 });
+    expect(await readFile(t.instance.paths.paused, 'utf8')).toMatch(/^Invalid API key/);
+    const refused = await startTick(await t.reloaded(), { logger: t.logger, env: t.env }).catch((e: unknown) => e);
+    expect(isKernelError(refused, 'INSTANCE_PAUSED')).toBe(true);
+    expect((refused as Error).message).toContain(`remove ${t.instance.paths.paused}`);
+    const state = await loadState(t.dataDir);
+    expect(state.last).toMatchObject({ tick: 1, status: 'failed', error_class: 'fatal' });
+  });
+
+  it('tells the agent to wrap up past 70% of the context', async () => {
+    t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'context' } });
+    const outcome = await tick(t);
+    expect(outcome.status).toBe('ok');
+    expect(outcome.lastMessage).toMatch(/Wrap-up notice received: Context is 75% full/);
+  });
+
+  it('ends the tick instead of compacting: SIGINT ignored, the whole group is killed', async () => {
+    t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'compaction', FAKE_CLAUDE_IGNORE_SIGINT: '1' }, grace_period: '1s' });
+    const outcome = await tick(t);
+    expect(outcome).toMatchObject({ status: 'interrupted', errorClass: 'context' });
+    expect(await survivors(t.pidFile)).toEqual([]);
+    const post = (await loadState(t.dataDir)).last;
+    expect(post).toMatchObject({ status: 'interrupted', error_class: 'context' });
+  });
+
+  it('ends a silent harness with the idle watchdog', async () => {
+    t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'hang' }, idle_timeout: '3s', grace_period: '1s' });
+    const outcome = await tick(t);
+    expect(outcome).toMatchObject({ status: 'interrupted', errorClass: 'idle' });
+    expect(await survivors(t.pidFile)).toEqual([]);
+  });
+
+  it('delivers a message to the running agent, and refuses a second tick meanwhile', async () => {
+    t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'deliver' } });
+    const running = await startTick(await t.reloaded(), { logger: t.logger, env: t.env });
+    const second = await startTick(await t.reloaded(), { logger: t.logger, env: t.env }).catch((e: unknown) => e);
+    expect(isKernelError(second, 'TICK_RUNNING')).toBe(true);
+    expect((second as Error).message).toContain(`tick ${running.tick} (PID ${process.pid}`);
+    // Once the agent is at work (its first tool call is in the log), hand it a message.
+    await pollUntil(async () => {
+      const text = await readFile(t!.instance.paths.tickLog(running.tick), 'utf8').catch(() => '');
+      return text.includes('mcp__agent-kernel__wait');
+    }, 'the agent to start working', 60_000);
+    expect(running.deliver('the build finished: 3 warnings')).toBe(true);
+    const outcome = await running.done;
+    expect(outcome.status).toBe('ok');
+    expect(await readFile(path.join(t.dataDir, 'tmp', 'fake-claude-received.txt'), 'utf8')).toContain('the build finished: 3 warnings');
+    expect(outcome.lastMessage).toContain('Received: A new message arrived during this tick');
+    expect(running.deliver('too late')).toBe(false);
+  });
+});

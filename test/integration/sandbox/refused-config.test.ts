@@ -1,0 +1,45 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { isKernelError } from '../../../src/errors.js';
+import { silentLogger } from '../../../src/log/logger.js';
+import { connectEngine } from '../../../src/sandbox/engine.js';
+import { LABEL } from '../../../src/sandbox/image.js';
+import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
+import { engineAvailable } from '../../helpers/engine.js';
+import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
+
+describe('refused configs never reach the engine', () => {
+  let test: TestInstance | undefined;
+  afterEach(async () => {
+    await test?.cleanup();
+    test = undefined;
+  });
+
+  it.each([
+    ['privileged', { privileged: true }, /container\.privileged/],
+    ['the docker socket', { mounts: [{ source: '/var/run/docker.sock', target: '/var/run/docker.sock' }] }, /container\.mounts\[0\]\.source.*engine socket/],
+    ['a host path outside the data dir', { mounts: [{ source: '/etc', target: '/mnt/etc' }] }, /outside the data directory/],
+    ['a .. escape', { mounts: [{ source: '../..', target: '/mnt/up' }] }, /outside the data directory/],
+    ['a mount over /', { mounts: [{ source: 'system', target: '/' }] }, /root file system/],
+  ])('%s', async (_, container, message) => {
+    test = await createTestInstance({ config: { container } });
+    const error = await openSandbox(test.instance, { logger: silentLogger() }).catch((e: unknown) => e);
+    expect(isKernelError(error, 'CONFIG_REFUSED')).toBe(true);
+    expect((error as Error).message).toMatch(message);
+    if (engineAvailable()) {
+      const engine = await connectEngine();
+      const made = await engine.docker.listContainers({ all: true, filters: { label: [`${LABEL.instance}=${test.name}`] } });
+      const images = await engine.docker.listImages({ filters: { label: [`${LABEL.instance}=${test.name}`] } });
+      expect(made).toEqual([]);
+      expect(images).toEqual([]);
+    }
+  });
+
+  it('a symlink in the data dir that points outside is refused', async () => {
+    const { symlink } = await import('node:fs/promises');
+    test = await createTestInstance({ config: { container: { mounts: [{ source: 'escape', target: '/mnt/escape' }] } } });
+    await symlink('/etc', `${test.dataDir}/escape`);
+    const error = await openSandbox(test.instance, { logger: silentLogger() }).catch((e: unknown) => e);
+    expect(isKernelError(error, 'CONFIG_REFUSED')).toBe(true);
+    expect((error as Error).message).toMatch(/resolves to \/etc, outside the data directory/);
+  });
+});

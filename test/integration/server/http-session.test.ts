@@ -1,0 +1,118 @@
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeWithEngine } from '../../helpers/engine.js';
+import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
+import { ensureBuilt, startHttpServe, textOf } from './helpers.js';
+
+describeWithEngine('agent-kernel serve --http (real container, real tmux)', () => {
+  let test: TestInstance;
+  let serve: Awaited<ReturnType<typeof startHttpServe>>;
+  let token: string;
+  const tokenFile = () => path.join(test.dataDir, 'tmp', 'kernel', 'http-token');
+
+  async function connect(): Promise<{ client: Client; call: (name: string, args?: Record<string, unknown>) => Promise<CallToolResult> }> {
+    const client = new Client({ name: 'http-integration', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(serve.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    return { client, call: async (name, args = {}) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 300_000 })) as CallToolResult };
+  }
+
+  function post(body: unknown, headers: Record<string, string>, signal?: AbortSignal): Promise<Response> {
+    return fetch(serve.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify(body),
+      ...(signal ? { signal } : {}),
+    });
+  }
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    test = await createTestInstance();
+    serve = await startHttpServe(test.dataDir, [], { AGENT_KERNEL_TOKEN: '' });
+    token = (await readFile(tokenFile(), 'utf8')).trim();
+  });
+  afterAll(async () => {
+    await serve?.stop();
+    await test?.cleanup();
+  });
+
+  it('listens on 127.0.0.1 with a generated token stored owner-only and printed once', async () => {
+    expect(serve.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    expect((await stat(tokenFile())).mode & 0o777).toBe(0o600);
+    expect(serve.stderr().split(token).length - 1).toBe(1);
+    expect(await readFile(path.join(test.dataDir, 'system', 'logs', 'server.log'), 'utf8')).not.toContain(token);
+  });
+
+  it('refuses no token and a wrong token with 401, a foreign origin with 403, each with a JSON explanation', async () => {
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const none = await post(init, {});
+    expect(none.status).toBe(401);
+    expect(await none.json()).toMatchObject({ error: 'missing_token', message: expect.stringContaining(tokenFile()) });
+    const wrong = await post(init, { authorization: 'Bearer wrong-wrong-wrong-wrong' });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.json()).toMatchObject({ error: 'wrong_token' });
+    const rebinding = await post(init, { authorization: `Bearer ${token}`, origin: 'http://attacker.example' });
+    expect(rebinding.status).toBe(403);
+    expect(await rebinding.json()).toMatchObject({ error: 'forbidden_origin' });
+  });
+
+  it('runs a whole session and serves two clients at once on the same terminals', async () => {
+    const [a, b] = await Promise.all([connect(), connect()]);
+    const [loginA, loginB] = await Promise.all([a.call('login'), b.call('login')]);
+    expect(loginA.isError, textOf(loginA)).toBeFalsy();
+    expect(loginB.isError, textOf(loginB)).toBeFalsy();
+    // Both logins together opened startup's TTY 0 once.
+    expect((loginB.structuredContent as { capacity: { used: number } }).capacity.used).toBe(1);
+    await a.call('wait', { timeout: 5 });
+    await a.call('type', { tty: 0, expect: 'bash', text: 'echo from-client-a' });
+    let seen = '';
+    await expect.poll(async () => (seen += textOf(await b.call('wait', { timeout: 10 }))).includes('from-client-a'), { timeout: 60_000, interval: 0 }).toBe(true);
+    const opened = await b.call('open');
+    expect(opened.structuredContent).toMatchObject({ tty: 1 });
+    await a.call('wait', { timeout: 5 });
+    expect(textOf(await a.call('close', { tty: 1 }))).toMatch(/Closed TTY 1/);
+    await Promise.all([a.client.close(), b.client.close()]);
+  });
+
+  it('survives a client that disconnects mid-wait, and what came meanwhile is still unseen', async () => {
+    const init = await post(
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
+      { authorization: `Bearer ${token}` },
+    );
+    const headers = { authorization: `Bearer ${token}`, 'mcp-session-id': init.headers.get('mcp-session-id') ?? '', 'mcp-protocol-version': '2025-06-18' };
+    await init.text();
+    await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, headers)).text();
+    await (await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'login', arguments: {} } }, headers)).text();
+    await (await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'wait', arguments: { timeout: 2 } } }, headers)).text();
+    await (await post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'type', arguments: { tty: 0, expect: 'bash', text: 'sleep 2; echo while-away' } } }, headers)).text();
+
+    const controller = new AbortController();
+    const pending = post({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'wait', arguments: { timeout: 60 } } }, headers, controller.signal)
+      .then(async (r) => r.text())
+      .catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // let the wait start; nothing is asserted on time
+    controller.abort();
+    await pending;
+    await expect.poll(async () => (await readFile(path.join(test.dataDir, 'system', 'logs', 'server.log'), 'utf8')).includes('cancelling it')).toBe(true);
+
+    const c = await connect();
+    await c.call('login');
+    let seen = '';
+    await expect.poll(async () => (seen += textOf(await c.call('wait', { timeout: 10 }))).includes('while-away'), { timeout: 60_000, interval: 0 }).toBe(true);
+    await c.client.close();
+  });
+
+  it('shuts down on SIGTERM, releasing the lock and leaving the terminals running', async () => {
+    expect(await serve.stop()).toBe(0);
+    await expect(stat(test.instance.paths.serverLock)).rejects.toThrow();
+    serve = await startHttpServe(test.dataDir);
+    const c = await connect();
+    const login = await c.call('login');
+    expect(login.structuredContent).toMatchObject({ adopted: [0], lost: [] });
+    await c.client.close();
+  });
+});

@@ -1,0 +1,63 @@
+import { silentLogger } from '../../../../src/log/logger.js';
+import { openSandbox } from '../../../../src/sandbox/open-sandbox.js';
+import type { Sandbox } from '../../../../src/sandbox/sandbox.js';
+import { tmuxArgv, tmuxSocketName } from '../../../../src/tty/tmux-server.js';
+import { TtyManager } from '../../../../src/tty/tty-manager.js';
+import type { TtyReport, WaitResult } from '../../../../src/tty/types.js';
+import { type TestInstance, createTestInstance } from '../../../helpers/test-instance.js';
+
+export type Backend = 'host' | 'docker';
+
+export interface Terminals {
+  backend: Backend;
+  test: TestInstance;
+  sandbox: Sandbox;
+  manager: TtyManager;
+  /** Start another manager on the same instance (after the first was disposed or killed). */
+  restart(): Promise<TtyManager>;
+  cleanup(): Promise<void>;
+}
+
+/** A throw-away instance on the given backend with a TtyManager started on it. */
+export async function startTerminals(backend: Backend, tty: Record<string, unknown> = {}): Promise<Terminals> {
+  const config = { tty, ...(backend === 'host' ? { container: { backend: 'host' } } : {}) };
+  const test = await createTestInstance({ config, ...(backend === 'host' ? { containerfile: false as const } : {}) });
+  const logger = silentLogger();
+  const sandbox = await openSandbox(test.instance, { logger });
+  const terminals: Terminals = {
+    backend,
+    test,
+    sandbox,
+    manager: await TtyManager.start({ instance: test.instance, sandbox, logger }),
+    async restart() {
+      terminals.manager = await TtyManager.start({ instance: test.instance, sandbox, logger });
+      return terminals.manager;
+    },
+    async cleanup() {
+      await terminals.manager.dispose().catch(() => {});
+      await sandbox.run(tmuxArgv(tmuxSocketName(sandbox, test.name), 'kill-server'), { env: { TMUX: '' } }).catch(() => {});
+      await test.cleanup();
+    },
+  };
+  return terminals;
+}
+
+/** The report of one terminal in a wait result (fails the test when it is missing). */
+export function reportOf(result: WaitResult, tty: number): TtyReport {
+  const report = result.changed.find((r) => r.tty === tty);
+  if (!report) throw new Error(`no report for TTY ${tty} in ${JSON.stringify(result, null, 2)}`);
+  return report;
+}
+
+/** Call wait until `done` says the collected text is complete; returns all text reported for the TTY. */
+export async function waitFor(manager: TtyManager, tty: number, done: (text: string) => boolean, timeoutMs = 30_000): Promise<string> {
+  const until = Date.now() + timeoutMs;
+  let text = '';
+  while (Date.now() < until) {
+    const result = await manager.wait(5);
+    const report = result.changed.find((r) => r.tty === tty);
+    if (report) text += `${report.text}\n`;
+    if (done(text)) return text;
+  }
+  throw new Error(`TTY ${tty} never showed what was expected; it showed:\n${text}`);
+}

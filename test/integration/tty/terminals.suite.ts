@@ -1,0 +1,316 @@
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isKernelError } from '../../../src/errors.js';
+import { TtyManager } from '../../../src/tty/tty-manager.js';
+import { tmuxArgv, tmuxSocketName } from '../../../src/tty/tmux-server.js';
+import type { WaitResult } from '../../../src/tty/types.js';
+import { startManagerChild } from './helpers/manager-child.js';
+import { type Backend, type Terminals, reportOf, startTerminals, waitFor } from './helpers/terminals.js';
+
+async function codeOf(promise: Promise<unknown>): Promise<{ code: string; message: string; details: Record<string, unknown> }> {
+  try {
+    await promise;
+  } catch (error) {
+    if (isKernelError(error)) return { code: error.code, message: error.message, details: { ...error.details } };
+    throw error;
+  }
+  throw new Error('expected a KernelError, but the call succeeded');
+}
+
+/** Open a shell and look at its first prompt, so that nothing is unseen. */
+async function openShell(t: Terminals): Promise<number> {
+  const { tty } = await t.manager.open();
+  await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
+  return tty;
+}
+
+/** Run a command in a shell and return the wait result of its completion. */
+async function run(t: Terminals, tty: number, command: string, timeout = 20): Promise<WaitResult> {
+  await t.manager.type({ tty, expect: 'bash', text: command });
+  return t.manager.wait(timeout);
+}
+
+async function closeAll(t: Terminals): Promise<void> {
+  await t.manager.wait(0);
+  for (const info of t.manager.list()) await t.manager.close(info.tty);
+}
+
+/** The terminal tests, on one backend. */
+export function defineTerminalTests(backend: Backend, describeFn: typeof describe = describe): void {
+  describeFn(`terminals (${backend})`, () => {
+    let t: Terminals;
+    beforeAll(async () => {
+      t = await startTerminals(backend);
+    });
+    afterAll(async () => {
+      await t?.cleanup();
+    });
+
+    it('reports exit codes 0, 1, 127 and 130 (Ctrl-C on sleep) as each command finishes', async () => {
+      const tty = await openShell(t);
+      const ok = await run(t, tty, 'true');
+      expect(ok.reason).toBe('command-finished');
+      expect(reportOf(ok, tty).exitCode).toBe(0);
+      expect(reportOf(await run(t, tty, 'false'), tty).exitCode).toBe(1);
+      const missing = reportOf(await run(t, tty, 'no-such-command-xyz'), tty);
+      expect(missing.exitCode).toBe(127);
+      expect(missing.text).toMatch(/not found/);
+
+      // A command running silently is not "settled": the wait runs to its timeout.
+      const sleeping = await run(t, tty, 'sleep 30', 3);
+      expect(sleeping.reason).toBe('timeout');
+      await expect(t.manager.type({ tty, expect: 'bash', text: 'C-c' })).rejects.toThrow(/running sleep, not bash/);
+      await t.manager.type({ tty, expect: 'sleep', text: 'C-c' });
+      const interrupted = await t.manager.wait(10);
+      expect(interrupted.reason).toBe('command-finished');
+      expect(reportOf(interrupted, tty).exitCode).toBe(130);
+      await closeAll(t);
+    });
+
+    it('keeps UTF-8, wide characters and long wrapped lines intact', async () => {
+      const tty = await openShell(t);
+      const unicode = reportOf(await run(t, tty, `printf 'caf\\303\\251 \\342\\202\\254 \\344\\270\\255\\346\\226\\207 \\360\\237\\230\\200 end\\n'`), tty);
+      expect(unicode.text).toContain('café € 中文 😀 end');
+      const long = reportOf(await run(t, tty, `printf 'A%.0s' $(seq 1 300); echo B`), tty);
+      expect(long.text.split('\n')).toContain(`${'A'.repeat(300)}B`);
+      await closeAll(t);
+    });
+
+    it('shows the head and tail of a million lines, counts what it left out, and keeps all of it in the scrollback file', async () => {
+      const tty = await openShell(t);
+      const rssBefore = process.memoryUsage().rss;
+      const result = await run(t, tty, 'seq 1 1000000', 60);
+      expect(result.reason).toBe('command-finished');
+      const report = reportOf(result, tty);
+      const lines = report.text.split('\n');
+      // The command line, a million numbers, the new prompt.
+      expect(report.totalLines).toBe(1_000_002);
+      expect(lines[0]).toMatch(/seq 1 1000000$/);
+      expect(lines.slice(1, 10)).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9']);
+      expect(lines).toContain('1000000');
+      expect(report.elidedLines).toBe(1_000_002 - 20);
+      expect(lines.find((l) => l.includes('left out'))).toContain(`${1_000_002 - 20} more lines left out`);
+      expect(process.memoryUsage().rss - rssBefore).toBeLessThan(200 * 1024 * 1024);
+      const scrollback = await readFile(report.files.scrollback, 'utf8');
+      const numbers = scrollback.split('\n').filter((l) => /^\d+$/.test(l));
+      // Everything but the last screenful has left the screen and is in the file, in order.
+      expect(numbers.length).toBeGreaterThan(1_000_000 - 45);
+      expect(numbers[0]).toBe('1');
+      expect(numbers[numbers.length - 1]).toBe(String(Number(numbers[0]) + numbers.length - 1));
+      await closeAll(t);
+    });
+
+    it('returns the whole screen of full-screen programs (vi, less)', async () => {
+      const tty = await openShell(t);
+      await t.manager.type({ tty, expect: 'bash', text: 'seq 1 200 | less' });
+      const less = reportOf(await t.manager.wait(10), tty);
+      expect(less.fullScreen).toBe(true);
+      expect(less.program).toBe('less');
+      expect(less.text.split('\n').slice(0, 3)).toEqual(['1', '2', '3']);
+      await t.manager.type({ tty, expect: 'less', text: 'q', enter: false });
+      const back = reportOf(await t.manager.wait(10), tty);
+      expect(back.fullScreen).toBe(false);
+
+      await t.manager.type({ tty, expect: 'bash', text: 'vi /tmp/agent-kernel-vi-test.txt' });
+      const vi = reportOf(await t.manager.wait(10), tty);
+      expect(vi.fullScreen).toBe(true);
+      expect(vi.text).toMatch(/^~/m);
+      await t.manager.type({ tty, expect: vi.program, text: 'ihello from vi', enter: false });
+      await t.manager.type({ tty, expect: vi.program, text: 'Escape' }).catch(async () => {
+        await t.manager.wait(5);
+        await t.manager.type({ tty, expect: vi.program, text: 'Escape' });
+      });
+      const typed = await t.manager.wait(10);
+      expect(reportOf(typed, tty).text).toContain('hello from vi');
+      await t.manager.type({ tty, expect: vi.program, text: ':q!' });
+      const quit = await t.manager.wait(10);
+      expect(reportOf(quit, tty).fullScreen).toBe(false);
+      await closeAll(t);
+    });
+
+    it('drives a python REPL: settles on its prompt, pastes multi-line text', async () => {
+      const tty = await openShell(t);
+      await t.manager.type({ tty, expect: 'bash', text: 'python3 -q' });
+      const started = await t.manager.wait(15);
+      expect(started.reason).toBe('settled');
+      expect(reportOf(started, tty).text).toMatch(/>>> $/m);
+      await t.manager.type({ tty, expect: 'python3', text: '6 * 7' });
+      expect(reportOf(await t.manager.wait(10), tty).text).toMatch(/^42$/m);
+      await t.manager.type({ tty, expect: 'python', text: 'def f(x):\n    return x + 1\n' });
+      await t.manager.wait(10);
+      await t.manager.type({ tty, expect: 'python3', text: '\n' });
+      await t.manager.wait(10);
+      await t.manager.type({ tty, expect: 'python3', text: 'f(99)' });
+      expect(reportOf(await t.manager.wait(10), tty).text).toMatch(/^100$/m);
+      await t.manager.type({ tty, expect: 'python3', text: 'C-d' });
+      const exited = await t.manager.wait(10);
+      expect(exited.open.find((o) => o.tty === tty)?.program).toBe('bash');
+      await closeAll(t);
+    });
+
+    it('refuses to act before the agent has looked, and names what really runs', async () => {
+      const a = await openShell(t);
+      const b = await openShell(t);
+      await t.manager.type({ tty: a, expect: 'bash', text: 'echo unseen-output' });
+      const refused = await codeOf(
+        (async () => {
+          // Let the output arrive first.
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          return t.manager.type({ tty: b, expect: 'bash', text: 'echo no' });
+        })(),
+      );
+      expect(refused.code).toBe('UNSEEN_OUTPUT');
+      expect(refused.message).toContain(`TTY ${a}`);
+      expect(refused.message).toContain('wait()');
+      expect(t.manager.hasUnseen()).toBe(true);
+      expect(t.manager.unseenSummary()).toContain(`TTY ${a}`);
+      expect(reportOf(await t.manager.wait(5), a).text).toContain('unseen-output');
+      const mismatch = await codeOf(t.manager.type({ tty: b, expect: 'python3', text: 'print(1)' }));
+      expect(mismatch.code).toBe('EXPECT_MISMATCH');
+      expect(mismatch.message).toContain('running bash');
+      await closeAll(t);
+    });
+
+    it('answers bad input clearly', async () => {
+      const tty = await openShell(t);
+      for (const bad of [20, -1, 1.5]) {
+        const error = await codeOf(t.manager.type({ tty: bad, expect: 'bash', text: 'ls' }));
+        expect(error.code).toBe('TTY_OUT_OF_RANGE');
+        expect(error.message).toContain('0 to 19');
+      }
+      const closed = await codeOf(t.manager.type({ tty: 7, expect: 'bash', text: 'ls' }));
+      expect(closed.code).toBe('TTY_NOT_FOUND');
+      expect(closed.message).toContain(`open: ${tty}`);
+      for (const key of ['C-q1', 'F13', 'M-']) {
+        const error = await codeOf(t.manager.type({ tty, expect: 'bash', text: key }));
+        expect(error.code).toBe('UNKNOWN_KEY');
+        expect(error.message).toContain('F1-F12');
+      }
+      const long = await codeOf(t.manager.type({ tty, expect: 'bash', text: 'x'.repeat(16_385) }));
+      expect(long.code).toBe('TEXT_TOO_LONG');
+      expect(long.message).toContain('16384');
+      // Literal text that starts with "-" or is a word is text, not an option or a key.
+      const dash = reportOf(await run(t, tty, '-n is not an option; echo "Enter" -l'), tty);
+      expect(dash.text).toContain('Enter -l');
+      await closeAll(t);
+      expect((await codeOf(t.manager.close(tty))).code).toBe('TTY_NOT_FOUND');
+    });
+
+    it('reports a terminal whose program ended, with its status, then closes and archives it', async () => {
+      const { tty } = await t.manager.open(`sh -c 'echo last words; exit 3'`);
+      const result = await t.manager.wait(10);
+      const report = reportOf(result, tty);
+      expect(report.alive).toBe(false);
+      expect(report.exitCode).toBe(3);
+      expect(report.text).toContain('last words');
+      expect(report.archivedTo).toBeDefined();
+      expect(await readFile(report.archivedTo!, 'utf8')).toContain('last words');
+      expect(t.manager.list().find((i) => i.tty === tty)).toBeUndefined();
+    });
+
+    it('close ends background jobs that ignore SIGHUP and archives the scrollback', async () => {
+      const tty = await openShell(t);
+      await run(t, tty, `(trap '' HUP; exec sleep 4242) & echo started-job`);
+      const result = await t.manager.close(tty);
+      expect(result.archivedTo).toMatch(/tty_\d+-tick-000$/);
+      expect(await readFile(result.archivedTo, 'utf8')).toContain('started-job');
+      const left = await t.sandbox.run(['sh', '-c', 'ps -eo args | grep -c "^sleep 4242" || true']);
+      expect(left.stdout.trim()).toBe('0');
+    });
+
+    it('keeps per-terminal files and the registry current', async () => {
+      const tty = await openShell(t);
+      await run(t, tty, 'echo file-check');
+      const dir = t.test.instance.paths.tty(tty);
+      await expect.poll(async () => readFile(`${dir}/screen`, 'utf8').catch(() => '')).toContain('file-check');
+      const status = JSON.parse(await readFile(`${dir}/status`, 'utf8')) as Record<string, unknown>;
+      expect(status).toMatchObject({ tty, program: 'bash', alive: true, unseen: false });
+      expect(await readFile(`${dir}/raw`, 'utf8')).toContain('file-check');
+      expect((await stat(`${dir}/screen.ansi`)).size).toBeGreaterThan(0);
+      const registry = JSON.parse(await readFile(t.test.instance.paths.sessionRegistry, 'utf8')) as { ttys: Array<{ tty: number }> };
+      expect(registry.ttys.map((r) => r.tty)).toContain(tty);
+      await closeAll(t);
+      const after = JSON.parse(await readFile(t.test.instance.paths.sessionRegistry, 'utf8')) as { ttys: unknown[] };
+      expect(after.ttys).toEqual([]);
+    });
+
+    it('runs 20 terminals printing at once, and refuses a 21st', async () => {
+      const opened: number[] = [];
+      for (let i = 0; i < 20; i++) opened.push((await t.manager.open()).tty);
+      expect(opened).toEqual(Array.from({ length: 20 }, (_, i) => i));
+      const full = await codeOf(t.manager.open());
+      expect(full.code).toBe('TTY_CAPACITY');
+      await t.manager.wait(20);
+      for (const tty of opened) await t.manager.type({ tty, expect: 'bash', text: `seq 1 3000 | sed 's/^/t${tty}-/'` });
+      const seen = new Map<number, string>();
+      const until = Date.now() + 60_000;
+      while (seen.size < 20 && Date.now() < until) {
+        const result = await t.manager.wait(30);
+        for (const r of result.changed) if (r.text.includes(`t${r.tty}-3000`)) seen.set(r.tty, r.text);
+      }
+      expect([...seen.keys()].sort((a, b) => a - b)).toEqual(opened);
+      await closeAll(t);
+    });
+
+    it('re-adopts terminals after a restart and shows exactly what was printed meanwhile', async () => {
+      const tty = await openShell(t);
+      await run(t, tty, 'echo before-restart');
+      await t.manager.dispose();
+      // While no server is attached: a command prints (started through tmux directly).
+      const socket = tmuxSocketName(t.sandbox, t.test.name);
+      await t.sandbox.run(tmuxArgv(socket, 'send-keys', '-t', `kernel:${tty}`, '-l', 'for i in 1 2 3; do echo detached-$i; done'), { env: { TMUX: '' } });
+      await t.sandbox.run(tmuxArgv(socket, 'send-keys', '-t', `kernel:${tty}`, 'Enter'), { env: { TMUX: '' } });
+      await expect
+        .poll(async () => (await t.sandbox.run(tmuxArgv(socket, 'capture-pane', '-p', '-t', `kernel:${tty}`), { env: { TMUX: '' } })).stdout)
+        .toMatch(/detached-3\n.*[#$]\s*$/);
+      const manager = await t.restart();
+      expect(manager.adoptReport.adopted).toContain(tty);
+      expect(manager.hasUnseen()).toBe(true);
+      const report = reportOf(await manager.wait(5), tty);
+      const lines = report.text.split('\n');
+      expect(lines.filter((l) => l.startsWith('detached-'))).toEqual(['detached-1', 'detached-2', 'detached-3']);
+      expect(report.text).not.toContain('before-restart');
+      // Nothing new: a second restart reports nothing.
+      await manager.dispose();
+      const again = await t.restart();
+      expect(again.hasUnseen()).toBe(false);
+      await closeAll(t);
+    });
+
+    it('after SIGKILL of the server while a command prints, the next server reports exactly the lines printed meanwhile', async () => {
+      const tty = await openShell(t);
+      await t.manager.dispose();
+      const child = await startManagerChild(t.test.name, t.test.dataDir);
+      await child.call('type', { tty, expect: 'bash', text: 'for i in $(seq 1 40); do echo "line-$i"; sleep 0.05; done' });
+      const first = await child.call<WaitResult>('wait', 1);
+      await child.kill();
+      const shown = reportOf(first, tty).text;
+      const text = shown + '\n' + (await waitFor(await t.restart(), tty, (s) => s.includes('line-40') && /[#$] $/m.test(s), 30_000));
+      const lines = text.split('\n').filter((l) => /^line-\d+$/.test(l));
+      expect(lines).toEqual(Array.from({ length: 40 }, (_, i) => `line-${i + 1}`));
+      await closeAll(t);
+    });
+
+    it('refuses a second server on the same instance, naming the PID that holds it', async () => {
+      const error = await codeOf(TtyManager.start({ instance: t.test.instance, sandbox: t.sandbox, logger: (await import('../../../src/log/logger.js')).silentLogger() }));
+      expect(error.code).toBe('INSTANCE_LOCKED');
+      expect(error.message).toContain(`PID ${process.pid}`);
+    });
+
+    it('reports terminals lost when tmux went away (container restart), keeping their scrollback', async () => {
+      const tty = await openShell(t);
+      await run(t, tty, 'echo remember-me');
+      await t.manager.dispose();
+      const socket = tmuxSocketName(t.sandbox, t.test.name);
+      await t.sandbox.run(tmuxArgv(socket, 'kill-server'), { env: { TMUX: '' } });
+      const manager = await t.restart();
+      expect(manager.adoptReport.adopted).toEqual([]);
+      expect(manager.adoptReport.lost.map((l) => l.tty)).toEqual([tty]);
+      const prev = manager.adoptReport.lost[0]!.scrollbackPrev;
+      expect(prev.endsWith('scrollback.prev')).toBe(true);
+      expect(await readFile(prev, 'utf8')).toContain('remember-me');
+      expect(manager.list()).toEqual([]);
+      expect(await readdir(t.test.instance.paths.tty(tty))).toContain('scrollback.prev');
+    });
+  });
+}

@@ -1,0 +1,93 @@
+import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { clearSecrets, createLogger, registerSecrets, ttyLogger } from '../../../src/log/logger.js';
+import { RotatingLogFiles } from '../../../src/log/rotating-files.js';
+import { redactSecrets } from '../../../src/log/secrets.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'ak-log-'));
+});
+afterEach(async () => {
+  clearSecrets();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('createLogger', () => {
+  it('writes JSON lines to <process>.log and <process>-current.log, with child loggers per TTY', async () => {
+    const logger = createLogger({ process: 'server', logDir: dir, stderr: false });
+    logger.info({ tick: 3 }, 'hello');
+    ttyLogger(logger, 4).warn('tty line');
+    const daily = await readFile(path.join(dir, 'server.log'), 'utf8');
+    const current = await readFile(path.join(dir, 'server-current.log'), 'utf8');
+    expect(daily).toBe(current);
+    const lines = daily.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines[0]).toMatchObject({ name: 'server', msg: 'hello', tick: 3 });
+    expect(lines[1]).toMatchObject({ msg: 'tty line', tty: 4 });
+  });
+
+  it('replaces registered secret values and token-like keys by [REDACTED] in every line', async () => {
+    const logger = createLogger({ process: 'runner', logDir: dir, stderr: false });
+    registerSecrets(['sk-ant-secret-123456', 'quote"d\\secret', 'abc']);
+    logger.info({ env: { ANTHROPIC_API_KEY: 'whatever-value' }, token: 'tok-1234567', headers: { authorization: 'Bearer x' } }, 'key is sk-ant-secret-123456 here');
+    logger.error({ err: new Error('failed with quote"d\\secret inside') }, 'boom');
+    logger.info('abc is too short to be a secret');
+    const text = await readFile(path.join(dir, 'runner.log'), 'utf8');
+    expect(text).not.toContain('sk-ant-secret-123456');
+    expect(text).not.toContain('whatever-value');
+    expect(text).not.toContain('tok-1234567');
+    expect(text).not.toContain('Bearer x');
+    expect(text).not.toContain('quote\\"d\\\\secret');
+    expect(text.match(/\[REDACTED\]/g)?.length).toBeGreaterThanOrEqual(5);
+    expect(text).toContain('abc is too short');
+  });
+
+  it('redacts the longest secret first', () => {
+    registerSecrets(['secret-one', 'secret-one-longer']);
+    expect(redactSecrets('a secret-one-longer b secret-one')).toBe('a [REDACTED] b [REDACTED]');
+  });
+});
+
+describe('RotatingLogFiles', () => {
+  it('starts a new daily file at midnight UTC and keeps 14 days of dated files', async () => {
+    let now = new Date('2026-03-01T23:59:00Z');
+    for (let day = 1; day <= 20; day++) await writeFile(path.join(dir, `p.log.2026-02-${String(day).padStart(2, '0')}`), 'old\n');
+    const files = new RotatingLogFiles({ dir, process: 'p', now: () => now });
+    files.write('before midnight\n');
+    now = new Date('2026-03-02T00:00:01Z');
+    files.write('after midnight\n');
+    files.close();
+    expect(await readFile(path.join(dir, 'p.log.2026-03-01'), 'utf8')).toBe('before midnight\n');
+    expect(await readFile(path.join(dir, 'p.log'), 'utf8')).toBe('after midnight\n');
+    const dated = (await readdir(dir)).filter((n) => n.startsWith('p.log.')).sort();
+    // 14 days before 2026-03-02 is 2026-02-16: older files are gone.
+    expect(dated[0]).toBe('p.log.2026-02-16');
+    expect(dated).toContain('p.log.2026-03-01');
+  });
+
+  it('moves a daily file left by an earlier day aside on start', async () => {
+    const file = path.join(dir, 'p.log');
+    await writeFile(file, 'yesterday\n');
+    await utimes(file, new Date('2026-03-01T12:00:00Z'), new Date('2026-03-01T12:00:00Z'));
+    const files = new RotatingLogFiles({ dir, process: 'p', now: () => new Date('2026-03-02T08:00:00Z') });
+    files.write('today\n');
+    files.close();
+    expect(await readFile(path.join(dir, 'p.log.2026-03-01'), 'utf8')).toBe('yesterday\n');
+    expect(await readFile(file, 'utf8')).toBe('today\n');
+  });
+
+  it('never lets the current file grow past its cap, keeping one backup', async () => {
+    const files = new RotatingLogFiles({ dir, process: 'p', maxCurrentBytes: 1000 });
+    const line = 'x'.repeat(99) + '\n';
+    for (let i = 0; i < 25; i++) files.write(line);
+    files.close();
+    const current = await readFile(path.join(dir, 'p-current.log'), 'utf8');
+    const backup = await readFile(path.join(dir, 'p-current.log.1'), 'utf8');
+    expect(current.length).toBeLessThanOrEqual(1000);
+    expect(backup.length).toBeLessThanOrEqual(1000);
+    expect(current.length + backup.length).toBe(1000 + 500);
+    expect((await readFile(path.join(dir, 'p.log'), 'utf8')).length).toBe(2500);
+  });
+});

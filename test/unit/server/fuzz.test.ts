@@ -1,0 +1,52 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dataPaths } from '../../../src/config/paths.js';
+import { silentLogger } from '../../../src/log/logger.js';
+import { createKernelServer } from '../../../src/server/create-server.js';
+import { KernelRuntime } from '../../../src/server/runtime.js';
+import { FakeTerminals } from './fake-terminals.js';
+import { malformedArguments, seededRandom } from './malformed-arguments.js';
+
+let dataDir: string;
+let client: Client;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'ak-fuzz-'));
+  const runtime = new KernelRuntime(() => Promise.resolve(new FakeTerminals(dataDir)), silentLogger());
+  const { server } = createKernelServer({ runtime, instance: { name: 'fuzz', dataDir, paths: dataPaths(dataDir) }, logger: silentLogger() });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  client = new Client({ name: 'fuzz', version: '1.0.0' });
+  await Promise.all([server.connect(b), client.connect(a)]);
+  await client.callTool({ name: 'login', arguments: {} });
+});
+afterAll(async () => {
+  await client.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('every tool with malformed arguments', () => {
+  for (const tool of ['login', 'open', 'type', 'wait', 'close']) {
+    it(`${tool}: answers each with a clear isError and keeps serving`, async () => {
+      for (const args of malformedArguments(tool, seededRandom(tool.length * 7919))) {
+        const result = (await client.callTool({ name: tool, arguments: args as Record<string, unknown> })) as CallToolResult;
+        const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+        expect(result.isError, `${tool}(${JSON.stringify(args).slice(0, 200)}) → ${text.slice(0, 300)}`).toBe(true);
+        expect(text).toMatch(/Input validation error|must|Unrecognized key|expected/i);
+        expect(text.length).toBeLessThan(4000);
+      }
+      const ok = (await client.callTool({ name: 'wait', arguments: { timeout: 0 } })) as CallToolResult;
+      expect(ok.isError).toBeFalsy();
+    });
+  }
+
+  it('answers an unknown tool name with an error and keeps serving', async () => {
+    const result = (await client.callTool({ name: 'rm_rf', arguments: {} })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    expect((await client.listTools()).tools).toHaveLength(5);
+  });
+});

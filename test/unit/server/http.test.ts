@@ -1,0 +1,138 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dataPaths } from '../../../src/config/paths.js';
+import { silentLogger } from '../../../src/log/logger.js';
+import { type RunningHttpServer, startHttpServer } from '../../../src/server/http.js';
+import { KernelRuntime } from '../../../src/server/runtime.js';
+import { FakeTerminals } from './fake-terminals.js';
+
+const TOKEN = 'test-token-0123456789abcdef';
+let dataDir: string;
+let fake: FakeTerminals;
+let running: RunningHttpServer;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'ak-http-unit-'));
+  fake = new FakeTerminals(dataDir);
+  const runtime = new KernelRuntime(() => Promise.resolve(fake), silentLogger());
+  running = await startHttpServer({
+    runtime,
+    instance: { name: 'http-unit', dataDir, paths: dataPaths(dataDir) },
+    logger: silentLogger(),
+    host: '127.0.0.1',
+    port: 0,
+    token: TOKEN,
+    tokenHint: 'The token is in /somewhere.',
+  });
+});
+afterAll(async () => {
+  await running.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
+
+function post(body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+  return fetch(running.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+    ...(signal ? { signal } : {}),
+  });
+}
+
+async function connectClient(): Promise<Client> {
+  const client = new Client({ name: 'http-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(running.url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+  return client;
+}
+
+describe('the HTTP guards', () => {
+  it('answers a request without a token with 401 and a JSON explanation', async () => {
+    const response = await post(INIT);
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe('Bearer');
+    expect(await response.json()).toEqual({ error: 'missing_token', message: expect.stringMatching(/Authorization: Bearer <token>.*\/somewhere/) });
+  });
+
+  it('answers a wrong token with 401', async () => {
+    const response = await post(INIT, { authorization: 'Bearer not-the-token-at-all-xx' });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ error: 'wrong_token' });
+  });
+
+  it('answers a foreign Origin with 403, even with the right token', async () => {
+    const response = await post(INIT, { authorization: `Bearer ${TOKEN}`, origin: 'http://evil.example' });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toMatchObject({ error: 'forbidden_origin', message: expect.stringContaining('evil.example') });
+  });
+
+  it('accepts a loopback Origin with the right token', async () => {
+    const response = await post(INIT, { authorization: `Bearer ${TOKEN}`, origin: 'http://localhost:6274' });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('mcp-session-id')).toBeTruthy();
+    await response.body?.cancel();
+  });
+});
+
+describe('sessions', () => {
+  it('serves two clients at once, sharing one set of terminals', async () => {
+    const [a, b] = await Promise.all([connectClient(), connectClient()]);
+    await Promise.all([a.callTool({ name: 'login', arguments: {} }), b.callTool({ name: 'login', arguments: {} })]);
+    const opened = (await a.callTool({ name: 'open', arguments: { command: 'python3' } })) as CallToolResult;
+    const tty = (opened.structuredContent as { tty: number }).tty;
+    const seen = (await b.callTool({ name: 'wait', arguments: { timeout: 1 } })) as CallToolResult;
+    expect(seen.structuredContent).toMatchObject({ changed: expect.arrayContaining([expect.objectContaining({ tty, program: 'python3' })]) });
+    await a.callTool({ name: 'close', arguments: { tty } });
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('survives a client that disconnects mid-wait: the wait is aborted and nothing is marked seen', async () => {
+    const init = await post(INIT, { authorization: `Bearer ${TOKEN}` });
+    const session = init.headers.get('mcp-session-id') ?? '';
+    await init.text();
+    const headers = { authorization: `Bearer ${TOKEN}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+    await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, headers)).text();
+    await (await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'login', arguments: {} } }, headers)).text();
+    await (await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'wait', arguments: { timeout: 0 } } }, headers)).text();
+
+    const aborted = fake.waitsAborted;
+    const controller = new AbortController();
+    const waiting = post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'wait', arguments: { timeout: 60 } } }, headers, controller.signal)
+      .then((r) => r.text())
+      .catch((error: unknown) => error);
+    await expect.poll(() => fake.waitsBlocked).toBe(1);
+    controller.abort();
+    await waiting;
+    await expect.poll(() => fake.waitsAborted).toBe(aborted + 1);
+
+    // Output that arrives now is still unseen, for whoever waits next.
+    const client = await connectClient();
+    await client.callTool({ name: 'login', arguments: {} });
+    await client.callTool({ name: 'open', arguments: {} });
+    const after = (await client.callTool({ name: 'wait', arguments: { timeout: 1 } })) as CallToolResult;
+    expect(after.isError).toBeFalsy();
+    expect(JSON.stringify(after.content)).toContain('started bash');
+    await client.close();
+  });
+
+  it('refuses an unknown session id with 404 and a request without initialize with 400', async () => {
+    const headers = { authorization: `Bearer ${TOKEN}` };
+    const unknown = await post({ jsonrpc: '2.0', id: 9, method: 'tools/list' }, { ...headers, 'mcp-session-id': 'nope' });
+    expect(unknown.status).toBe(404);
+    const noInit = await post({ jsonrpc: '2.0', id: 9, method: 'tools/list' }, headers);
+    expect(noInit.status).toBe(400);
+    const notJson = await fetch(running.url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{oops' });
+    expect(notJson.status).toBe(400);
+  });
+});

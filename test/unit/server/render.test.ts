@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { capText, renderWait, shareBudget } from '../../../src/server/render.js';
+import type { TtyReport } from '../../../src/tty/types.js';
+
+describe('shareBudget', () => {
+  it.each([
+    { lengths: [10, 20], budget: 100, shares: [10, 20] },
+    { lengths: [10, 500, 500], budget: 110, shares: [10, 50, 50] },
+    { lengths: [1000], budget: 100, shares: [100] },
+    { lengths: [], budget: 100, shares: [] },
+    { lengths: [30, 1000, 40], budget: 150, shares: [30, 80, 40] },
+  ])('$lengths within $budget → $shares', ({ lengths, budget, shares }) => {
+    expect(shareBudget(lengths, budget)).toEqual(shares);
+  });
+});
+
+describe('capText', () => {
+  it('keeps short text whole', () => {
+    expect(capText('a\nb', 100, '/f')).toEqual({ text: 'a\nb', cutChars: 0 });
+  });
+  it('keeps head and tail lines and says how much was cut and where the rest is', () => {
+    const text = Array.from({ length: 1000 }, (_, i) => `line ${i}`).join('\n');
+    const capped = capText(text, 500, '/data/tmp/sessions/tty_1/scrollback');
+    expect(capped.text.length).toBeLessThanOrEqual(500);
+    expect(capped.text.startsWith('line 0\n')).toBe(true);
+    expect(capped.text.endsWith('line 999')).toBe(true);
+    expect(capped.text).toMatch(new RegExp(`\\[\\.\\.\\. ${capped.cutChars} characters left out.*tty_1/scrollback\\]`));
+    expect(capped.text).not.toMatch(/\nine \d/);
+  });
+});
+
+describe('renderWait', () => {
+  const report = (tty: number, text: string, extra: Partial<TtyReport> = {}): TtyReport => ({
+    tty,
+    program: 'bash',
+    alive: true,
+    fullScreen: false,
+    text,
+    totalLines: text.split('\n').length,
+    elidedLines: 0,
+    files: { scrollback: `/d/tty_${tty}/scrollback`, screen: `/d/tty_${tty}/screen` },
+    ...extra,
+  });
+
+  it('shows each changed terminal under a header with its exit code, duration and the open list', () => {
+    const { text, structured } = renderWait({
+      reason: 'command-finished',
+      elapsedMs: 42,
+      changed: [report(1, '$ false', { exitCode: 1, durationMs: 3 }), report(2, 'bye', { alive: false, exitCode: 0, archivedTo: '/a/tty_2-tick-007' })],
+      open: [{ tty: 1, program: 'bash', alive: true }],
+    });
+    expect(text).toBe(
+      [
+        'Waited 42 ms (a command finished).',
+        '=== TTY 1 | bash | exit 1 | 3 ms ===',
+        '$ false',
+        '=== TTY 2 | bash | exited with 0 ===',
+        'bye',
+        '[TTY 2 ended and was closed; its scrollback is archived at /a/tty_2-tick-007]',
+        'Open terminals: 1 bash.',
+      ].join('\n'),
+    );
+    expect(structured.changed[0]).toMatchObject({ tty: 1, exitCode: 1, durationMs: 3, diff: '$ false', cutChars: 0 });
+  });
+
+  it('says when nothing changed and when nothing is open', () => {
+    const { text } = renderWait({ reason: 'timeout', elapsedMs: 5000, changed: [], open: [] });
+    expect(text).toBe('Waited 5.0 s (timed out).\nNothing new on any terminal.\nNo terminal is open: call open() to start one.');
+  });
+});
