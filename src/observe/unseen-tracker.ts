@@ -11,6 +11,10 @@ import { MAX_LINE_CHARS, type NewOutput, TAIL_LINES } from './render-new-output.
 export class UnseenTracker {
   markAbs: number;
   private bytesAtMark: number;
+  /** The mark row's text when the agent looked (it is shown again only if it changed). */
+  private markText = '';
+  /** The full screen when the agent looked at a full-screen program. */
+  private screenAtMark: string | undefined;
   /** Logical lines at or after the mark among rows the emulator has let go of. */
   private leftLines = 0;
   private readonly leftHead: string[] = [];
@@ -34,8 +38,18 @@ export class UnseenTracker {
     }
   }
 
+  /**
+   * Anything new the agent could see? Bytes alone are not enough: a shell also writes
+   * invisible things (mode switches, titles). New means a row past the mark, a changed mark
+   * row, or (full-screen) a changed screen.
+   */
   hasUnseen(emulator: TtyEmulator): boolean {
-    return emulator.bytesWritten > this.bytesAtMark;
+    if (this.bytesAtMark < 0) return true;
+    if (emulator.bytesWritten === this.bytesAtMark) return false;
+    if (emulator.alternateScreen) return emulator.screenText() !== this.screenAtMark;
+    if (emulator.contentEndAbs() > this.markAbs + 1) return true;
+    const row = emulator.readRows(this.markAbs, this.markAbs + 1)[0];
+    return (row?.text.trimEnd() ?? '') !== this.markText || this.screenAtMark !== undefined;
   }
 
   /** Mark that new output arrived that the byte count cannot show (output made while no server was attached). */
@@ -68,6 +82,8 @@ export class UnseenTracker {
   /** The agent has now seen everything up to the cursor. */
   markSeen(emulator: TtyEmulator): void {
     this.markAbs = emulator.cursorAbs;
+    this.markText = emulator.readRows(this.markAbs, this.markAbs + 1)[0]?.text.trimEnd() ?? '';
+    this.screenAtMark = emulator.alternateScreen ? emulator.screenText() : undefined;
     this.bytesAtMark = emulator.bytesWritten;
     this.leftLines = 0;
     this.leftHead.length = 0;

@@ -60,7 +60,7 @@ function toEpochMs(value: number): number {
  * ended with a successful result.
  */
 export function classifyHarnessError(signals: ErrorSignals, now: number = Date.now()): Classification | undefined {
-  const text = [signals.resultText, signals.assistantText].filter(Boolean).join(' | ');
+  const text = [...new Set([signals.resultText, signals.assistantText].filter(Boolean))].join(' | ');
   const reason = text || signals.assistantError || (signals.apiErrorStatus ? `API error ${signals.apiErrorStatus}` : '') || 'no reason given';
 
   if (!signals.resultIsError && signals.resultSubtype === 'success' && !signals.assistantError) return undefined;

@@ -104,6 +104,7 @@ export class HarnessSession {
   private readonly statusWaiters = new Map<string, (servers: { name: string; status: string }[]) => void>();
   private initStatus: string | undefined;
   private quietTimer: NodeJS.Timeout | undefined;
+  private readonly queued: string[] = [];
 
   constructor(private readonly options: SessionOptions) {
     const runner = options.instance.config.runner;
@@ -114,18 +115,21 @@ export class HarnessSession {
     });
   }
 
-  /** Hand the running agent a message; false when it no longer takes input. */
+  /**
+   * Hand the running agent a message; false when it no longer takes input. Before the prompt
+   * is sent (the MCP server still connecting) messages wait and follow the prompt.
+   */
   deliver(message: string): boolean {
-    if (!this.stdinOpen || !this.promptSent || this.endedBy || !this.options.harness.encodeUserMessage) return false;
+    if (this.endedBy || !this.options.harness.encodeUserMessage) return false;
+    if (this.proc && (!this.stdinOpen || this.proc.hasExited())) return false;
+    if (!this.promptSent) {
+      this.queued.push(message);
+      return true;
+    }
     this.writeLine(this.options.harness.encodeUserMessage(midTickMessage(message)));
     this.writtenSinceResult++;
     this.marker({ event: 'message-delivered', chars: message.length });
     return true;
-  }
-
-  /** Whether the session still takes messages (or will, once the prompt is sent). */
-  acceptsMessages(): boolean {
-    return !this.endedBy && (!this.proc || this.stdinOpen) && this.options.harness.encodeUserMessage !== undefined;
   }
 
   async run(): Promise<SessionResult> {
@@ -231,6 +235,7 @@ export class HarnessSession {
     if (this.endedBy || this.proc?.hasExited()) return;
     this.writeLine(harness.encodeUserMessage!(this.options.prompt));
     this.promptSent = true;
+    for (const message of this.queued.splice(0)) this.deliver(message);
   }
 
   private requestMcpStatus(id: string, line: string): Promise<{ name: string; status: string }[] | undefined> {

@@ -62,7 +62,18 @@ async function saveState(dataDir: string, state: RunnerState): Promise<void> {
 
 /** Take the next tick number and record the tick as running. Call with the tick lock held. */
 export async function beginTickRecord(dataDir: string, record: Omit<TickRecord, 'tick' | 'status'>): Promise<TickRecord> {
-  const state = await loadState(dataDir);
+  let state = await loadState(dataDir);
+  if (state.current) {
+    // A tick still marked running under a lock we could take: its runner died. Record it as such.
+    const died: TickRecord = {
+      ...state.current,
+      status: 'failed',
+      error_class: 'harness',
+      error: `the runner (PID ${state.current.pid ?? '?'}) stopped during this tick; its outcome was not recorded`,
+    };
+    delete died.pid;
+    state = { ...state, current: null, last: died, history: [...state.history, died].slice(-HISTORY_LENGTH) };
+  }
   const current: TickRecord = { ...record, tick: state.tick + 1, status: 'running' };
   await saveState(dataDir, { ...state, tick: current.tick, current });
   return current;

@@ -11,8 +11,7 @@ function duration(ms: number): string {
 export function formatTickSummary(name: string, outcome: TickOutcome): string {
   const tokens = outcome.tokens.input + outcome.tokens.output + outcome.tokens.cache_creation + outcome.tokens.cache_read;
   const parts = [
-    `${name} tick ${outcome.tick}: ${outcome.status}${outcome.errorClass ? ` (${outcome.errorClass})` : ''}`,
-    `in ${duration(outcome.durationMs)}`,
+    `${name} tick ${outcome.tick}: ${outcome.status}${outcome.errorClass ? ` (${outcome.errorClass})` : ''} in ${duration(outcome.durationMs)}`,
     `${tokens.toLocaleString('en-US')} tokens`,
     `$${outcome.costUsd.toFixed(2)}`,
   ];

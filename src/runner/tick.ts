@@ -12,6 +12,7 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import { backoffDelay, sleep } from './backoff.js';
 import { type ErrorClass, isRetryable } from './classify.js';
 import { HarnessSession, type SessionResult } from './harness-session.js';
+import type { Harness } from './harnesses/harness.js';
 import { getHarness } from './harnesses/index.js';
 import { HOOK_TIMEOUT_MS, type HookKind, preStopIssues, runHooks } from './hooks.js';
 import { assertBuilt } from './kernel-files.js';
@@ -19,6 +20,7 @@ import { acquireTickLock, type TickLock } from './lock.js';
 import { openTerminalIssues, readOpenTerminals } from './open-terminals.js';
 import { assertNotPaused, writePaused } from './paused.js';
 import { composeTickPrompt, loadTickPrompt } from './prompt.js';
+import { checkHarnessAvailable } from './watch/harness-check.js';
 import { beginTickRecord, finishTickRecord, type TickRecord, type TickTokens } from './state.js';
 
 const run = promisify(execFile);
@@ -86,6 +88,8 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
   const harness = getHarness(instance.config.runner.harness);
   assertBuilt();
   await assertNotPaused(instance.paths.paused, instance.name);
+  // A missing harness binary is an error before the tick starts, not a failed tick.
+  checkHarnessAvailable(instance, { ...(options.env ?? process.env), ...instance.config.runner.env });
   const lock = await acquireTickLock(instance.paths.tickLock, instance.name);
   let sandbox: Sandbox;
   let record: TickRecord;
@@ -117,7 +121,7 @@ class TickRun {
 
   constructor(
     private readonly instance: Instance,
-    private readonly harness: ReturnType<typeof getHarness>,
+    private readonly harness: Harness,
     private readonly sandbox: Sandbox,
     private readonly lock: TickLock,
     private readonly record: TickRecord,
@@ -130,15 +134,15 @@ class TickRun {
   }
 
   deliver(message: string): boolean {
-    if (this.finished) return false;
-    const session = this.session;
-    if (session?.deliver(message)) {
-      this.messages.push(message);
+    if (this.finished || this.options.signal?.aborted) return false;
+    if (!this.session) {
+      // Between sessions (container start, pre-tick hooks, a retry's backoff): it joins the next prompt.
+      this.pending.push(message);
       return true;
     }
-    if (session && !session.acceptsMessages()) return false;
-    if (!this.harness.encodeUserMessage && session) return false;
-    this.pending.push(message);
+    if (!this.session.deliver(message)) return false;
+    // Kept so that a retry (a fresh session) gets it again.
+    this.messages.push(message);
     return true;
   }
 
@@ -152,6 +156,7 @@ class TickRun {
     try {
       await this.runHookDir('pre-tick', paths.hooks.preTick, {});
       outcome = await this.runAttempts(tickLog, workDir, logFile);
+      this.finished = true;
     } catch (error) {
       this.logger.error({ err: describeError(error) }, 'the tick failed');
       outcome = this.outcome({ status: 'failed', errorClass: 'harness', error: describeError(error), attempts: 0, logFile });
@@ -226,8 +231,8 @@ class TickRun {
         deadline,
       });
       this.session = session;
+      // The ended session refuses messages from here on; a retry below opens the next one.
       last = await session.run();
-      this.session = undefined;
       totals.input += last.tokens.input;
       totals.output += last.tokens.output;
       totals.cache_creation += last.tokens.cache_creation;
@@ -246,6 +251,7 @@ class TickRun {
         delay = classification.retryAfterMs + Math.round(Math.random() * 5000);
       }
       if (Date.now() + delay >= deadline) break;
+      this.session = undefined;
       this.logger.warn({ errorClass: classification.errorClass, reason: classification.reason, delayMs: delay, attempt }, 'retrying after a transient error');
       tickLog.write(JSON.stringify({ type: 'kernel_runner', tick: this.record.tick, event: 'retry-wait', delay_ms: delay, reason: classification.reason }) + '\n');
       await sleep(delay, this.options.signal);
@@ -309,14 +315,24 @@ class TickRun {
     return [...preStopIssues(results), ...openTerminalIssues(open, startupTtys)];
   }
 
-  /** Best effort: `git push` on the host when the data repo has a remote. */
+  /**
+   * Best effort: `git push` on the host when the data repo has a remote. A branch without an
+   * upstream is pushed to origin (or the only remote) and tracks it from then on.
+   */
   private async pushRepo(): Promise<void> {
     const cwd = this.instance.dataDir;
+    const git = (args: string[], timeout = 10_000) =>
+      run('git', ['-C', cwd, ...args], { timeout, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
     try {
-      const { stdout } = await run('git', ['-C', cwd, 'remote'], { timeout: 10_000 });
-      if (!stdout.trim()) return;
-      await run('git', ['-C', cwd, 'push'], { timeout: 120_000, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
-      this.logger.info('git push done');
+      const remotes = (await git(['remote'])).stdout.split('\n').filter(Boolean);
+      if (remotes.length === 0) return;
+      const hasUpstream = await git(['rev-parse', '--abbrev-ref', '--symbolic-full-name', '@{u}']).then(
+        () => true,
+        () => false,
+      );
+      const remote = remotes.includes('origin') ? 'origin' : (remotes[0] as string);
+      await git(hasUpstream ? ['push'] : ['push', '--set-upstream', remote, 'HEAD'], 120_000);
+      this.logger.info({ remote: hasUpstream ? 'upstream' : remote }, 'git push done');
     } catch (error) {
       this.logger.warn({ err: describeError(error).split('\n')[0] }, 'git push failed (best effort)');
     }

@@ -5,7 +5,7 @@ import { KernelError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { type Engine, statusCode } from './engine.js';
 import { hardenedCreateOptions, hostFacts } from './hardening.js';
-import { type ImageRef, LABEL, type ProgressCallback, currentImageRef, ensureImage } from './image.js';
+import { type ImageRef, LABEL, type ProgressCallback, currentImageRef, ensureImage, imageTag } from './image.js';
 
 /**
  * The instance's one persistent container, `agent-kernel-<name>`. It only ever runs an init
@@ -157,7 +157,8 @@ export async function containerUp(engine: Engine, instance: Instance, options: L
   const image = await ensureImage(engine, instance, { logger, onProgress, force });
   const wanted = createOptions(instance, image);
   let info = await inspectContainer(engine, instance);
-  if (info && (force || statusFrom(name, info, image.hash, wanted).stale)) {
+  const recreated = info !== undefined && (force || statusFrom(name, info, image.hash, wanted).stale);
+  if (info && recreated) {
     onProgress?.(`recreating ${name} (${force ? 'rebuild' : 'its image or config changed'})`);
     logger.info({ container: name }, 'recreating container');
     await removeContainer(engine, info.Id);
@@ -176,6 +177,10 @@ export async function containerUp(engine: Engine, instance: Instance, options: L
   const after = await inspectContainer(engine, instance);
   if (!after?.State.Running) {
     throw new KernelError('CONTAINER_FAILED', `Container ${name} does not stay up (state: ${after?.State.Status ?? 'gone'}). Its log: docker logs ${name}`);
+  }
+  if (recreated) {
+    // The old image is now unused: remove it (and anything else of ours that is stale).
+    await prune(engine, instance, { logger }).catch((error: unknown) => logger.warn({ err: error }, 'prune after recreate failed'));
   }
   return statusFrom(name, after, image.hash, wanted);
 }
@@ -235,17 +240,21 @@ export async function prune(engine: Engine, instance: Instance, options: Lifecyc
   }
 
   const inUse = new Set((await engine.docker.listContainers({ all: true })).map((c) => c.ImageID));
+  const currentTag = imageTag(instance.name, hash);
   const images = await engine.docker.listImages({ filters: filter });
   for (const image of images) {
-    if (image.Labels?.[LABEL.instance] !== instance.name || image.Labels[LABEL.hash] === hash) continue;
-    const label = image.RepoTags?.find((t) => t !== '<none>:<none>') ?? image.Id;
+    if (image.Labels?.[LABEL.instance] !== instance.name) continue;
+    const tags = (image.RepoTags ?? []).filter((t) => t !== '<none>:<none>');
+    // The current image is the one carrying the current tag; a rebuild leaves the old one untagged.
+    if (tags.includes(currentTag)) continue;
+    const label = tags[0] ?? `${image.Id.replace(/^sha256:/, '').slice(0, 12)} (untagged)`;
     if (inUse.has(image.Id)) {
       result.kept.push(`${label}: used by a container`);
       continue;
     }
     try {
-      const tags = (image.RepoTags ?? []).filter((t) => t !== '<none>:<none>');
-      for (const tag of tags.length > 0 ? tags : [image.Id]) await engine.docker.getImage(tag).remove();
+      for (const tag of tags) await engine.docker.getImage(tag).remove();
+      if (tags.length === 0) await engine.docker.getImage(image.Id).remove();
       result.removedImages.push(label);
       options.onProgress?.(`removed image ${label}`);
     } catch (error) {

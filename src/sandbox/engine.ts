@@ -85,19 +85,37 @@ export function dockerodeOptions(address: string, env: NodeJS.ProcessEnv = proce
   );
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+/** Run an engine request with a deadline; the request is aborted (its socket closed) when it passes. */
+async function withTimeout<T>(request: (signal: AbortSignal) => Promise<T>, ms: number, what: string): Promise<T> {
+  const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-    timer.unref();
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new Error(`${what}: no answer within ${ms} ms`));
+    }, ms);
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  try {
+    return await Promise.race([request(controller.signal), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** dockerode takes an abortSignal on these calls; its type definitions do not say so. */
+interface AbortableCalls {
+  ping(options: { abortSignal: AbortSignal }): Promise<unknown>;
+  version(options: { abortSignal: AbortSignal }): Promise<Dockerode.DockerVersion>;
+}
+
+function abortable(docker: Dockerode): AbortableCalls {
+  return docker as unknown as AbortableCalls;
 }
 
 async function tryAddress(address: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Engine> {
   const docker = new Dockerode(dockerodeOptions(address, env));
-  await withTimeout(docker.ping(), timeoutMs, address);
-  const version = await withTimeout(docker.version(), timeoutMs, address);
+  await withTimeout((abortSignal) => abortable(docker).ping({ abortSignal }), timeoutMs, address);
+  const version = await withTimeout((abortSignal) => abortable(docker).version({ abortSignal }), timeoutMs, address);
   const isPodman = (version.Components ?? []).some((c) => /podman/i.test(c.Name)) || /podman/i.test(version.Platform?.Name ?? '');
   return { docker, address, name: isPodman ? 'podman' : 'docker', version: version.Version, apiVersion: version.ApiVersion };
 }
@@ -132,7 +150,7 @@ export async function connectEngine(options: ConnectOptions = {}): Promise<Engin
       const cached = connected.get(address);
       if (cached) {
         // Reuse the connection, but make sure the engine still answers.
-        await withTimeout(cached.docker.ping(), timeoutMs, address);
+        await withTimeout((abortSignal) => abortable(cached.docker).ping({ abortSignal }), timeoutMs, address);
         return cached;
       }
       const engine = await tryAddress(address, env, timeoutMs);

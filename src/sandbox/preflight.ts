@@ -181,7 +181,7 @@ export async function preflight(instance: Instance | undefined, options: Preflig
 
     if (engine && imageTag) {
       try {
-        const { output } = await runInImage(engine, imageTag, instance.name, ['tmux', '-V']);
+        const { output } = await runInImage(engine, imageTag, instance.name, ['sh', '-c', 'if command -v tmux >/dev/null; then tmux -V; else echo tmux: not installed; fi']);
         const version = parseTmuxVersion(output);
         rows.push(
           version && tmuxVersionOk(version)

@@ -44,7 +44,6 @@ export class KernelRuntime {
             { ms: Date.now() - began, adopted: terminals.adoptReport.adopted, lost: terminals.adoptReport.lost.map((t) => t.tty) },
             'terminals ready',
           );
-          if (this.disposed) void terminals.dispose();
           return terminals;
         },
         (error: unknown) => {
@@ -55,6 +54,18 @@ export class KernelRuntime {
       );
     }
     return this.starting;
+  }
+
+  /**
+   * Forget terminals that stopped working (tmux or the container went away under them):
+   * the next call starts afresh and re-adopts whatever survived.
+   */
+  async invalidate(broken: Terminals): Promise<void> {
+    if (this.ready !== broken) return;
+    this.ready = undefined;
+    this.starting = undefined;
+    this.logger.warn('the terminals stopped working; the next call starts them again');
+    await broken.dispose().catch((error: unknown) => this.logger.warn({ err: error }, 'disposing the broken terminals failed'));
   }
 
   /** Run `task` after every task queued before it (logins of several sessions must not open the same TTY twice). */

@@ -13,6 +13,11 @@ export async function serveStdio(deps: KernelServerDeps): Promise<{ closed: Prom
     markClosed = resolve;
   });
   transport.onclose = () => markClosed();
+  // A client that vanished makes writes fail with EPIPE: that is a goodbye, not a crash.
+  process.stdout.on('error', (error) => {
+    deps.logger.info({ err: error }, 'stdout closed: the client went away');
+    markClosed();
+  });
   process.stdin.once('end', () => {
     deps.logger.info('stdin closed: the client went away');
     markClosed();

@@ -14,7 +14,10 @@ export interface ControlClientEvents {
 
 interface PendingCommand {
   command: string;
-  resolve: (lines: string[]) => void;
+  /** Replies still to come: tmux answers each command of a `;` group in its own block. */
+  remaining: number;
+  replies: string[][];
+  resolve: (replies: string[][]) => void;
   reject: (error: Error) => void;
 }
 
@@ -51,14 +54,25 @@ export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
   }
 
   /** Run one tmux command; resolves with its output lines, rejects with TMUX_FAILED on `%error`. */
-  command(command: string): Promise<string[]> {
+  async command(command: string): Promise<string[]> {
+    const [reply] = await this.commands([command]);
+    return reply ?? [];
+  }
+
+  /**
+   * Run commands as one `;` group on one line: tmux runs them back to back, with no pane
+   * output parsed in between. Resolves with each command's output lines. When one fails,
+   * tmux skips the rest of the group and this rejects.
+   */
+  commands(commands: readonly string[]): Promise<string[][]> {
+    const line = commands.join(' ; ');
     if (this.ended !== undefined) {
-      return Promise.reject(new KernelError('TMUX_FAILED', `tmux is gone (${this.ended}); cannot run: ${command}`));
+      return Promise.reject(new KernelError('TMUX_FAILED', `tmux is gone (${this.ended}); cannot run: ${line}`));
     }
-    if (command.includes('\n')) throw new Error('a tmux control command must be one line');
+    if (line.includes('\n')) throw new Error('a tmux control command must be one line');
     return new Promise((resolve, reject) => {
-      this.pending.push({ command, resolve, reject });
-      this.process.stdin.write(`${command}\n`);
+      this.pending.push({ command: line, remaining: commands.length, replies: [], resolve, reject });
+      this.process.stdin.write(`${line}\n`);
     });
   }
 
@@ -89,7 +103,7 @@ export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
       if (this.block.ours) this.block.lines.push(data.toString('utf8', start, end));
       return;
     }
-    if (data.compare(OUTPUT_PREFIX, 0, OUTPUT_PREFIX.length, start, start + OUTPUT_PREFIX.length) === 0) {
+    if (end - start > OUTPUT_PREFIX.length && data.compare(OUTPUT_PREFIX, 0, OUTPUT_PREFIX.length, start, start + OUTPUT_PREFIX.length) === 0) {
       const idStart = start + OUTPUT_PREFIX.length - 1;
       const space = data.indexOf(0x20, idStart);
       if (space < 0 || space > end) return;
@@ -108,10 +122,17 @@ export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
         const block = this.block;
         this.block = undefined;
         if (!block?.ours) break;
-        const waiting = this.pending.shift();
+        const waiting = this.pending[0];
         if (!waiting) break;
-        if (keyword === '%end') waiting.resolve(block.lines);
-        else {
+        if (keyword === '%end') {
+          waiting.replies.push(block.lines);
+          waiting.remaining -= 1;
+          if (waiting.remaining > 0) break;
+          this.pending.shift();
+          waiting.resolve(waiting.replies);
+        } else {
+          // tmux drops the rest of the group after an error: no more blocks will come for it.
+          this.pending.shift();
           waiting.reject(
             new KernelError('TMUX_FAILED', `tmux refused "${waiting.command}": ${block.lines.join(' ') || 'no reason given'}`, {
               details: { command: waiting.command, reply: block.lines },

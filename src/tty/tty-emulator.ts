@@ -62,7 +62,7 @@ export class TtyEmulator {
       scrollOnEraseInDisplay: true,
     });
     this.terminal.loadAddon(this.serializer);
-    this.terminal.onScroll(() => this.onScroll());
+    this.countScrolls();
     // `clear` sends ED3 (erase scrollback): hand the rows over before they vanish.
     this.terminal.parser.registerCsiHandler({ final: 'J' }, (params) => {
       if (params[0] === 3) this.flushRowsAbove();
@@ -194,6 +194,21 @@ export class TtyEmulator {
 
   dispose(): void {
     this.terminal.dispose();
+  }
+
+  /**
+   * Count lines pushed into history. The public onScroll also fires on buffer switches and
+   * viewport moves, so hook the one method that scrolls a line: BufferService.scroll.
+   */
+  private countScrolls(): void {
+    const core = (this.terminal as unknown as { _core?: { _bufferService?: { scroll?: (...args: unknown[]) => void } } })._core;
+    const service = core?._bufferService;
+    if (typeof service?.scroll !== 'function') throw new Error('@xterm/headless changed: BufferService.scroll is gone (pinned version 6.0.0)');
+    const scroll = service.scroll.bind(service);
+    service.scroll = (...args: unknown[]) => {
+      scroll(...args);
+      this.onScroll();
+    };
   }
 
   private onScroll(): void {

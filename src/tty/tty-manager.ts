@@ -59,6 +59,8 @@ const IDLE_GRACE_MS = 400;
 /** How often wait() asks tmux about the panes (foreground program, exit). */
 const POLL_MS = 100;
 const DEFAULT_WAIT_SECONDS = 30;
+/** How long a new integrated shell may take to show its first prompt before silence counts. */
+const FIRST_PROMPT_MS = 10_000;
 
 /**
  * The agent's terminals on one instance. One tmux server in the sandbox holds them (so
@@ -78,7 +80,7 @@ export class TtyManager {
   private rcfile = '';
   private serial: Promise<unknown> = Promise.resolve();
   private stateTimer: NodeJS.Timeout | undefined;
-  private disposed = false;
+  private isDisposed = false;
   private tick: number;
   private readonly socket: string;
   private readonly paths: Instance['paths'];
@@ -112,6 +114,11 @@ export class TtyManager {
     }
   }
 
+  /** True once dispose() was called. */
+  get disposed(): boolean {
+    return this.isDisposed;
+  }
+
   setTick(tick: number): void {
     this.tick = tick;
   }
@@ -136,7 +143,7 @@ export class TtyManager {
     this.control = new TmuxControlClient(proc, this.logger);
     this.control.on('output', (paneId, data) => this.onPaneOutput(paneId, data));
     this.control.on('exit', (reason) => {
-      if (!this.disposed) {
+      if (!this.isDisposed) {
         this.tmuxGone = reason;
         this.logger.error({ reason }, 'tmux control client ended');
         this.wake();
@@ -181,14 +188,13 @@ export class TtyManager {
     const target = `-t ${pane.paneId}`;
     const parts = [`display -p ${target} ${quoteTmuxArgument(PANE_FORMAT)}`];
     if (pane.alternateOn) {
-      parts.push(`capture-pane -p -e -J ${target} -S - -E -1`, `display -p ${target} ---saved---`, `capture-pane -p -e -a ${target}`);
-      parts.push(`display -p ${target} ---alternate---`, `capture-pane -p -e ${target}`);
+      parts.push(`capture-pane -p -e -J ${target} -S - -E -1`, `capture-pane -p -e -a ${target}`, `capture-pane -p -e ${target}`);
     } else {
       parts.push(`capture-pane -p -e -J ${target} -S - -E -`);
     }
     this.orphanOutput.delete(pane.paneId);
-    const reply = await this.control.command(parts.join(' ; '));
-    const now = parsePaneLine(reply[0] ?? '') ?? pane;
+    const replies = await this.control.commands(parts);
+    const now = parsePaneLine(replies[0]?.[0] ?? '') ?? pane;
     const markRow = state ? (now.historySize < state.markHistory ? 0 : state.markRow) : 0;
     const tty = this.createTty(number, state?.command ?? '(adopted)', pane.paneId, state?.openedAt ?? new Date().toISOString(), {
       cols: now.width,
@@ -196,21 +202,16 @@ export class TtyManager {
     }, markRow);
     tty.files = await this.openFiles(tty, state?.scrollbackRows ?? 0);
 
-    const body = reply.slice(1);
     const emulator = tty.emulator;
-    if (now.alternateOn) {
-      const savedAt = body.indexOf('---saved---');
-      const altAt = body.indexOf('---alternate---');
-      const history = body.slice(0, savedAt);
-      const saved = body.slice(savedAt + 1, altAt);
-      const screen = body.slice(altAt + 1);
+    if (now.alternateOn && replies.length === 4) {
+      const [, history = [], saved = [], screen = []] = replies;
       emulator.write([...history, ...padRows(saved, now.height)].join('\r\n'));
       emulator.write(`\x1b[${now.alternateSavedY + 1};${now.alternateSavedX + 1}H\x1b[?1049h\x1b[H\x1b[2J`);
       emulator.write(padRows(screen, now.height).join('\r\n'));
       emulator.write(`\x1b[${now.cursorY + 1};${now.cursorX + 1}H`);
     } else {
       // -J joins wrapped rows; the emulator wraps them again at the same width, row for row.
-      emulator.write(body.join('\r\n'));
+      emulator.write((replies[1] ?? []).join('\r\n'));
       emulator.write(`\x1b[${now.cursorY + 1};${now.cursorX + 1}H`);
     }
     await emulator.drain();
@@ -293,11 +294,11 @@ export class TtyManager {
       const display = command?.trim() || this.config.shell;
       const shellLine = command?.trim() ? command.trim() : integratedShellCommand(this.config.shell, this.rcfile);
       const { cols, rows } = this.config;
-      const reply = await this.control.command(
+      const [reply = []] = await this.control.commands(
         [
           `new-window -d -t ${TMUX_SESSION}:${number} -n tty${number} -c ${quoteTmuxArgument(this.instance.dataDir)} -e AGENT_KERNEL_TTY=${number} -P -F '#{pane_id}' ${quoteTmuxArgument(shellLine)}`,
           `resize-window -t ${TMUX_SESSION}:${number} -x ${cols} -y ${rows}`,
-        ].join(' ; '),
+        ],
       );
       const paneId = reply[0]?.trim() ?? '';
       if (!paneId.startsWith('%')) throw new KernelError('TMUX_FAILED', `tmux did not say which pane it opened for TTY ${number} (got "${reply.join(' ')}").`);
@@ -307,7 +308,8 @@ export class TtyManager {
       tty.files = await this.openFiles(tty, 0);
       tty.program = normalizeProgram(display.split(/\s+/)[0] ?? display);
       tty.tracker.markSeen(tty.emulator);
-      tty.pending = { at: Date.now(), endsBefore: 0 };
+      tty.pending = { kind: 'open', at: Date.now(), endsBefore: 0 };
+      tty.integrated = !command?.trim();
       this.register(tty);
       await this.saveState();
       await this.writeRegistry();
@@ -345,7 +347,7 @@ export class TtyManager {
           { details: { tty: tty.number } },
         );
       }
-      const actual = normalizeProgram(pane.command);
+      const actual = tty.program;
       if (!programMatches(input.expect, actual)) {
         throw new KernelError(
           'EXPECT_MISMATCH',
@@ -370,9 +372,9 @@ export class TtyManager {
         commands.push(`set-buffer -b ${buffer} -- ${quoteTmuxArgument(typed.text)}`, `paste-buffer -p -d -b ${buffer} ${target}`);
         if (enter) commands.push(`send-keys ${target} Enter`);
       }
-      tty.pending = { at: Date.now(), endsBefore: tty.commandEnds };
+      tty.pending = { kind: 'type', at: Date.now(), endsBefore: tty.commandEnds };
       tty.readingKeys = undefined;
-      if (commands.length > 0) await this.control.command(commands.join(' ; '));
+      if (commands.length > 0) await this.control.commands(commands);
       tty.lastActivity = Date.now();
       this.wake();
       return { tty: tty.number, sent, bytes: typed.kind === 'key' ? 0 : Buffer.byteLength(typed.text) };
@@ -489,6 +491,10 @@ export class TtyManager {
         quietMs: now - since,
         settleMs: this.config.settle_ms,
       });
+      // A shell the kernel started is ready at its first prompt (it may be slow to read its rc files).
+      if (verdict === 'settled' && tty.pending?.kind === 'open' && tty.integrated && tty.commandEnds === 0 && now - tty.pending.at < FIRST_PROMPT_MS) {
+        verdict = 'running';
+      }
       if (verdict === 'ask-termios') {
         tty.readingKeys = { key: `${tty.pane?.pid}:${tty.program}`, value: await this.readingKeys(tty) };
         verdict = tty.readingKeys.value ? 'settled' : 'running';
@@ -553,7 +559,7 @@ export class TtyManager {
         tty.markHistory = pane.historySize;
         tty.markDigest = tty.digest(normal);
       }
-      tty.files.schedule();
+      await tty.files.flush();
     }
     for (const tty of closing) {
       const item = changed.find((c) => c.tty === tty.number);
@@ -607,10 +613,11 @@ export class TtyManager {
         continue;
       }
       tty.pane = pane;
-      const program = normalizeProgram(pane.command);
+      const program = await this.foregroundProgram(tty, pane);
       if (program !== tty.program) tty.readingKeys = undefined;
       tty.program = program;
       if (pane.dead && tty.alive) {
+        await this.catchUpDeadPane(tty, pane);
         tty.alive = false;
         tty.exitCode = pane.deadStatus;
         tty.pendingExitReport = true;
@@ -620,13 +627,54 @@ export class TtyManager {
     return panes;
   }
 
+  /**
+   * The program in the foreground, as `expect` names it. tmux names the process group
+   * leader; in a pipeline (`seq 1 200 | less`) that is the first process, which may be gone:
+   * tmux then names the shell. While the shell says a command runs, ask ps for the group's
+   * newest process instead (at most once a second).
+   */
+  private async foregroundProgram(tty: Tty, pane: PaneInfo): Promise<string> {
+    const named = normalizeProgram(pane.command);
+    if (!isShell(named) || !tty.commandRunning || pane.dead) return named;
+    const now = Date.now();
+    if (tty.foreground && tty.foreground.pid === pane.pid && now - tty.foreground.at < 1000) return tty.foreground.name;
+    const script = 'g=$(ps -o tpgid= -p "$1" | tr -d " "); [ -n "$g" ] && ps -e -o pgid= -o comm= | awk -v g="$g" \'$1 == g { print $2 }\'';
+    const result = await this.sandbox.run(['sh', '-c', script, 'sh', String(pane.pid)], { timeoutMs: 5000 }).catch(() => undefined);
+    const names = (result?.stdout ?? '').split('\n').map((l) => l.trim()).filter(Boolean);
+    const name = names.length > 0 ? normalizeProgram(names[names.length - 1]!) : named;
+    tty.foreground = { pid: pane.pid, at: now, name };
+    return name;
+  }
+
+  /**
+   * tmux drops output it had not yet sent to a control client when the pane's process
+   * ends (the pane's fd closes), so a fast command's last lines may never arrive. tmux's own
+   * screen has them: copy the rows from our cursor on from it.
+   */
+  private async catchUpDeadPane(tty: Tty, pane: PaneInfo): Promise<void> {
+    const emulator = tty.emulator;
+    const tmuxCursor = pane.historySize + pane.cursorY;
+    if (pane.alternateOn || tmuxCursor < emulator.cursorAbs) return;
+    const from = emulator.cursorAbs - pane.historySize;
+    const rows = await this.control.command(`capture-pane -p -e -J -t ${pane.paneId} -S ${from} -E -`).catch(() => undefined);
+    if (!rows) return;
+    const [first = ''] = emulator.readRows(emulator.cursorAbs, emulator.cursorAbs + 1);
+    const lines = rows.slice();
+    while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+    const known = typeof first === 'string' ? first : first.text;
+    if (lines.length <= 1 && (lines[0] ?? '').replace(/\x1b\[[0-9;]*m/g, '').trimEnd() === known.trimEnd()) return;
+    emulator.write(`\r\x1b[J${lines.join('\r\n')}\x1b[${pane.cursorY + 1};${pane.cursorX + 1}H`);
+    await emulator.drain();
+    this.logger.debug({ tty: tty.number, rows: lines.length }, 'caught up with a dead pane from tmux');
+  }
+
   private async listPanes(): Promise<PaneInfo[]> {
     const lines = await this.control.command(`list-panes -s -t ${TMUX_SESSION} -F ${quoteTmuxArgument(PANE_FORMAT)}`);
     return lines.map(parsePaneLine).filter((p): p is PaneInfo => p !== undefined && p.window < MAX_TTYS);
   }
 
   private scheduleState(): void {
-    if (this.stateTimer || this.disposed) return;
+    if (this.stateTimer || this.isDisposed) return;
     this.stateTimer = setTimeout(() => {
       this.stateTimer = undefined;
       this.saveState().catch((error: unknown) => this.logger.warn({ error: describeError(error) }, 'saving terminal state failed'));
@@ -725,7 +773,7 @@ export class TtyManager {
   }
 
   private assertUsable(): void {
-    if (this.disposed) throw new KernelError('INTERNAL', 'This terminal manager was disposed; start a new one.');
+    if (this.isDisposed) throw new KernelError('INTERNAL', 'This terminal manager was disposed; start a new one.');
     if (this.tmuxGone) {
       throw new KernelError('TMUX_FAILED', `The connection to tmux ended (${this.tmuxGone}); the container may have stopped. Restart the server to recover.`);
     }
@@ -739,8 +787,8 @@ export class TtyManager {
 
   /** Detach and release the lock. The terminals live on in tmux. */
   async dispose(): Promise<void> {
-    if (this.disposed) return;
-    this.disposed = true;
+    if (this.isDisposed) return;
+    this.isDisposed = true;
     if (this.stateTimer) clearTimeout(this.stateTimer);
     await this.serial.catch(() => {});
     if (this.control && !this.control.closed) {

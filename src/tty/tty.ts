@@ -6,6 +6,7 @@ import { type ShellMark, TtyEmulator } from './tty-emulator.js';
 
 /** What the agent did last on a terminal, for `wait` to decide when it is done. */
 export interface PendingAction {
+  kind: 'open' | 'type';
   at: number;
   /** Command-finished marks seen before the action. */
   endsBefore: number;
@@ -21,6 +22,8 @@ export class Tty {
   exitCode: number | undefined;
   pane: PaneInfo | undefined;
   pending: PendingAction | undefined;
+  /** Started as the kernel's bash with shell integration: its first prompt will carry marks. */
+  integrated = false;
   /** Command-finished marks (OSC 133 D) so far, and the latest one. */
   commandEnds = 0;
   lastEnd: { exitCode?: number; durationMs?: number; at: number } | undefined;
@@ -30,6 +33,8 @@ export class Tty {
   commandRunning = false;
   lastActivity = Date.now();
   readingKeys: { key: string; value: boolean | undefined } | undefined;
+  /** The foreground program found with ps (when tmux can only name the shell). */
+  foreground: { pid: number; at: number; name: string } | undefined;
   /** tmux's history_size when the mark was set (to notice tmux dropping old lines). */
   markHistory = 0;
   markDigest = '';

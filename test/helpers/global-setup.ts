@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { silentLogger } from '../../src/log/logger.js';
 import { DEFAULT_BASE_IMAGE, bootstrapBaseImage } from '../../src/sandbox/bootstrap.js';
@@ -31,7 +32,7 @@ async function checkEngine(): Promise<EngineAvailability> {
   try {
     await ensureImage(engine, cache.instance, { logger });
   } finally {
-    await rm(cache.dataDir, { recursive: true, force: true });
+    await rm(path.dirname(cache.dataDir), { recursive: true, force: true });
   }
   const seconds = (Date.now() - started) / 1000;
   if (seconds > 1) process.stderr.write(`global-setup: built the test image (Containerfile.test) in ${seconds.toFixed(1)} s\n`);

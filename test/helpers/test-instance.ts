@@ -30,7 +30,7 @@ export interface TestInstance {
   dataDir: string;
   /** Reload the instance after changing files (for example agent_config.json). */
   reload(): Promise<Instance>;
-  /** Remove the container, every image tag of this instance, and the data directory. */
+  /** Remove the container, every image of this instance (by its label), and the data directory. */
   cleanup(): Promise<void>;
 }
 
@@ -56,9 +56,10 @@ export async function removeEngineResources(name: string): Promise<void> {
   const images = await docker.listImages({ filters: { label: [`${LABEL.instance}=${name}`] } });
   for (const image of images) {
     if (image.Labels?.[LABEL.instance] !== name) continue;
-    for (const tag of (image.RepoTags ?? []).filter((t) => t !== '<none>:<none>')) {
+    const tags = (image.RepoTags ?? []).filter((t) => t !== '<none>:<none>');
+    for (const reference of [...tags, image.Id]) {
       await docker
-        .getImage(tag)
+        .getImage(reference)
         .remove()
         .catch((error: unknown) => {
           if (statusCode(error) !== 404) throw error;
@@ -74,7 +75,9 @@ export async function removeEngineResources(name: string): Promise<void> {
  */
 export async function createTestInstance(options: TestInstanceOptions = {}): Promise<TestInstance> {
   const name = options.name ?? `t-${randomBytes(4).toString('hex')}`;
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), `ak-${name}-`));
+  // The data directory's base name is the instance name, so resolveInstance(dataDir) agrees with it.
+  const parent = await mkdtemp(path.join(os.tmpdir(), 'ak-test-'));
+  const dataDir = path.join(parent, name);
   const paths = dataPaths(dataDir);
   await mkdir(paths.system, { recursive: true });
   await writeFile(paths.agentConfig, JSON.stringify(options.config ?? {}, null, 2) + '\n');
@@ -95,7 +98,7 @@ export async function createTestInstance(options: TestInstanceOptions = {}): Pro
     reload: () => instanceFor(name, dataDir),
     async cleanup() {
       await removeEngineResources(name);
-      await rm(dataDir, { recursive: true, force: true });
+      await rm(parent, { recursive: true, force: true });
     },
   };
 }

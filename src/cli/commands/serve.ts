@@ -71,6 +71,9 @@ export const serveCommand: Command = {
     const instance = await resolveInstance(options.target);
     const logger = createLogger({ process: 'server', logDir: instance.paths.logs, ...(options.logLevel ? { level: options.logLevel } : {}) });
     logger.info({ instance: instance.name, dataDir: instance.dataDir, transport: options.http ? 'http' : 'stdio' }, 'agent-kernel serve starting');
+    // A bug in a callback must not take the terminals away from the agent mid-tick: log it and serve on.
+    process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection (the server keeps running)'));
+    process.on('uncaughtException', (error) => logger.fatal({ err: error }, 'uncaught exception (the server keeps running)'));
     const runtime = new KernelRuntime(() => startTerminals(instance, logger), logger);
     const deps = { runtime, instance, logger };
 

@@ -11,6 +11,7 @@ export function watchResultOf(outcome: TickOutcome): WatchTickResult {
     status: outcome.errorClass ? `${outcome.status} (${outcome.errorClass})` : outcome.status,
     tick: outcome.tick,
     ...(outcome.error ? { error: outcome.error } : {}),
+    ...(outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {}),
   };
 }
 

@@ -34,6 +34,8 @@ export interface WatchTickResult {
   readonly status: string;
   readonly tick?: number;
   readonly error?: string;
+  /** A usage limit the tick did not wait out: no tick before this long. */
+  readonly retryAfterMs?: number;
 }
 
 export interface WatchRunningTick {
@@ -315,8 +317,8 @@ export class Watch {
     const dir = secretsDir(this.instance.name, this.instance.dataDir, runner.secrets_dir, this.deps.env);
     const secrets = await loadSecrets(dir);
     for (const { file, reason } of secrets.skipped) this.log.warn({ file, dir }, `secret file skipped: ${reason}`);
+    // Redacted from every log line from now on (values under 6 characters are not: see log/secrets.ts).
     registerSecrets(Object.values(secrets.values));
-    registerSecrets(Object.values(runner.env));
     const names = Object.keys(secrets.values);
     if (names.length > 0) this.log.info({ dir, names }, 'secrets loaded');
     // Only the secrets and runner.env: the tick adds its own environment to these.
@@ -410,7 +412,7 @@ export class Watch {
     const decision = decideAfterTick(this.counters, result.failed, policy);
     this.restartPending = decision.restart;
     this.gaveUp = decision.gaveUp;
-    this.notBefore = ended + decision.delayMs;
+    this.notBefore = ended + Math.max(decision.delayMs, result.retryAfterMs ?? 0);
     if (decision.gaveUp) this.reason = decision.reason;
     const level = result.failed ? 'warn' : 'info';
     this.log[level]({ result: this.lastResult, restarts: this.counters.restarts, failures: this.counters.failures }, `tick ended (${result.status}); ${decision.reason}`);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { DataPaths } from '../../config/paths.js';
-import { KernelError } from '../../errors.js';
+import { isKernelError, KernelError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import type { KernelRuntime } from '../runtime.js';
 import type { Terminals } from '../terminals.js';
@@ -10,6 +10,8 @@ import { errorResult, toolErrorResult } from '../tool-result.js';
 /** What one MCP session knows: whether its client has called login. */
 export interface SessionState {
   loggedIn: boolean;
+  /** The terminals this session's login opened the startup terminals on (a restart needs them again). */
+  loggedInTo?: Terminals;
 }
 
 /** Everything a tool needs, passed in explicitly. */
@@ -49,6 +51,7 @@ export async function guarded(
       deps.logger.info({ tool, ms: Date.now() - began }, `${tool} cancelled by the client`);
       return errorResult(`${tool} was cancelled; nothing was marked as seen.`);
     }
+    if (isKernelError(error, 'TMUX_FAILED') && deps.runtime.current) await deps.runtime.invalidate(deps.runtime.current);
     return toolErrorResult(tool, error, deps.logger);
   }
 }

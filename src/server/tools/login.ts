@@ -46,7 +46,8 @@ export function registerLoginTool(server: McpServer, deps: ToolDeps): void {
         const terminals = await deps.runtime.terminals();
         const tick = await loadTick(deps.instance.paths.state, deps.logger);
         terminals.setTick(tick);
-        const alreadyLoggedIn = deps.session.loggedIn;
+        // Logged in already, to these same terminals: nothing to open again.
+        const alreadyLoggedIn = deps.session.loggedIn && deps.session.loggedInTo === terminals;
         const opened: LoginSummary['opened'] = [];
         const startupErrors: LoginSummary['startupErrors'] = [];
         if (!alreadyLoggedIn) {
@@ -76,6 +77,7 @@ export function registerLoginTool(server: McpServer, deps: ToolDeps): void {
           });
         }
         deps.session.loggedIn = true;
+        deps.session.loggedInTo = terminals;
         const list = await terminals.list();
         const summary: LoginSummary = {
           tick,

@@ -47,6 +47,8 @@ describeWithEngine('kernel-runner tick with the real Claude Code CLI (logged out
     expect(init?.tools).not.toContain('Bash');
 
     expect(outcome).toMatchObject({ status: 'failed', errorClass: 'fatal', paused: true, attempts: 1 });
+    // Claude Code's own transcript of the session, copied beside ours.
+    expect(await readFile(outcome.logFile.replace(/\.jsonl$/, '.session.jsonl'), 'utf8')).toContain(outcome.sessionId);
     expect(outcome.error).toContain('Not logged in');
     expect(await readFile(t.instance.paths.paused, 'utf8')).toMatch(/^Not logged in/);
     await expect(startTick(await t.reloaded(), { logger: t.logger, env: t.env })).rejects.toThrow(/is paused: Not logged in/);

@@ -42,6 +42,8 @@ export async function tickTestInstance(runner: Record<string, unknown>, extra: R
   delete env.CLAUDE_CODE_OAUTH_TOKEN;
   const test = await createTestInstance({
     config: {
+      // Ticks need no network: keep the tests independent of the engine's bridge.
+      container: { network: 'none' },
       ...extra,
       runner: {
         command: FAKE_CLAUDE,

@@ -1,11 +1,15 @@
-import { access, readFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { access, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, expect, it } from 'vitest';
 import { isKernelError } from '../../../src/errors.js';
 import { loadState } from '../../../src/runner/state.js';
 import { startTick } from '../../../src/runner/tick.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type TickTestInstance, pollUntil, readJsonLines, survivors, tickTestInstance } from './tick-helpers.js';
+
+const execFileAsync = promisify(execFile);
 
 /**
  * Ticks end to end: the fake claude (the only stand-in: it plays the model) against the real
@@ -57,6 +61,9 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     expect(post).toContain('AGENT_LAST_MESSAGE=Tick work done');
     expect(post).toMatch(/AGENT_TICK_DURATION=\d+/);
     await expect(access(path.join(t.dataDir, 'hidden-ran'))).rejects.toThrow();
+
+    // The server read the tick number from state.json: the closed terminal is archived under it.
+    expect((await readdir(t.instance.paths.sessionArchive)).some((name) => name.includes('tick-001'))).toBe(true);
 
     const state = await loadState(t.dataDir);
     expect(state).toMatchObject({ tick: 1, current: null, last: { tick: 1, status: 'ok', session_id: outcome.sessionId } });
@@ -169,5 +176,46 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     expect(await readFile(path.join(t.dataDir, 'tmp', 'fake-claude-received.txt'), 'utf8')).toContain('the build finished: 3 warnings');
     expect(outcome.lastMessage).toContain('Received: A new message arrived during this tick');
     expect(running.deliver('too late')).toBe(false);
+  });
+
+  it('ends the tick with a clear error when our MCP server does not connect', async () => {
+    t = await tickTestInstance({ env: { FAKE_CLAUDE_BREAK_MCP: '1' } });
+    const outcome = await tick(t);
+    expect(outcome).toMatchObject({ status: 'failed', errorClass: 'mcp', paused: false });
+    expect(outcome.error).toMatch(/MCP server "agent-kernel" did not connect \(status: failed\)\. Run "node .*agent-kernel\.js serve /);
+    expect(await survivors(t.pidFile)).toEqual([]);
+  });
+
+  it('ends a tick that runs past runner.timeout, and one that is cancelled', async () => {
+    t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'hang' }, timeout: '4s', grace_period: '1s' });
+    const timedOut = await tick(t);
+    expect(timedOut).toMatchObject({ status: 'interrupted', errorClass: 'timeout' });
+    expect(timedOut.error).toContain('runner.timeout');
+
+    await t.writeHook('post-tick', '10-status', '#!/bin/sh\necho "$AGENT_TICK_STATUS" > "$DATA_DIR/post-tick.status"\n');
+    const controller = new AbortController();
+    const running = await startTick(await t.reloaded(), { logger: t.logger, env: t.env, signal: controller.signal });
+    await pollUntil(async () => (await readFile(t!.instance.paths.tickLog(running.tick), 'utf8').catch(() => '')).includes('mcp__agent-kernel__login'), 'login');
+    controller.abort();
+    const cancelled = await running.done;
+    expect(cancelled).toMatchObject({ status: 'interrupted', errorClass: 'aborted' });
+    expect((await readFile(path.join(t.dataDir, 'post-tick.status'), 'utf8')).trim()).toBe('abnormal');
+    expect(await survivors(t.pidFile)).toEqual([]);
+  });
+
+  it('pushes the data repo to its remote after the tick (best effort, on the host)', async () => {
+    t = await tickTestInstance({});
+    const remote = path.join(t.home, 'remote.git');
+    const gitEnv = { ...t.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' };
+    const git = (args: string[]) => execFileAsync('git', args, { env: gitEnv });
+    await git(['init', '-q', '--bare', remote]);
+    await git(['-C', t.dataDir, 'init', '-q']);
+    await git(['-C', t.dataDir, 'add', 'system/agent_config.json']);
+    await git(['-C', t.dataDir, 'commit', '-qm', 'first']);
+    await git(['-C', t.dataDir, 'remote', 'add', 'origin', remote]);
+    const outcome = await tick(t);
+    expect(outcome.status).toBe('ok');
+    const { stdout } = await git(['--git-dir', remote, 'log', '--format=%s', '--all']);
+    expect(stdout.trim()).toBe('first');
   });
 });

@@ -15,15 +15,23 @@ describe('no engine answers', () => {
   let dir: string;
   let silent: net.Server;
   let silentSocket: string;
+  const connections: net.Socket[] = [];
+  let open = 0;
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'ak-dead-'));
     // A socket that accepts connections and never answers: the worst case for hanging.
     silentSocket = path.join(dir, 'silent.sock');
-    silent = net.createServer(() => undefined);
+    silent = net.createServer((connection) => {
+      connections.push(connection);
+      open += 1;
+      connection.once('close', () => (open -= 1));
+      connection.resume();
+    });
     await new Promise<void>((resolve) => silent.listen(silentSocket, resolve));
   });
   afterAll(async () => {
+    for (const c of connections) c.destroy();
     await new Promise((resolve) => silent.close(resolve));
     await rm(dir, { recursive: true, force: true });
   });
@@ -42,6 +50,8 @@ describe('no engine answers', () => {
     const error = await connectEngine({ env: { DOCKER_HOST: `unix://${silentSocket}` }, timeoutMs: 300 }).catch((e: unknown) => e);
     expect(isKernelError(error, 'ENGINE_UNREACHABLE')).toBe(true);
     expect((error as Error).message).toMatch(/no answer within 300 ms/);
+    // The request was aborted, not left hanging on the socket.
+    await expect.poll(() => open).toBe(0);
   });
 
   it('engine_socket in agent_config.json wins, and openSandbox fails clearly', async () => {

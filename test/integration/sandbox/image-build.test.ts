@@ -21,7 +21,10 @@ describeWithEngine('image builds (real engine)', () => {
   });
   afterAll(async () => {
     for (const t of made) await t.cleanup();
-    for (const tag of tags) await engine.docker.getImage(tag).remove().catch(() => undefined);
+    for (const tag of tags) {
+      const id = await engine.docker.getImage(tag).inspect().then((i) => i.Id, () => undefined);
+      if (id) await engine.docker.getImage(id).remove({ force: true });
+    }
   });
 
   async function instance(containerfile: string | false): Promise<TestInstance> {

@@ -12,7 +12,7 @@ import {
   prune,
 } from '../../../src/sandbox/container.js';
 import { type Engine, connectEngine } from '../../../src/sandbox/engine.js';
-import { LABEL, imageExists } from '../../../src/sandbox/image.js';
+import { LABEL, ensureImage, imageExists } from '../../../src/sandbox/image.js';
 import { DockerSandbox } from '../../../src/sandbox/docker-sandbox.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
@@ -76,7 +76,12 @@ describeWithEngine('container lifecycle (real engine)', () => {
     expect(after).toMatchObject({ id: before.id, running: true, stale: false });
   });
 
-  it('a Containerfile change makes the container stale; up rebuilds and recreates it', async () => {
+  async function ourImages(): Promise<string[]> {
+    const images = await engine.docker.listImages({ filters: { label: [`${LABEL.instance}=${test.name}`] } });
+    return images.map((i) => i.Id);
+  }
+
+  it('a Containerfile change makes the container stale; up rebuilds, recreates it and removes the old image', async () => {
     const before = await containerStatus(engine, test.instance);
     await appendFile(test.instance.paths.containerfile, '\nRUN echo v2 > /etc/agent-kernel-test-version\n');
     const stale = await containerStatus(engine, test.instance);
@@ -86,30 +91,38 @@ describeWithEngine('container lifecycle (real engine)', () => {
     expect(after.image).not.toBe(before.image);
     expect(after.stale).toBe(false);
     expect((await sandbox().run(['cat', '/etc/agent-kernel-test-version'])).stdout).toBe('v2\n');
+    expect(await imageExists(engine, before.image ?? '?')).toBe(false);
+    expect(await ourImages()).toHaveLength(1);
   });
 
-  it('prune removes the old image and keeps the current one and anything without our labels', async () => {
+  it('prune removes images of this instance that nothing uses, and keeps the current one and anything without our labels', async () => {
     const status = await containerStatus(engine, test.instance);
+    const current = await readFile(test.instance.paths.containerfile, 'utf8');
+    await writeFile(test.instance.paths.containerfile, current + 'RUN echo v3 > /etc/agent-kernel-test-version\n');
+    const unused = await ensureImage(engine, test.instance, options);
+    await writeFile(test.instance.paths.containerfile, current);
     // An image in our repository but without our labels: not ours, must survive.
     const foreign = `agent-kernel/${test.name}:foreign`;
     await engine.docker.getImage('debian:bookworm-slim').tag({ repo: `agent-kernel/${test.name}`, tag: 'foreign' });
     foreignTags.push(foreign);
-    const ours = await engine.docker.listImages({ filters: { label: [`${LABEL.instance}=${test.name}`] } });
-    expect(ours.length).toBe(2);
 
     const result = await prune(engine, test.instance, options);
-    expect(result.removedImages).toHaveLength(1);
-    expect(result.removedImages[0]).not.toBe(status.image);
+    expect(result.removedImages).toEqual([unused.tag]);
+    expect(result.removedContainers).toEqual([]);
     expect(await imageExists(engine, status.image ?? '?')).toBe(true);
     expect(await imageExists(engine, foreign)).toBe(true);
-    expect((await containerStatus(engine, test.instance)).running).toBe(true);
+    expect((await containerStatus(engine, test.instance))).toMatchObject({ running: true, id: status.id, stale: false });
   });
 
-  it('rebuild makes a fresh image without the cache and a new container', async () => {
+  it('rebuild makes a fresh image without the cache and a new container, and drops the old image', async () => {
     const before = await containerStatus(engine, test.instance);
+    const [oldImage] = await ourImages();
     const after = await containerRebuild(engine, test.instance, options);
     expect(after.id).not.toBe(before.id);
     expect(after.running).toBe(true);
+    const images = await ourImages();
+    expect(images).toHaveLength(1);
+    expect(images[0]).not.toBe(oldImage);
   });
 
   it('down removes the container and keeps the data', async () => {

@@ -137,3 +137,23 @@ export async function startHttpServe(
     },
   };
 }
+
+/** PIDs of `agent-kernel serve <dataDir>` processes still running (read from /proc). */
+export async function servePids(dataDir: string): Promise<number[]> {
+  const { readdir: list, readFile: read } = await import('node:fs/promises');
+  const pids: number[] = [];
+  for (const entry of await list('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await read(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    const argv = cmdline.split('\0');
+    if (argv.includes('serve') && argv.includes(dataDir) && argv.some((a) => a.endsWith('agent-kernel.js'))) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+/** The environment for a client we spawn: no credentials of ours, and a throw-away home. */
+export function clientEnv(home: string): Record<string, string> {
+  const env = { ...(process.env as Record<string, string>) };
+  for (const key of ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'AGENT_KERNEL_TOKEN']) delete env[key];
+  return { ...env, HOME: home, CLAUDE_CONFIG_DIR: `${home}/.claude`, XDG_CONFIG_HOME: `${home}/.config` };
+}

@@ -1,5 +1,8 @@
+import { execFile } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { containerName } from '../../../src/sandbox/container.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
 import { malformedArguments, seededRandom } from '../../unit/server/malformed-arguments.js';
@@ -101,6 +104,19 @@ describeWithEngine('agent-kernel serve over stdio (real container, real tmux)', 
     const login = await session.call('login');
     expect(login.structuredContent).toMatchObject({ adopted: [0, 1], opened: [], lost: [] });
     await waitFor(session.call, /after-restart/);
+  });
+
+  it('reports terminals lost to a container restart at the next login, and reopens the startup terminal', async () => {
+    await session.close();
+    await promisify(execFile)('docker', ['restart', '-t', '1', containerName(test.name)]);
+    session = await connectStdio(test.dataDir);
+    const login = await session.call('login');
+    expect(login.isError, textOf(login)).toBeFalsy();
+    const summary = login.structuredContent as { lost: Array<{ tty: number; scrollbackPrev: string }>; opened: Array<{ tty: number }> };
+    expect(summary.lost.map((l) => l.tty)).toEqual([0, 1]);
+    expect(summary.opened).toEqual([{ tty: 0, command: 'echo startup-ran; exec bash' }]);
+    expect(textOf(login)).toMatch(/Lost in a container restart: TTY 0 .*scrollback\.prev/);
+    expect(await readFile(summary.lost[1]?.scrollbackPrev ?? '', 'utf8')).toContain('42');
   });
 
   it('logs to <data>/system/logs (stdout carries only MCP, or no call above would have worked)', async () => {

@@ -1,5 +1,5 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isKernelError } from '../../../src/errors.js';
 import { TtyManager } from '../../../src/tty/tty-manager.js';
 import { tmuxArgv, tmuxSocketName } from '../../../src/tty/tmux-server.js';
@@ -44,6 +44,11 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
     });
     afterAll(async () => {
       await t?.cleanup();
+    });
+    afterEach(async () => {
+      // A failed test must not leave terminals (or unseen output) to the next one.
+      if (t.manager.disposed) await t.restart();
+      await closeAll(t);
     });
 
     it('reports exit codes 0, 1, 127 and 130 (Ctrl-C on sleep) as each command finishes', async () => {
@@ -181,7 +186,7 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       const closed = await codeOf(t.manager.type({ tty: 7, expect: 'bash', text: 'ls' }));
       expect(closed.code).toBe('TTY_NOT_FOUND');
       expect(closed.message).toContain(`open: ${tty}`);
-      for (const key of ['C-q1', 'F13', 'M-']) {
+      for (const key of ['C-q1', 'F13', 'M-x']) {
         const error = await codeOf(t.manager.type({ tty, expect: 'bash', text: key }));
         expect(error.code).toBe('UNKNOWN_KEY');
         expect(error.message).toContain('F1-F12');
@@ -235,21 +240,28 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
     });
 
     it('runs 20 terminals printing at once, and refuses a 21st', async () => {
+      // Commands given to open() start at once (type() would need a wait() between terminals).
       const opened: number[] = [];
-      for (let i = 0; i < 20; i++) opened.push((await t.manager.open()).tty);
+      for (let i = 0; i < 20; i++) opened.push((await t.manager.open(`sh -c "sleep 2; seq 1 3000 | sed s/^/t${i}-/"`)).tty);
       expect(opened).toEqual(Array.from({ length: 20 }, (_, i) => i));
       const full = await codeOf(t.manager.open());
       expect(full.code).toBe('TTY_CAPACITY');
-      await t.manager.wait(20);
-      for (const tty of opened) await t.manager.type({ tty, expect: 'bash', text: `seq 1 3000 | sed 's/^/t${tty}-/'` });
+      expect(full.message).toContain('close(tty)');
       const seen = new Map<number, string>();
       const until = Date.now() + 60_000;
       while (seen.size < 20 && Date.now() < until) {
         const result = await t.manager.wait(30);
-        for (const r of result.changed) if (r.text.includes(`t${r.tty}-3000`)) seen.set(r.tty, r.text);
+        for (const r of result.changed) {
+          if (r.alive) continue;
+          // Each ended with status 0 and showed its last line, then was closed.
+          expect(r.exitCode).toBe(0);
+          expect(r.text).toContain(`t${r.tty}-3000`);
+          expect(r.totalLines).toBe(3000);
+          seen.set(r.tty, r.text);
+        }
       }
       expect([...seen.keys()].sort((a, b) => a - b)).toEqual(opened);
-      await closeAll(t);
+      expect(t.manager.list()).toEqual([]);
     });
 
     it('re-adopts terminals after a restart and shows exactly what was printed meanwhile', async () => {
@@ -281,9 +293,14 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       const tty = await openShell(t);
       await t.manager.dispose();
       const child = await startManagerChild(t.test.name, t.test.dataDir);
-      await child.call('type', { tty, expect: 'bash', text: 'for i in $(seq 1 40); do echo "line-$i"; sleep 0.05; done' });
-      const first = await child.call<WaitResult>('wait', 1);
-      await child.kill();
+      let first: WaitResult;
+      try {
+        await child.call('type', { tty, expect: 'bash', text: 'for i in $(seq 1 40); do echo "line-$i"; sleep 0.05; done' });
+        first = await child.call<WaitResult>('wait', 1);
+      } finally {
+        await child.kill();
+      }
+      expect(first.reason).toBe('timeout');
       const shown = reportOf(first, tty).text;
       const text = shown + '\n' + (await waitFor(await t.restart(), tty, (s) => s.includes('line-40') && /[#$] $/m.test(s), 30_000));
       const lines = text.split('\n').filter((l) => /^line-\d+$/.test(l));

@@ -42,3 +42,11 @@ describe('classifyHarnessError', () => {
     expect(['transient', 'rate_limit', 'fatal', 'harness', 'context'].map((c) => isRetryable(c as never))).toEqual([true, true, false, false, false]);
   });
 });
+
+describe('classification reasons', () => {
+  it('says a repeated message once', () => {
+    expect(classifyHarnessError({ resultIsError: true, resultText: 'Not logged in · Please run /login', assistantText: 'Not logged in · Please run /login' })?.reason).toBe(
+      'Not logged in · Please run /login',
+    );
+  });
+});

@@ -88,3 +88,14 @@ describe('paused', () => {
     await assertNotPaused(file, 'scout');
   });
 });
+
+describe('a runner that died mid-tick', () => {
+  it('is recorded as a failed tick when the next one begins', async () => {
+    await beginTickRecord(dir, { started: '2026-01-01T00:00:00.000Z', pid: 999_999 });
+    const next = await beginTickRecord(dir, { started: '2026-01-01T01:00:00.000Z', pid: 1 });
+    expect(next.tick).toBe(2);
+    const state = await loadState(dir);
+    expect(state.last).toMatchObject({ tick: 1, status: 'failed', error: expect.stringContaining('PID 999999') });
+    expect(state.current).toMatchObject({ tick: 2, status: 'running' });
+  });
+});

@@ -179,6 +179,24 @@ describe('the five tools over a linked in-memory transport', () => {
     await session.close();
   });
 
+  it('starts the terminals again after tmux went away, and login reopens the startup terminals', async () => {
+    const fakes: FakeTerminals[] = [];
+    const session = await connect(() => {
+      fakes.push(new FakeTerminals(dataDir));
+      return Promise.resolve(fakes.at(-1) as FakeTerminals);
+    });
+    await session.call('login');
+    expect(fakes[0]?.ttys.size).toBe(1);
+    (fakes[0] as FakeTerminals).failNext = new KernelError('TMUX_FAILED', 'The connection to tmux ended (exit -1).');
+    const broken = await session.call('wait', { timeout: 0 });
+    expect(textOf(broken)).toMatch(/^TMUX_FAILED: .*\nCall login\(\) again/);
+    expect(fakes[0]?.disposed).toBe(true);
+    const again = await session.call('login');
+    expect(again.structuredContent).toMatchObject({ alreadyLoggedIn: false, opened: [{ tty: 0 }] });
+    expect(fakes).toHaveLength(2);
+    await session.close();
+  });
+
   it('aborts a wait whose caller gives up, and the output stays unseen', async () => {
     await writeFile(path.join(dataDir, 'system', 'startup.json'), JSON.stringify({ terminals: [] }));
     const fake = new FakeTerminals(dataDir);

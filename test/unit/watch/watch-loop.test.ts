@@ -217,8 +217,7 @@ describe('watch loop (injected tick)', () => {
   it('waits out a broken agent_config.json without dying, then ticks once it is fixed', async () => {
     await startWatch();
     await writeFile(inbox().agentConfig, '{"runner": {"restart": "sometimes"}}');
-    await until(() => watch!.status().state === 'config-error', 'config error state');
-    expect(watch!.status().reason).toMatch(/runner\.restart/);
+    await until(() => watch!.status().state === 'config-error' && /runner\.restart/.test(watch!.status().reason ?? ''), 'config error naming the field');
     await sendMessage(inbox(), { text: 'queued' });
     const wait = Date.now() + 300;
     await until(() => Date.now() > wait, 'time passes');
@@ -255,5 +254,22 @@ describe('watch loop (injected tick)', () => {
     await watch!.stop();
     expect(tick.signal.aborted).toBe(true);
     expect(watch!.status().lastResult?.status).toBe('interrupted');
+  });
+});
+
+describe('watch loop: usage limits', () => {
+  it('waits out a usage limit the tick reported (retryAfterMs) before the next tick, even for a message', async () => {
+    await writeConfig({ restart: 'no', backoff: { initial: '10ms', max: '20ms', reset_after: '1h' } });
+    await startWatch();
+    await sendMessage(inbox(), { text: 'first' });
+    const first = await until(() => ticks.ticks[0], 'first tick');
+    first.finish({ failed: true, status: 'failed (rate_limit)', error: 'usage limit reached', retryAfterMs: 1500 });
+    await until(() => watch!.status().lastResult !== undefined, 'first tick recorded');
+    const ended = Date.parse(watch!.status().lastResult!.ended);
+    await sendMessage(inbox(), { text: 'second' });
+    await until(() => watch!.status().state === 'backoff', 'backing off');
+    const second = await until(() => ticks.ticks[1], 'second tick after the limit', 10_000);
+    expect(Date.now()).toBeGreaterThanOrEqual(ended + 1500);
+    second.finish({ failed: false, status: 'ok' });
   });
 });

@@ -1,0 +1,131 @@
+import { execFile } from 'node:child_process';
+import { access, copyFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeEngineResources, TEST_CONTAINERFILE } from '../../helpers/test-instance.js';
+import { describeWithEngine } from '../../helpers/engine.js';
+import { FAKE_CLAUDE } from './tick-helpers.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const BIN = path.join(ROOT, 'dist', 'cli', 'kernel-runner.js');
+
+let home: string;
+let env: NodeJS.ProcessEnv;
+
+function runner(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { env, timeout: 240_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+beforeAll(async () => {
+  await access(BIN);
+  home = await mkdtemp(path.join(os.tmpdir(), 'ak-cli-'));
+  env = { ...process.env, HOME: home, CLAUDE_CONFIG_DIR: path.join(home, '.claude'), AGENT_KERNEL_CONFIG_DIR: path.join(home, 'config'), AGENT_KERNEL_LOG_LEVEL: 'warn' };
+});
+afterAll(async () => {
+  await rm(home, { recursive: true, force: true });
+});
+
+describe('kernel-runner init and ls', () => {
+  it('creates a data repo, registers it, and lists it', async () => {
+    const dir = path.join(home, 'agents', 'scout');
+    const init = await runner(['init', 'scout', dir]);
+    expect(init.stderr).toBe('');
+    expect(init.code).toBe(0);
+    expect(init.stdout).toContain(`Instance "scout" → ${dir}`);
+    for (const rel of [
+      'system/agent_config.json',
+      'system/startup.json',
+      'system/container/Containerfile',
+      'system/hooks/pre-tick/README.md',
+      'system/hooks/pre-stop/README.md',
+      'system/hooks/post-tick/README.md',
+      'system/logs',
+      'inbox',
+      '.gitignore',
+      '.git',
+    ]) {
+      await access(path.join(dir, rel));
+    }
+    expect(await readFile(path.join(dir, 'system/container/Containerfile'), 'utf8')).toBe(await readFile(path.join(ROOT, 'assets', 'Containerfile.default'), 'utf8'));
+    expect(await readFile(path.join(dir, '.gitignore'), 'utf8')).toMatch(/^tmp\/$/m);
+    const readme = await stat(path.join(dir, 'system/hooks/pre-tick/README.md'));
+    expect(readme.mode & 0o111).toBe(0);
+    expect(JSON.parse(await readFile(path.join(home, 'config', 'instances.json'), 'utf8')).instances.scout.dir).toBe(dir);
+
+    // Again on the same repo: nothing is overwritten.
+    await writeFile(path.join(dir, 'system/startup.json'), '{"terminals":[{"tty":0,"command":"htop"}]}\n');
+    const again = await runner(['init', 'scout', dir]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('nothing to create');
+    expect(await readFile(path.join(dir, 'system/startup.json'), 'utf8')).toContain('htop');
+
+    const ls = await runner(['ls']);
+    expect(ls.code).toBe(0);
+    expect(ls.stdout).toMatch(/^NAME\s+DIR\s+STATE\s+LAST TICK$/m);
+    expect(ls.stdout).toMatch(new RegExp(`^scout\\s+${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s+ready\\s+-$`, 'm'));
+
+    await writeFile(path.join(dir, 'system', 'paused'), 'Not logged in · Please run /login\n');
+    expect((await runner(['ls'])).stdout).toContain('paused: Not logged in');
+    const json = JSON.parse((await runner(['ls', '--json'])).stdout);
+    expect(json).toEqual([expect.objectContaining({ name: 'scout', dir, paused: 'Not logged in · Please run /login' })]);
+  });
+
+  it.each(['../escape', 'a b', '..', 'x..y', 'semi;colon', '-dash-first-is-fine-but-slash/no'])('refuses the name %j', async (name) => {
+    const result = await runner(['init', name, path.join(home, 'bad')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('is not allowed: use 1-64 of A-Z a-z 0-9 _ . - (no "..")');
+  });
+
+  it('refuses a name that is registered elsewhere', async () => {
+    await runner(['init', 'twin', path.join(home, 'twin-a')]);
+    const second = await runner(['init', 'twin', path.join(home, 'twin-b')]);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain(`already registered at ${path.join(home, 'twin-a')}`);
+  });
+
+  it('explains its usage', async () => {
+    expect(await runner(['init', 'only-name'])).toMatchObject({ code: 2, stderr: expect.stringContaining('usage: kernel-runner init <name> <dir>') });
+    expect(await runner(['tick'])).toMatchObject({ code: 2, stderr: expect.stringContaining('usage: kernel-runner tick <name>') });
+    expect(await runner(['tick', 'nobody-here'])).toMatchObject({ code: 2, stderr: expect.stringContaining('No instance named "nobody-here"') });
+  });
+});
+
+describeWithEngine('kernel-runner tick (the bin)', () => {
+  const name = `t-cli-${Math.random().toString(16).slice(2, 8)}`;
+  let dir: string;
+  afterAll(async () => {
+    await removeEngineResources(name);
+  });
+
+  it('prints a one-line summary and exits 0, then 3 once paused', async () => {
+    dir = path.join(home, 'agents', name);
+    expect((await runner(['init', name, dir])).code).toBe(0);
+    await copyFile(TEST_CONTAINERFILE, path.join(dir, 'system/container/Containerfile'));
+    await writeFile(path.join(dir, 'system/agent_config.json'), JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE } }));
+
+    const ok = await runner(['tick', name]);
+    expect(ok.stderr).not.toMatch(/error/i);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(new RegExp(`^${name} tick 1: ok in \\d+s · [\\d,]+ tokens · \\$\\d+\\.\\d\\d · log ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/system/logs/tick-001\\.jsonl\\n$`));
+
+    await writeFile(path.join(dir, 'system/agent_config.json'), JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE, env: { FAKE_CLAUDE_SCENARIO: 'not-logged-in' } } }));
+    const fatal = await runner(['tick', name]);
+    expect(fatal.code).toBe(3);
+    expect(fatal.stdout).toContain(`${name} tick 2: failed (fatal)`);
+    expect(fatal.stdout).toContain('Not logged in');
+    expect(fatal.stdout).toContain('instance paused');
+
+    const refused = await runner(['tick', name]);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain(`Instance "${name}" is paused: Not logged in · Please run /login. Fix the cause, then remove ${dir}/system/paused to resume.`);
+
+    const ls = await runner(['ls']);
+    expect(ls.stdout).toMatch(new RegExp(`^${name}\\s.*paused: Not logged in.*#2 failed \\(fatal\\)`, 'm'));
+  });
+});

@@ -1,0 +1,72 @@
+import { execFile } from 'node:child_process';
+import { access, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type HookChannel, type HookEventKind, hookSocketPath, listenHookChannel } from '../../../src/runner/hook-channel.js';
+import { kernelFiles } from '../../../src/runner/kernel-files.js';
+
+const HOOK_CLI = kernelFiles().hookCli;
+
+/** Run the built hook command as Claude Code does: JSON on stdin, decision on stdout. */
+function hook(kind: string, socket: string, input: unknown): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [HOOK_CLI, kind, socket], { timeout: 20_000 }, (error, stdout) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout });
+    });
+    child.stdin?.end(JSON.stringify(input));
+  });
+}
+
+describe('hook-cli (the command Claude Code runs for our hooks)', () => {
+  let dir: string;
+  let channel: HookChannel | undefined;
+  const seen: Array<{ kind: HookEventKind; input: Record<string, unknown> }> = [];
+
+  beforeEach(async () => {
+    await access(HOOK_CLI);
+    dir = await mkdtemp(path.join(os.tmpdir(), 'ak-hook-'));
+    seen.length = 0;
+  });
+  afterEach(async () => {
+    await channel?.close();
+    channel = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('forwards the hook input to the runner and prints its decision', async () => {
+    const socket = hookSocketPath(dir);
+    channel = await listenHookChannel(
+      socket,
+      async (kind, input) => {
+        seen.push({ kind, input });
+        return kind === 'stop' ? { stdout: JSON.stringify({ decision: 'block', reason: 'close(3) first' }) } : {};
+      },
+      () => {},
+    );
+    const stop = await hook('stop', socket, { hook_event_name: 'Stop', stop_hook_active: false });
+    expect(stop).toEqual({ code: 0, stdout: '{"decision":"block","reason":"close(3) first"}\n' });
+    const post = await hook('post-tool-use', socket, { hook_event_name: 'PostToolUse', tool_name: 'mcp__agent-kernel__wait' });
+    expect(post).toEqual({ code: 0, stdout: '' });
+    expect(seen).toEqual([
+      { kind: 'stop', input: { hook_event_name: 'Stop', stop_hook_active: false } },
+      { kind: 'post-tool-use', input: { hook_event_name: 'PostToolUse', tool_name: 'mcp__agent-kernel__wait' } },
+    ]);
+  });
+
+  it('fails open without a runner, except PreCompact, which still blocks', async () => {
+    const socket = path.join(dir, 'nobody.sock');
+    expect(await hook('stop', socket, {})).toEqual({ code: 0, stdout: '' });
+    expect(await hook('post-tool-use', socket, {})).toEqual({ code: 0, stdout: '' });
+    const compact = await hook('pre-compact', socket, { trigger: 'auto' });
+    expect(compact.code).toBe(0);
+    expect(JSON.parse(compact.stdout)).toMatchObject({ decision: 'block' });
+  });
+
+  it('keeps unix socket paths short enough', () => {
+    expect(hookSocketPath('/srv/a/tmp/kernel')).toBe('/srv/a/tmp/kernel/runner.sock');
+    const long = hookSocketPath(`/srv/${'x'.repeat(120)}/tmp/kernel`);
+    expect(long.startsWith(os.tmpdir())).toBe(true);
+    expect(Buffer.byteLength(long)).toBeLessThanOrEqual(100);
+  });
+});

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_LINE_CHARS, renderNewOutput } from '../../../src/observe/render-new-output.js';
+
+const lines = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`);
+
+describe('renderNewOutput', () => {
+  it('shows up to 20 lines whole', () => {
+    const out = renderNewOutput({ head: lines(1, 20), tail: lines(11, 20), total: 20 }, 'FILE');
+    expect(out).toEqual({ text: lines(1, 20).join('\n'), totalLines: 20, elidedLines: 0 });
+  });
+
+  it('joins head and tail without repeating lines when the output is short', () => {
+    const out = renderNewOutput({ head: lines(1, 3), tail: lines(1, 3), total: 3 }, 'FILE');
+    expect(out.text).toBe(lines(1, 3).join('\n'));
+  });
+
+  it('completes a short head (lines kept before they scrolled away) with the tail', () => {
+    const out = renderNewOutput({ head: lines(1, 5), tail: lines(1, 12), total: 12 }, 'FILE');
+    expect(out.text.split('\n')).toEqual(lines(1, 12));
+  });
+
+  it.each([
+    [21, 1],
+    [1000, 980],
+    [1_000_002, 999_982],
+  ])('elides %i lines to head and tail, saying %i were left out and where', (total, elided) => {
+    const out = renderNewOutput({ head: lines(1, 20), tail: lines(total - 9, total), total }, 'tmp/sessions/tty_0/scrollback');
+    const shown = out.text.split('\n');
+    expect(shown).toHaveLength(21);
+    expect(shown.slice(0, 10)).toEqual(lines(1, 10));
+    expect(shown.slice(11)).toEqual(lines(total - 9, total));
+    expect(shown[10]).toContain(`${elided} more line${elided === 1 ? '' : 's'} left out`);
+    expect(shown[10]).toContain('tmp/sessions/tty_0/scrollback');
+    expect(out).toMatchObject({ totalLines: total, elidedLines: elided });
+  });
+
+  it('cuts a very long line and says by how much', () => {
+    const out = renderNewOutput({ head: ['x'.repeat(MAX_LINE_CHARS + 5)], tail: [], total: 1 }, 'FILE');
+    expect(out.text).toBe(`${'x'.repeat(MAX_LINE_CHARS)}… (5 more characters)`);
+  });
+
+  it('shows nothing for no lines', () => {
+    expect(renderNewOutput({ head: [], tail: [], total: 0 }, 'FILE')).toEqual({ text: '', totalLines: 0, elidedLines: 0 });
+  });
+});

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { KernelError } from '../../../src/errors.js';
+import { silentLogger } from '../../../src/log/logger.js';
+import { KernelRuntime } from '../../../src/server/runtime.js';
+import { FakeTerminals } from './fake-terminals.js';
+
+describe('KernelRuntime', () => {
+  it('starts once for every caller, and a failed start is tried again by the next caller', async () => {
+    let starts = 0;
+    const runtime = new KernelRuntime(() => {
+      starts += 1;
+      return starts === 1 ? Promise.reject(new KernelError('ENGINE_UNREACHABLE', 'down')) : Promise.resolve(new FakeTerminals());
+    }, silentLogger());
+    runtime.warmUp();
+    await expect(runtime.terminals()).rejects.toThrow('down');
+    const [a, b] = await Promise.all([runtime.terminals(), runtime.terminals()]);
+    expect(a).toBe(b);
+    expect(starts).toBe(2);
+  });
+
+  it('disposes terminals that were still starting when shutdown came, before dispose resolves', async () => {
+    const fake = new FakeTerminals();
+    let finishStart: (t: FakeTerminals) => void = () => undefined;
+    const runtime = new KernelRuntime(() => new Promise((resolve) => (finishStart = resolve)), silentLogger());
+    runtime.warmUp();
+    const disposing = runtime.dispose();
+    finishStart(fake);
+    await disposing;
+    expect(fake.disposed).toBe(true);
+    await expect(runtime.terminals()).rejects.toThrow(/shutting down/);
+  });
+});
