@@ -260,7 +260,7 @@ export class HarnessSession {
     const dir = this.options.instance.dataDir;
     return (
       `The MCP server "${MCP_SERVER_NAME}" did not connect (status: ${status}). ` +
-      `Run "node ${kernelFiles().serverBin} serve ${dir}" by hand to see why (is the container engine up? is the server lock held?).`
+      `Read its log (${path.join(this.options.instance.paths.logs, 'server-current.log')}), or run "node ${kernelFiles().serverBin} serve ${dir}" by hand to see why.`
     );
   }
 

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { dataPaths } from '../config/paths.js';
@@ -94,6 +94,10 @@ export async function initInstance(name: string, dir: string, env: NodeJS.Proces
     });
   }
 
+  const existing = await stat(dataDir).catch(() => undefined);
+  if (existing && !existing.isDirectory()) {
+    throw new KernelError('USAGE', `${dataDir} exists and is not a directory: pick a directory for the data repo (it is created when missing).`);
+  }
   await mkdir(dataDir, { recursive: true });
   await writeNew(
     paths.agentConfig,

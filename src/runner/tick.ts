@@ -21,7 +21,7 @@ import { openTerminalIssues, readOpenTerminals } from './open-terminals.js';
 import { assertNotPaused, writePaused } from './paused.js';
 import { composeTickPrompt, loadTickPrompt } from './prompt.js';
 import { checkHarnessAvailable } from './watch/harness-check.js';
-import { beginTickRecord, finishTickRecord, type TickRecord, type TickTokens } from './state.js';
+import { beginTickRecord, finishTickRecord, type TickRecord, type TickTokens, updateTickRecord } from './state.js';
 
 const run = promisify(execFile);
 
@@ -149,14 +149,15 @@ class TickRun {
   async run(): Promise<TickOutcome> {
     const paths = this.instance.paths;
     const logFile = paths.tickLog(this.record.tick);
-    await mkdir(paths.logs, { recursive: true });
+    await mkdir(paths.logs, { recursive: true }).catch(() => {});
     const tickLog = createWriteStream(logFile, { flags: 'a' });
+    // A transcript that cannot be written is logged; it does not end the tick.
+    tickLog.on('error', (error) => this.logger.error({ err: describeError(error), logFile }, 'cannot write the tick transcript'));
     const workDir = path.join(paths.kernelState, `tick-${String(this.record.tick).padStart(3, '0')}`);
     let outcome: TickOutcome | undefined;
     try {
       await this.runHookDir('pre-tick', paths.hooks.preTick, {});
       outcome = await this.runAttempts(tickLog, workDir, logFile);
-      this.finished = true;
     } catch (error) {
       this.logger.error({ err: describeError(error) }, 'the tick failed');
       outcome = this.outcome({ status: 'failed', errorClass: 'harness', error: describeError(error), attempts: 0, logFile });
@@ -231,6 +232,9 @@ class TickRun {
         deadline,
       });
       this.session = session;
+      await updateTickRecord(this.instance.dataDir, { session_id: session.sessionId, attempts: attempt }).catch((error: unknown) =>
+        this.logger.warn({ err: describeError(error) }, 'cannot update state.json'),
+      );
       // The ended session refuses messages from here on; a retry below opens the next one.
       last = await session.run();
       totals.input += last.tokens.input;

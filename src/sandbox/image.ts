@@ -151,6 +151,45 @@ export interface EnsureImageOptions {
 
 const PULL_FAILURE = /pull access denied|repository does not exist|manifest unknown|no such host|dial tcp|failed to resolve|not found: manifest|i\/o timeout/i;
 
+/** The build hit a layer that another process deleted meanwhile (a race between build cache and image removal). */
+const CACHE_LAYER_VANISHED = /failed to get digest|no such image|layer does not exist|unknown parent image|error getting parent/i;
+
+interface BuildAttempt {
+  failed: boolean;
+  message: string;
+  step: string;
+  tail: string[];
+}
+
+async function runBuild(engine: Engine, context: BuildContext, tag: string, labels: Record<string, string>, options: EnsureImageOptions): Promise<BuildAttempt> {
+  const { logger, onProgress } = options;
+  const tail: string[] = [];
+  let step = '';
+  const stream = await engine.docker
+    .buildImage(
+      { context: context.dir, src: context.files },
+      { t: tag, dockerfile: context.containerfile, labels, rm: true, forcerm: true, nocache: options.force === true },
+    )
+    .catch((error: unknown) => {
+      throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag} failed to start: ${describeError(error)}`, { cause: error });
+    });
+  const events = await readEngineEvents(stream, (event: EngineEvent) => {
+    const line = eventLine(event);
+    if (line === undefined) return;
+    for (const part of line.split('\n')) {
+      if (/^Step \d+\/\d+ : /.test(part)) step = part;
+      tail.push(part);
+      if (tail.length > 30) tail.shift();
+      logger.debug({ tag }, part);
+      onProgress?.(part);
+    }
+  }).catch((error: unknown) => {
+    throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag}: the connection to the engine failed: ${describeError(error)}`, { cause: error });
+  });
+  const failed = events.find((e) => e.error);
+  return { failed: failed !== undefined, message: failed ? (failed.errorDetail?.message ?? failed.error ?? 'unknown error') : '', step, tail };
+}
+
 /**
  * The instance's image, built when its build context changed (or when forced). Build output
  * goes to the logger and, line by line, to onProgress. Failures: IMAGE_BUILD_FAILED with the
@@ -171,40 +210,16 @@ export async function ensureImage(engine: Engine, instance: Instance, options: E
   onProgress?.(`building ${tag} from ${source}`);
   logger.info({ tag, source }, 'building image');
 
-  const tail: string[] = [];
-  let step = '';
-  const stream = await engine.docker
-    .buildImage(
-      { context: context.dir, src: context.files },
-      {
-        t: tag,
-        dockerfile: context.containerfile,
-        labels: { [LABEL.instance]: instance.name, [LABEL.hash]: hash },
-        rm: true,
-        forcerm: true,
-        nocache: options.force === true,
-      },
-    )
-    .catch((error: unknown) => {
-      throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag} failed to start: ${describeError(error)}`, { cause: error });
-    });
-  const events = await readEngineEvents(stream, (event: EngineEvent) => {
-    const line = eventLine(event);
-    if (line === undefined) return;
-    for (const part of line.split('\n')) {
-      if (/^Step \d+\/\d+ : /.test(part)) step = part;
-      tail.push(part);
-      if (tail.length > 30) tail.shift();
-      logger.debug({ tag }, part);
-      onProgress?.(part);
-    }
-  }).catch((error: unknown) => {
-    throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag}: the connection to the engine failed: ${describeError(error)}`, { cause: error });
-  });
-
-  const failed = events.find((e) => e.error);
-  if (failed) {
-    const message = failed.errorDetail?.message ?? failed.error ?? 'unknown error';
+  let attempt = await runBuild(engine, context, tag, { [LABEL.instance]: instance.name, [LABEL.hash]: hash }, options);
+  if (attempt.failed && CACHE_LAYER_VANISHED.test(attempt.message)) {
+    // Another process removed an image whose layer this build was reusing: the next try picks other layers.
+    logger.warn({ tag, error: attempt.message }, 'a cached layer vanished during the build; building again');
+    onProgress?.('a cached layer was removed during the build; building again');
+    attempt = await runBuild(engine, context, tag, { [LABEL.instance]: instance.name, [LABEL.hash]: hash }, options);
+  }
+  const { tail, step } = attempt;
+  if (attempt.failed) {
+    const message = attempt.message;
     if (/^Step \d+\/\d+ : FROM /i.test(step) && PULL_FAILURE.test(message)) {
       throw baseMissing(step.replace(/^Step \d+\/\d+ : FROM\s+/i, '').split(/\s+/)[0] ?? '?', message);
     }

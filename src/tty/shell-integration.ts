@@ -48,3 +48,17 @@ export async function writeBashRcfile(kernelStateDir: string): Promise<string> {
 export function integratedShellCommand(shell: string, rcfile: string): string {
   return `exec ${shell} --rcfile '${rcfile.replace(/'/g, `'\\''`)}' -i`;
 }
+
+/** How long a command's terminal lingers after the command ends, so tmux reads its last output. */
+export const COMMAND_LINGER_SECONDS = 0.5;
+
+/**
+ * The command line of a terminal opened with a command. tmux 3.3 closes a pane's pty as
+ * soon as its process ends, losing output it had not read yet; so a bash with job control
+ * (the command owns the foreground, and tmux names it) runs the command, waits a moment,
+ * and exits with the command's status.
+ */
+export function commandLine(command: string): string {
+  const script = `set -m\n${command}\nstatus=$?; sleep ${COMMAND_LINGER_SECONDS}; exit $status`;
+  return `exec bash -c '${script.replace(/'/g, `'\\''`)}'`;
+}

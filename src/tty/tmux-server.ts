@@ -39,6 +39,8 @@ export function globalOptionCommands(options: TmuxOptions): string[] {
     'set -g exit-empty off',
     'set -g destroy-unattached off',
     'set -g scroll-on-clear on',
+    // tmux 3.3 writes "Pane is dead..." into a dead pane's screen unless this is empty (last: older tmux lacks it).
+    "set -g remain-on-exit-format ''",
   ];
 }
 
@@ -63,7 +65,7 @@ export async function createSession(sandbox: Sandbox, socket: string, options: T
     '-x', String(options.cols), '-y', String(options.rows), keeper,
     ';', 'move-window', '-s', `${TMUX_SESSION}:0`, '-t', `${TMUX_SESSION}:${KEEPER_WINDOW}`,
   );
-  for (const command of globalOptionCommands(options)) argv.push(';', ...command.split(' '));
+  for (const command of globalOptionCommands(options)) argv.push(';', ...command.replace(" ''", ' ').split(' ').filter(Boolean), ...(command.endsWith("''") ? [''] : []));
   const result = await sandbox.run(argv, { env: TMUX_ENV, timeoutMs: 20_000 });
   if (result.exitCode !== 0 && !(await sessionExists(sandbox, socket))) {
     throw new KernelError('TMUX_FAILED', `Could not start tmux (${sandbox.description}): ${result.stderr.trim() || `exit ${result.exitCode}`}`, {

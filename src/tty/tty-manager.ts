@@ -14,7 +14,7 @@ import { TmuxControlClient } from './control-client.js';
 import { parseTypedText } from './keys.js';
 import { isShell, normalizeProgram, programMatches } from './program-name.js';
 import { type ServerLock, acquireServerLock } from './server-lock.js';
-import { integratedShellCommand, writeBashRcfile } from './shell-integration.js';
+import { commandLine, integratedShellCommand, writeBashRcfile } from './shell-integration.js';
 import { quoteTmuxArgument } from './tmux-escape.js';
 import {
   PANE_FORMAT,
@@ -149,7 +149,9 @@ export class TtyManager {
         this.wake();
       }
     });
-    for (const command of globalOptionCommands(options)) await this.control.command(command);
+    for (const command of globalOptionCommands(options)) {
+      await this.control.command(command).catch((error: unknown) => this.logger.debug({ command, error: describeError(error) }, 'tmux option not set'));
+    }
 
     const panes = await this.listPanes();
     const lost: LostTty[] = [];
@@ -292,7 +294,7 @@ export class TtyManager {
         });
       }
       const display = command?.trim() || this.config.shell;
-      const shellLine = command?.trim() ? command.trim() : integratedShellCommand(this.config.shell, this.rcfile);
+      const shellLine = command?.trim() ? commandLine(command.trim()) : integratedShellCommand(this.config.shell, this.rcfile);
       const { cols, rows } = this.config;
       const [reply = []] = await this.control.commands(
         [
@@ -658,11 +660,10 @@ export class TtyManager {
     const from = emulator.cursorAbs - pane.historySize;
     const rows = await this.control.command(`capture-pane -p -e -J -t ${pane.paneId} -S ${from} -E -`).catch(() => undefined);
     if (!rows) return;
-    const [first = ''] = emulator.readRows(emulator.cursorAbs, emulator.cursorAbs + 1);
+    const known = emulator.readRows(emulator.cursorAbs, emulator.cursorAbs + 1)[0]?.text ?? '';
     const lines = rows.slice();
     while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-    const known = typeof first === 'string' ? first : first.text;
-    if (lines.length <= 1 && (lines[0] ?? '').replace(/\x1b\[[0-9;]*m/g, '').trimEnd() === known.trimEnd()) return;
+    if (lines.length <= 1 && stripSgr(lines[0] ?? '').trimEnd() === known.trimEnd()) return;
     emulator.write(`\r\x1b[J${lines.join('\r\n')}\x1b[${pane.cursorY + 1};${pane.cursorX + 1}H`);
     await emulator.drain();
     this.logger.debug({ tty: tty.number, rows: lines.length }, 'caught up with a dead pane from tmux');
@@ -808,6 +809,14 @@ function normalRowsPane(pane: PaneInfo): Pick<PaneInfo, 'historySize' | 'cursorX
   return pane.alternateOn
     ? { historySize: pane.historySize, cursorX: pane.alternateSavedX, cursorY: pane.alternateSavedY }
     : { historySize: pane.historySize, cursorX: pane.cursorX, cursorY: pane.cursorY };
+}
+
+const ESC = String.fromCharCode(27);
+const SGR = new RegExp(`${ESC}\\[[0-9;]*m`, 'g');
+
+/** Text without colour escapes (capture-pane -e adds them). */
+function stripSgr(text: string): string {
+  return text.replace(SGR, '');
 }
 
 /** Exactly `count` rows, so that writing them scrolls the emulator as far as tmux had scrolled. */

@@ -57,10 +57,11 @@ export async function removeEngineResources(name: string): Promise<void> {
   for (const image of images) {
     if (image.Labels?.[LABEL.instance] !== name) continue;
     const tags = (image.RepoTags ?? []).filter((t) => t !== '<none>:<none>');
+    // noprune: untagged parent layers stay, because a build running at the same time may be reusing them.
     for (const reference of [...tags, image.Id]) {
       await docker
         .getImage(reference)
-        .remove()
+        .remove({ noprune: true })
         .catch((error: unknown) => {
           if (statusCode(error) !== 404) throw error;
         });

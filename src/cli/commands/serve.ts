@@ -4,7 +4,6 @@ import { createLogger, registerSecrets } from '../../log/logger.js';
 import { resolveToken, TOKEN_ENV } from '../../server/http-auth.js';
 import { startHttpServer } from '../../server/http.js';
 import { KernelRuntime } from '../../server/runtime.js';
-import { startTerminals } from '../../server/start-terminals.js';
 import { serveStdio } from '../../server/stdio.js';
 import { type Command, EXIT } from '../command.js';
 import path from 'node:path';
@@ -74,7 +73,8 @@ export const serveCommand: Command = {
     // A bug in a callback must not take the terminals away from the agent mid-tick: log it and serve on.
     process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection (the server keeps running)'));
     process.on('uncaughtException', (error) => logger.fatal({ err: error }, 'uncaught exception (the server keeps running)'));
-    const runtime = new KernelRuntime(() => startTerminals(instance, logger), logger);
+    // Loaded on first use, after the handshake: the terminal layer is the heavy part of start-up.
+    const runtime = new KernelRuntime(async () => (await import('../../server/start-terminals.js')).startTerminals(instance, logger), logger);
     const deps = { runtime, instance, logger };
 
     let stop: () => Promise<void>;

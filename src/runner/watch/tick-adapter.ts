@@ -59,7 +59,8 @@ export async function detectInterruptedTick(instance: Instance): Promise<{ notic
     };
   }
   const last = state.last;
-  if (!current && last && last.status === 'failed') {
+  // The same rule as watchResultOf: failures, and the watchdogs' ends.
+  if (!current && last && (last.status === 'failed' || last.error_class === 'timeout' || last.error_class === 'idle')) {
     const why = [last.error_class, last.error].filter(Boolean).join(': ');
     return { notice: `Notice: tick ${last.tick} ended abnormally${why ? ` (${why})` : ''}. Check what it left unfinished.`, diedMidTick: false };
   }

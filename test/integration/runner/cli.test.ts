@@ -3,10 +3,13 @@ import { access, copyFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { removeEngineResources, TEST_CONTAINERFILE } from '../../helpers/test-instance.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { FAKE_CLAUDE } from './tick-helpers.js';
+
+// Each test starts a container and a harness; on a loaded 2-core machine that can take a while.
+vi.setConfig({ testTimeout: 240_000 });
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const BIN = path.join(ROOT, 'dist', 'cli', 'kernel-runner.js');
@@ -80,6 +83,13 @@ describe('kernel-runner init and ls', () => {
     const result = await runner(['init', name, path.join(home, 'bad')]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('is not allowed: use 1-64 of A-Z a-z 0-9 _ . - (no "..")');
+  });
+
+  it('refuses a data dir that is a file', async () => {
+    const file = path.join(home, 'a-file');
+    await writeFile(file, 'x');
+    const result = await runner(['init', 'filed', file]);
+    expect(result).toMatchObject({ code: 2, stderr: expect.stringContaining(`${file} exists and is not a directory`) });
   });
 
   it('refuses a name that is registered elsewhere', async () => {

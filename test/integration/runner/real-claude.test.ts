@@ -1,8 +1,11 @@
 import { access, readFile, readdir, readlink } from 'node:fs/promises';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { startTick } from '../../../src/runner/tick.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { REAL_CLAUDE, type TickTestInstance, pollUntil, readJsonLines, tickTestInstance } from './tick-helpers.js';
+
+// Each test starts a container and a harness; on a loaded 2-core machine that can take a while.
+vi.setConfig({ testTimeout: 240_000 });
 
 /**
  * Host processes (not the container's, which live on by design) whose command line mentions

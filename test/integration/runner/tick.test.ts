@@ -2,12 +2,15 @@ import { execFile } from 'node:child_process';
 import { access, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { isKernelError } from '../../../src/errors.js';
 import { loadState } from '../../../src/runner/state.js';
 import { startTick } from '../../../src/runner/tick.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type TickTestInstance, pollUntil, readJsonLines, survivors, tickTestInstance } from './tick-helpers.js';
+
+// Each test starts a container and a harness; on a loaded 2-core machine that can take a while.
+vi.setConfig({ testTimeout: 240_000 });
 
 const execFileAsync = promisify(execFile);
 
@@ -182,7 +185,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     t = await tickTestInstance({ env: { FAKE_CLAUDE_BREAK_MCP: '1' } });
     const outcome = await tick(t);
     expect(outcome).toMatchObject({ status: 'failed', errorClass: 'mcp', paused: false });
-    expect(outcome.error).toMatch(/MCP server "agent-kernel" did not connect \(status: failed\)\. Run "node .*agent-kernel\.js serve /);
+    expect(outcome.error).toMatch(/MCP server "agent-kernel" did not connect \(status: failed\)\. Read its log \(.*server-current\.log\), or run "node .*agent-kernel\.js serve /);
     expect(await survivors(t.pidFile)).toEqual([]);
   });
 

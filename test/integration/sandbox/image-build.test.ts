@@ -74,7 +74,7 @@ describeWithEngine('image builds (real engine)', () => {
     expect(output).toMatch(/tmux 3\.[2-9]/);
     expect(output).toMatch(/git version/);
     expect(output).toMatch(/certs-ok/);
-  });
+  }, 300_000);
 
   it('doctor flags an image without tmux, with a fix', async () => {
     const t = await instance('FROM debian:bookworm-slim\n');

@@ -27,7 +27,8 @@ async function newestMtime(dir: string): Promise<number> {
  * dist/ (one build at a time: test files run in parallel).
  */
 export async function ensureBuilt(): Promise<void> {
-  const lock = path.join(ROOT, 'dist.build-lock');
+  const lock = path.join(ROOT, 'node_modules', '.cache', 'agent-kernel-build.lock');
+  mkdirSync(path.dirname(lock), { recursive: true });
   for (;;) {
     try {
       mkdirSync(lock, { recursive: false });

@@ -121,12 +121,11 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       expect(vi.fullScreen).toBe(true);
       expect(vi.text).toMatch(/^~/m);
       await t.manager.type({ tty, expect: vi.program, text: 'ihello from vi', enter: false });
-      await t.manager.type({ tty, expect: vi.program, text: 'Escape' }).catch(async () => {
-        await t.manager.wait(5);
-        await t.manager.type({ tty, expect: vi.program, text: 'Escape' });
-      });
-      const typed = await t.manager.wait(10);
-      expect(reportOf(typed, tty).text).toContain('hello from vi');
+      const typed = reportOf(await t.manager.wait(10), tty);
+      expect(typed.fullScreen).toBe(true);
+      expect(typed.text.split('\n')[0]).toBe('hello from vi');
+      await t.manager.type({ tty, expect: vi.program, text: 'Escape' });
+      await t.manager.wait(5);
       await t.manager.type({ tty, expect: vi.program, text: ':q!' });
       const quit = await t.manager.wait(10);
       expect(reportOf(quit, tty).fullScreen).toBe(false);
@@ -301,11 +300,25 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
         await child.kill();
       }
       expect(first.reason).toBe('timeout');
-      const shown = reportOf(first, tty).text;
-      const text = shown + '\n' + (await waitFor(await t.restart(), tty, (s) => s.includes('line-40') && /[#$] $/m.test(s), 30_000));
-      const lines = text.split('\n').filter((l) => /^line-\d+$/.test(l));
-      expect(lines).toEqual(Array.from({ length: 40 }, (_, i) => `line-${i + 1}`));
-      await closeAll(t);
+      const numbers = (text: string) => text.split('\n').filter((l) => /^line-\d+$/.test(l)).map((l) => Number(l.slice(5)));
+      const seen = numbers(reportOf(first, tty).text);
+      const k = seen.length;
+      expect(seen).toEqual(Array.from({ length: k }, (_, i) => i + 1));
+      expect(k).toBeLessThan(40);
+
+      // The next server: what was printed after the crash, exactly, and nothing the agent saw.
+      const second = reportOf(await (await t.restart()).wait(30), tty);
+      const [head = '', tail = ''] = second.text.split(/\n… .* left out .*…\n/);
+      const headNumbers = numbers(head);
+      const tailNumbers = numbers(tail);
+      expect(headNumbers[0]).toBe(k + 1);
+      expect(headNumbers).toEqual(Array.from({ length: headNumbers.length }, (_, i) => k + 1 + i));
+      expect(tailNumbers[tailNumbers.length - 1] ?? headNumbers[headNumbers.length - 1]).toBe(40);
+      // Every line from k+1 to 40, plus the new prompt.
+      expect(second.totalLines).toBe(40 - k + 1);
+      const scrollback = await readFile(second.files.scrollback, 'utf8');
+      const screen = await readFile(second.files.screen, 'utf8');
+      expect(numbers(`${scrollback}\n${screen}`)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     });
 
     it('refuses a second server on the same instance, naming the PID that holds it', async () => {

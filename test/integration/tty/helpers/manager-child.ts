@@ -7,8 +7,8 @@ import { build } from 'rolldown';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'tty', 'manager-child.ts');
-/** Under the repo, so the bundle's bare imports resolve to our node_modules. */
-const OUT = path.join(ROOT, 'node_modules', '.cache', 'agent-kernel-tests', 'manager-child.mjs');
+/** Under the repo (bare imports resolve to our node_modules), two levels deep like src/x/ (import.meta.url paths hold). */
+const OUT = path.join(ROOT, 'node_modules', '.agent-kernel-tests', 'manager-child.mjs');
 
 let bundled: Promise<string> | undefined;
 

@@ -1,0 +1,143 @@
+/**
+ * Terminal benchmarks: printed figures with their baselines, measured in one run (not
+ * timed tests). Run with `node bench/tty.mjs [docker|host]...` (default: docker, then host).
+ *
+ *  1. type then wait for `true`: shell integration (OSC 133) vs a 1.5 s silence settle
+ *  2. `seq 1 1000000` through a terminal vs the same output over a raw exec pipe
+ *  3. server RSS with 20 terminals holding 10k lines of scrollback each
+ *  4. re-adoption time of those 20 terminals by a new server
+ */
+import { silentLogger } from '../src/log/logger.js';
+import { openSandbox } from '../src/sandbox/open-sandbox.js';
+import type { Instance } from '../src/config/instance.js';
+import type { Sandbox } from '../src/sandbox/sandbox.js';
+import { tmuxArgv, tmuxSocketName } from '../src/tty/tmux-server.js';
+import { TtyManager } from '../src/tty/tty-manager.js';
+import { createTestInstance } from '../test/helpers/test-instance.js';
+
+type Backend = 'docker' | 'host';
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function ms(value: number): string {
+  return `${value.toFixed(1)} ms`;
+}
+
+async function settleBaseline(manager: TtyManager): Promise<number[]> {
+  // A bash without shell integration: wait can only notice the end by silence.
+  const { tty } = await manager.open('bash --norc --noprofile -i');
+  await manager.wait(10);
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const started = performance.now();
+    await manager.type({ tty, expect: 'bash', text: 'true' });
+    await manager.wait(10);
+    times.push(performance.now() - started);
+  }
+  await manager.close(tty);
+  return times;
+}
+
+async function integrated(manager: TtyManager): Promise<number[]> {
+  const { tty } = await manager.open();
+  await manager.wait(10);
+  const times: number[] = [];
+  for (let i = 0; i < 40; i++) {
+    const started = performance.now();
+    await manager.type({ tty, expect: 'bash', text: 'true' });
+    const result = await manager.wait(10);
+    if (result.reason !== 'command-finished') throw new Error(`unexpected wait reason ${result.reason}`);
+    times.push(performance.now() - started);
+  }
+  await manager.close(tty);
+  return times;
+}
+
+async function throughput(manager: TtyManager, sandbox: Sandbox): Promise<void> {
+  const bytes = 6_888_896; // seq 1 1000000 | wc -c
+  const rawTimes: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const started = performance.now();
+    const result = await sandbox.run(['seq', '1', '1000000']);
+    if (result.stdout.length !== bytes) throw new Error(`raw pipe gave ${result.stdout.length} bytes`);
+    rawTimes.push(performance.now() - started);
+  }
+  const { tty } = await manager.open();
+  await manager.wait(10);
+  const ttyTimes: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const started = performance.now();
+    await manager.type({ tty, expect: 'bash', text: 'seq 1 1000000' });
+    const result = await manager.wait(60);
+    if (result.reason !== 'command-finished') throw new Error(`unexpected wait reason ${result.reason}`);
+    ttyTimes.push(performance.now() - started);
+  }
+  await manager.close(tty);
+  const raw = median(rawTimes);
+  const through = median(ttyTimes);
+  const rate = (t: number) => `${(bytes / 1e6 / (t / 1000)).toFixed(1)} MB/s`;
+  console.log(`  seq 1 1000000, raw exec pipe (baseline): ${ms(raw)} (${rate(raw)})`);
+  console.log(`  seq 1 1000000 through a terminal:        ${ms(through)} (${rate(through)}), ${((raw / through) * 100).toFixed(0)}% of the raw rate`);
+}
+
+async function memoryAndAdoption(instance: Instance, sandbox: Sandbox, manager: TtyManager): Promise<TtyManager> {
+  global.gc?.();
+  const before = process.memoryUsage().rss;
+  const ttys: number[] = [];
+  for (let i = 0; i < 20; i++) ttys.push((await manager.open()).tty);
+  await manager.wait(30);
+  for (const tty of ttys) {
+    await manager.type({ tty, expect: 'bash', text: `seq 1 10000 | sed 's/^/terminal ${tty} line /'` });
+    await manager.wait(30);
+  }
+  global.gc?.();
+  const after = process.memoryUsage().rss;
+  console.log(`  RSS before opening terminals (baseline): ${(before / 1e6).toFixed(0)} MB`);
+  console.log(`  RSS with 20 terminals x 10k lines:       ${(after / 1e6).toFixed(0)} MB`);
+
+  const adoptTimes: number[] = [];
+  let current = manager;
+  for (let i = 0; i < 3; i++) {
+    await current.dispose();
+    const started = performance.now();
+    current = await TtyManager.start({ instance, sandbox, logger: silentLogger() });
+    adoptTimes.push(performance.now() - started);
+    if (current.adoptReport.adopted.length !== 20) throw new Error(`adopted ${current.adoptReport.adopted.length} terminals`);
+  }
+  console.log(`  re-adoption of 20 terminals (start of a new server): median ${ms(median(adoptTimes))} (${adoptTimes.map(ms).join(', ')})`);
+  for (const tty of ttys) await current.close(tty);
+  return current;
+}
+
+async function bench(backend: Backend): Promise<void> {
+  const test = await createTestInstance({
+    name: `bench-${process.pid}-${backend}`,
+    config: backend === 'host' ? { container: { backend: 'host' } } : {},
+    ...(backend === 'host' ? { containerfile: false as const } : {}),
+  });
+  const instance = test.instance;
+  const logger = silentLogger();
+  console.log(`\n${backend}:`);
+  const sandbox = await openSandbox(instance, { logger });
+  console.log(`  sandbox: ${sandbox.description}`);
+  let manager = await TtyManager.start({ instance, sandbox, logger });
+  try {
+    const settle = await settleBaseline(manager);
+    const marks = await integrated(manager);
+    console.log(`  type + wait for \`true\`, 1.5 s silence settle (baseline): median ${ms(median(settle))}`);
+    console.log(`  type + wait for \`true\`, shell integration (OSC 133):     median ${ms(median(marks))}, p90 ${ms([...marks].sort((a, b) => a - b)[Math.floor(marks.length * 0.9)]!)}`);
+    await throughput(manager, sandbox);
+    manager = await memoryAndAdoption(instance, sandbox, manager);
+  } finally {
+    await manager.dispose().catch(() => {});
+    await sandbox.run(tmuxArgv(tmuxSocketName(sandbox, instance.name), 'kill-server'), { env: { TMUX: '' } }).catch(() => {});
+    await test.cleanup();
+  }
+}
+
+const backends = (process.argv.slice(2).filter((a) => a === 'docker' || a === 'host') as Backend[]).slice();
+for (const backend of backends.length > 0 ? backends : (['docker', 'host'] as const)) await bench(backend);

@@ -1,0 +1,63 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeWithEngine } from '../../helpers/engine.js';
+import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
+import { BIN, connectStdio, ensureBuilt, waitFor } from './helpers.js';
+
+const run = promisify(execFile);
+
+describeWithEngine('the operator view: agent-kernel ls and attach (real container, real tmux)', () => {
+  let test: TestInstance;
+  // A person's terminal: a tmux session on the host, on a socket of its own.
+  const person = `ak-person-${process.pid}`;
+  const tmux = (...args: string[]) => run('tmux', ['-L', person, '-f', '/dev/null', ...args]);
+  const screen = async () => (await tmux('capture-pane', '-p', '-t', 'watch')).stdout;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    test = await createTestInstance();
+  });
+  afterAll(async () => {
+    await tmux('kill-server').catch(() => undefined);
+    await test?.cleanup();
+  });
+
+  it('ls lists the TTYs with program, state and unseen output', async () => {
+    const session = await connectStdio(test.dataDir);
+    await session.call('login');
+    await session.call('wait', { timeout: 5 });
+    await session.call('type', { tty: 0, expect: 'bash', text: 'echo marker-$((20+3))' });
+    await waitFor(session.call, /^marker-23$/m);
+    await session.close();
+
+    const { stdout } = await run(process.execPath, [BIN, 'ls', test.dataDir]);
+    const lines = stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^TTY\s+PROGRAM\s+STATE\s+UNSEEN\s+LAST ACTIVITY\s+COMMAND$/);
+    expect(lines[1]).toMatch(/^0\s+bash\s+running\s+-\s+\S+Z\s+bash$/);
+    const json = JSON.parse((await run(process.execPath, [BIN, 'ls', test.dataDir, '--json'])).stdout) as Array<{ tty: number }>;
+    expect(json.map((r) => r.tty)).toEqual([0]);
+  });
+
+  it('attach shows the TTY read-only: keys a person types do not reach it', async () => {
+    await tmux('new-session', '-d', '-s', 'watch', '-x', '100', '-y', '20', `${process.execPath} ${BIN} attach ${test.dataDir} 0`);
+    await expect.poll(screen, { timeout: 30_000 }).toMatch(/^marker-23$/m);
+    await tmux('send-keys', '-t', 'watch', 'echo should-not-run-$((1+1))', 'Enter');
+    // The read-only client drops keys; what the TTY shows is still the same prompt.
+    await tmux('kill-session', '-t', 'watch');
+    await tmux('new-session', '-d', '-s', 'watch', '-x', '100', '-y', '20', `${process.execPath} ${BIN} attach ${test.dataDir} 0 --write`);
+    await expect.poll(screen, { timeout: 30_000 }).toMatch(/^marker-23$/m);
+    expect(await screen()).not.toContain('should-not-run-2');
+  });
+
+  it('attach --write lets the person type', async () => {
+    await tmux('send-keys', '-t', 'watch', 'echo typed-by-a-person-$((2*3))', 'Enter');
+    await expect.poll(screen, { timeout: 30_000 }).toMatch(/^typed-by-a-person-6$/m);
+  });
+
+  it('attach to a TTY that is not open says so and exits with an error', async () => {
+    await expect(run('script', ['-qec', `${process.execPath} ${BIN} attach ${test.dataDir} 7`, '/dev/null'])).rejects.toMatchObject({
+      stdout: expect.stringMatching(/TTY 7 of .* is not open/),
+    });
+  });
+});
