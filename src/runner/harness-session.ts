@@ -68,6 +68,8 @@ export interface SessionOptions {
   signal?: AbortSignal;
   /** Wall-clock deadline (epoch ms) of the session. */
   deadline: number;
+  /** Told the harness's process group id once it runs. */
+  onSpawn?: (pgid: number) => void;
 }
 
 /** How long our MCP server may take to connect before the tick gives up. */
@@ -168,6 +170,7 @@ export class HarnessSession {
       throw error;
     }
     this.proc = proc;
+    this.options.onSpawn?.(proc.pid);
     this.stdinOpen = invocation.interactiveStdin;
     if (!invocation.interactiveStdin) {
       proc.child.stdin?.end();

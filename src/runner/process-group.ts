@@ -40,7 +40,14 @@ export async function spawnGroup(command: string, args: readonly string[], optio
   // Errors after a successful spawn (EPIPE on stdin...) must not crash the runner.
   child.on('error', () => {});
   child.stdin?.on('error', () => {});
-  return { child, pid: child.pid as number, exited: exitedPromise, hasExited: () => exited };
+  // If the runner itself goes down, its harness must not outlive it.
+  const pid = child.pid as number;
+  const killOnExit = (): void => {
+    signalGroup(pid, 'SIGKILL');
+  };
+  process.once('exit', killOnExit);
+  void exitedPromise.then(() => process.off('exit', killOnExit));
+  return { child, pid, exited: exitedPromise, hasExited: () => exited };
 }
 
 /** Send a signal to a whole process group; false when it has no process left. */

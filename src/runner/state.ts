@@ -31,6 +31,8 @@ const tickRecordSchema = z.object({
   tokens: tokensSchema.optional(),
   cost_usd: z.number().optional(),
   pid: z.int().optional(),
+  /** The harness's process group while it runs (killed by the next tick if its runner died). */
+  harness_pgid: z.int().optional(),
 });
 
 const stateSchema = z.looseObject({
@@ -72,6 +74,7 @@ export async function beginTickRecord(dataDir: string, record: Omit<TickRecord, 
       error: `the runner (PID ${state.current.pid ?? '?'}) stopped during this tick; its outcome was not recorded`,
     };
     delete died.pid;
+    delete died.harness_pgid;
     state = { ...state, current: null, last: died, history: [...state.history, died].slice(-HISTORY_LENGTH) };
   }
   const current: TickRecord = { ...record, tick: state.tick + 1, status: 'running' };
@@ -89,7 +92,7 @@ export async function updateTickRecord(dataDir: string, patch: Partial<TickRecor
 /** Record the end of the running tick: it becomes `last` and joins the history. */
 export async function finishTickRecord(dataDir: string, record: TickRecord): Promise<void> {
   const state = await loadState(dataDir);
-  const { pid: _pid, ...finished } = record;
+  const { pid: _pid, harness_pgid: _pgid, ...finished } = record;
   const history = [...state.history.filter((t) => t.tick !== finished.tick), finished].slice(-HISTORY_LENGTH);
   await saveState(dataDir, { ...state, current: null, last: finished, history });
 }

@@ -21,7 +21,8 @@ import { openTerminalIssues, readOpenTerminals } from './open-terminals.js';
 import { assertNotPaused, writePaused } from './paused.js';
 import { composeTickPrompt, loadTickPrompt } from './prompt.js';
 import { checkHarnessAvailable } from './watch/harness-check.js';
-import { beginTickRecord, finishTickRecord, type TickRecord, type TickTokens, updateTickRecord } from './state.js';
+import { beginTickRecord, finishTickRecord, loadState, type TickRecord, type TickTokens, updateTickRecord } from './state.js';
+import { groupAlive, signalGroup } from './process-group.js';
 
 const run = promisify(execFile);
 
@@ -97,6 +98,7 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
   try {
     // Checked again under the lock: a tick that just ended may have paused the instance.
     await assertNotPaused(instance.paths.paused, instance.name);
+    await killOrphanedHarness(instance, options.logger);
     basePrompt = await loadTickPrompt(instance.dataDir, instance.config.runner);
     sandbox = await openSandbox(instance, { logger: options.logger, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
     record = await beginTickRecord(instance.dataDir, { started: new Date().toISOString(), pid: process.pid });
@@ -107,6 +109,15 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
   }
   const tick = new TickRun(instance, harness, sandbox, lock, record, basePrompt, options);
   return { tick: record.tick, deliver: (message) => tick.deliver(message), done: tick.run() };
+}
+
+/** A runner that died mid-tick may have left its harness (and MCP server) running: stop that group first. */
+async function killOrphanedHarness(instance: Instance, logger: Logger): Promise<void> {
+  const previous = (await loadState(instance.dataDir).catch(() => undefined))?.current;
+  const pgid = previous?.harness_pgid;
+  if (!pgid || !groupAlive(pgid)) return;
+  logger.warn({ tick: previous.tick, pgid }, 'the harness of a tick whose runner died is still running: killing its process group');
+  signalGroup(pgid, 'SIGKILL');
 }
 
 class TickRun {
@@ -230,6 +241,9 @@ class TickRun {
         hooks: { preStopIssues: () => this.preStopIssues() },
         ...(this.options.signal ? { signal: this.options.signal } : {}),
         deadline,
+        onSpawn: (pgid) => {
+          void updateTickRecord(this.instance.dataDir, { harness_pgid: pgid }).catch(() => {});
+        },
       });
       this.session = session;
       await updateTickRecord(this.instance.dataDir, { session_id: session.sessionId, attempts: attempt }).catch((error: unknown) =>

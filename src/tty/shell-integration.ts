@@ -11,13 +11,15 @@ export const BASH_RCFILE = `# Written by agent-kernel: shell integration for the
 # it is rewritten at every start. Your own ~/.bashrc is read first, unchanged.
 if [ -f ~/.bashrc ]; then . ~/.bashrc; fi
 __agent_kernel_prompt() {
-  local status=$?
-  printf '\\033]133;D;%s\\007\\033]133;A\\007' "$status"
-  return $status
+  __agent_kernel_status=$?
+  return $__agent_kernel_status
 }
-# Runs last, after anything of the user's that sets PS1: the prompt ends with mark B.
+# Runs last, after anything of the user's (slow hooks included), right before the prompt:
+# D with the status, A, and a PS1 that ends with mark B.
 __agent_kernel_prompt_end() {
+  printf '\\033]133;D;%s\\007\\033]133;A\\007' "\${__agent_kernel_status:-0}"
   case "$PS1" in *'133;B'*) ;; *) PS1="\${PS1}\\[\\e]133;B\\a\\]" ;; esac
+  return \${__agent_kernel_status:-0}
 }
 if [ -z "\${__agent_kernel_integrated:-}" ]; then
   __agent_kernel_integrated=1

@@ -30,6 +30,7 @@ import {
   tmuxVersion,
 } from './tmux-server.js';
 import { Tty } from './tty.js';
+import { EMULATOR_SCROLLBACK } from './tty-emulator.js';
 import {
   type AdoptReport,
   type Capacity,
@@ -156,21 +157,24 @@ export class TtyManager {
     const panes = await this.listPanes();
     const lost: LostTty[] = [];
     const adopted: number[] = [];
+    const adopting: Array<Promise<void>> = [];
     for (const state of saved.ttys) {
       const pane = panes.find((p) => p.window === state.tty && p.paneId === state.paneId);
       if (!pane) {
         lost.push(await this.recordLost(state));
         continue;
       }
-      await this.adopt(state, pane);
+      adopting.push(this.adopt(state, pane));
       adopted.push(state.tty);
     }
     // Windows tmux has that the state does not know (a server killed between new-window and saving).
     for (const pane of panes) {
-      if (pane.window >= MAX_TTYS || this.ttys.has(pane.window)) continue;
-      await this.adopt(undefined, pane);
+      if (pane.window >= MAX_TTYS || adopted.includes(pane.window)) continue;
+      adopting.push(this.adopt(undefined, pane));
       adopted.push(pane.window);
     }
+    // All at once: the tmux round trips overlap, and so does the emulators' parsing.
+    await Promise.all(adopting);
     this.adoptReport = { adopted: adopted.sort((a, b) => a - b), lost, persistent: true };
     await this.saveState();
     await this.writeRegistry();
@@ -188,11 +192,16 @@ export class TtyManager {
     const number = pane.window;
     // One line, one reply: the pane's numbers and its contents at the same instant.
     const target = `-t ${pane.paneId}`;
+    // Only the rows still needed: what the agent has not seen, what the scrollback file lacks,
+    // and what the emulator keeps anyway. Older history stays in tmux and in the file.
+    const wanted = Math.max(0, Math.min(state?.markRow ?? 0, state?.scrollbackRows ?? 0, pane.historySize - EMULATOR_SCROLLBACK));
+    const from = wanted === 0 ? undefined : wanted - pane.historySize;
+    const start = from === undefined ? '-' : String(from);
     const parts = [`display -p ${target} ${quoteTmuxArgument(PANE_FORMAT)}`];
     if (pane.alternateOn) {
-      parts.push(`capture-pane -p -e -J ${target} -S - -E -1`, `capture-pane -p -e -a ${target}`, `capture-pane -p -e ${target}`);
+      parts.push(`capture-pane -p -e -J ${target} -S ${start} -E -1`, `capture-pane -p -e -a ${target}`, `capture-pane -p -e ${target}`);
     } else {
-      parts.push(`capture-pane -p -e -J ${target} -S - -E -`);
+      parts.push(`capture-pane -p -e -J ${target} -S ${start} -E -`);
     }
     this.orphanOutput.delete(pane.paneId);
     const replies = await this.control.commands(parts);
@@ -205,6 +214,8 @@ export class TtyManager {
     tty.files = await this.openFiles(tty, state?.scrollbackRows ?? 0);
 
     const emulator = tty.emulator;
+    // The first captured row, in tmux's numbering (the display above ran at the same instant).
+    emulator.setTotalScrolls(from === undefined ? 0 : Math.max(0, now.historySize + from));
     if (now.alternateOn && replies.length === 4) {
       const [, history = [], saved = [], screen = []] = replies;
       emulator.write([...history, ...padRows(saved, now.height)].join('\r\n'));

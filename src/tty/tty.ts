@@ -108,7 +108,7 @@ export class Tty {
 
   /** A D mark whose prompt never ended with B (a PS1 we could not mark): count it after a short grace. */
   settleEnding(now: number, quietMs: number): void {
-    if (this.endingAt && now - this.endingAt.at > 300 && quietMs > 100) this.finishEnding();
+    if (this.endingAt && now - this.endingAt.at > 1000 && quietMs > 300) this.finishEnding();
   }
 
   private finishEnding(): void {

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdirSync, rmdirSync, statSync } from 'node:fs';
+import { mkdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +35,8 @@ export async function ensureBuilt(): Promise<void> {
       break;
     } catch {
       // Another test file is building; a lock older than 5 minutes is stale.
-      if (Date.now() - statSync(lock, { throwIfNoEntry: false })!.mtimeMs > 300_000) rmdirSync(lock);
+      const held = statSync(lock, { throwIfNoEntry: false });
+      if (held && Date.now() - held.mtimeMs > 300_000) rmSync(lock, { recursive: true, force: true });
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }

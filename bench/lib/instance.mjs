@@ -1,0 +1,80 @@
+/**
+ * Throw-away instances for the benchmarks, made the way test/helpers/test-instance.ts makes
+ * them (a temp data dir whose system/container/Containerfile is Containerfile.test), in
+ * plain JS on the built dist/. Cleanup removes only what carries this instance's label.
+ */
+import { randomBytes } from 'node:crypto';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT } from './paths.mjs';
+
+const dist = (rel) => import(path.join(ROOT, 'dist', rel));
+const [{ dataPaths }, { loadAgentConfig }, { containerName }, { connectEngine, statusCode }, { LABEL, ensureImage }, { silentLogger }] = await Promise.all([
+  dist('config/paths.js'),
+  dist('config/agent-config.js'),
+  dist('sandbox/container.js'),
+  dist('sandbox/engine.js'),
+  dist('sandbox/image.js'),
+  dist('log/logger.js'),
+]);
+
+export const TEST_CONTAINERFILE = path.join(ROOT, 'Containerfile.test');
+let enginePromise;
+export function engine() {
+  enginePromise ??= connectEngine();
+  return enginePromise;
+}
+
+/** The container of an instance (dockerode), for raw `docker exec` baselines. */
+export async function containerOf(name) {
+  return (await engine()).docker.getContainer(containerName(name));
+}
+
+export async function createInstance({ name = `bench-${randomBytes(3).toString('hex')}`, config = {} } = {}) {
+  const parent = await mkdtemp(path.join(os.tmpdir(), 'ak-bench-'));
+  const dataDir = path.join(parent, name);
+  const paths = dataPaths(dataDir);
+  await mkdir(paths.containerContext, { recursive: true });
+  await writeFile(paths.agentConfig, `${JSON.stringify(config, null, 2)}\n`);
+  await copyFile(TEST_CONTAINERFILE, paths.containerfile);
+  const instance = { name, dataDir, paths, config: await loadAgentConfig(dataDir) };
+  return {
+    name,
+    dataDir,
+    paths,
+    instance,
+    /** Build the image now (from the build cache), so start-up figures do not include a build. */
+    async prebuild() {
+      await ensureImage(await engine(), instance, { logger: silentLogger() });
+    },
+    async cleanup() {
+      await removeEngineResources(name);
+      await rm(parent, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Remove the container and images labelled agent-kernel.instance=<name>, and nothing else. */
+export async function removeEngineResources(name) {
+  const { docker } = await engine();
+  try {
+    const info = await docker.getContainer(containerName(name)).inspect();
+    if (info.Config.Labels?.[LABEL.instance] === name) await docker.getContainer(info.Id).remove({ force: true });
+  } catch (error) {
+    if (statusCode(error) !== 404) throw error;
+  }
+  const images = await docker.listImages({ filters: { label: [`${LABEL.instance}=${name}`] } });
+  for (const image of images) {
+    if (image.Labels?.[LABEL.instance] !== name) continue;
+    const tags = (image.RepoTags ?? []).filter((t) => t !== '<none>:<none>');
+    for (const reference of [...tags, image.Id]) {
+      await docker
+        .getImage(reference)
+        .remove({ noprune: true })
+        .catch((error) => {
+          if (statusCode(error) !== 404) throw error;
+        });
+    }
+  }
+}

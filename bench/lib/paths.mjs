@@ -1,0 +1,5 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const BIN = path.join(ROOT, 'dist', 'cli', 'agent-kernel.js');
