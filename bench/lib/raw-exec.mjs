@@ -24,7 +24,13 @@ export async function rawExec(instanceName, argv, { keep = 64 * 1024 } = {}) {
       done();
     },
   });
-  const errors = new Writable({ write: (_c, _e, done) => done() });
+  let stderr = '';
+  const errors = new Writable({
+    write(chunk, _encoding, done) {
+      if (stderr.length < keep) stderr += chunk.toString();
+      done();
+    },
+  });
   docker.modem.demuxStream(stream, sink, errors);
   await new Promise((resolve, reject) => {
     stream.on('end', resolve);
@@ -33,5 +39,5 @@ export async function rawExec(instanceName, argv, { keep = 64 * 1024 } = {}) {
   });
   const elapsedMs = performance.now() - began;
   const { ExitCode } = await exec.inspect();
-  return { elapsedMs, bytes, exitCode: ExitCode, head: Buffer.concat(kept).toString('utf8') };
+  return { elapsedMs, bytes, exitCode: ExitCode, head: Buffer.concat(kept).toString('utf8'), stderr };
 }

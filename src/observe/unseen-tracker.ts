@@ -52,11 +52,6 @@ export class UnseenTracker {
     return (row?.text.trimEnd() ?? '') !== this.markText || this.screenAtMark !== undefined;
   }
 
-  /** Mark that new output arrived that the byte count cannot show (output made while no server was attached). */
-  forceUnseen(): void {
-    this.bytesAtMark = -1;
-  }
-
   /** The new output of the normal screen since the mark, as head, tail and count. */
   collect(emulator: TtyEmulator): NewOutput {
     const end = emulator.contentEndAbs();
@@ -77,6 +72,17 @@ export class UnseenTracker {
       tail = held.lines.slice(-TAIL_LINES);
     }
     return { head, tail, total };
+  }
+
+  /**
+   * After re-adoption (the emulator was seeded from tmux with the mark already set, so rows
+   * that left during seeding were counted): what is on screen now is the baseline, unless
+   * tmux's screen changed since the agent looked (`changed`).
+   */
+  adopted(emulator: TtyEmulator, changed: boolean): void {
+    this.bytesAtMark = changed ? -1 : emulator.bytesWritten;
+    this.markText = emulator.readRows(this.markAbs, this.markAbs + 1)[0]?.text.trimEnd() ?? '';
+    this.screenAtMark = emulator.alternateScreen ? emulator.screenText() : undefined;
   }
 
   /** The agent has now seen everything up to the cursor. */

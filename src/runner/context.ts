@@ -49,8 +49,9 @@ export class ContextTracker {
     if (used > 0) this.used = used;
   }
 
+  /** The model the harness reports (more precise than a configured alias such as "opus"). */
   observeModel(model: string | undefined): void {
-    if (model && !this.options.model) this.options.model = model;
+    if (model && model !== '<synthetic>') this.options.model = model;
   }
 
   observeWindow(window: number | undefined): void {

@@ -138,9 +138,6 @@ export class HarnessSession {
     const { instance, harness, logger } = this.options;
     const files = kernelFiles();
     const socketPath = hookSocketPath(path.join(this.options.workDir, '..'));
-    this.channel = await listenHookChannel(socketPath, (kind, input) => this.onHook(kind, input), (error) =>
-      logger.warn({ err: describeError(error) }, 'hook channel error'),
-    );
     const generated = await writeTickFiles(
       path.join(this.options.workDir, `attempt-${this.options.attempt}`),
       mcpConfig({ nodePath: process.execPath, serverBin: files.serverBin, dataDir: instance.dataDir }),
@@ -161,6 +158,9 @@ export class HarnessSession {
     const invocation = harness.invocation(setup);
     this.marker({ event: 'attempt-start', attempt: this.options.attempt, session_id: this.sessionId, command: invocation.command });
     logger.info({ attempt: this.options.attempt, sessionId: this.sessionId, command: invocation.command }, 'starting harness');
+    this.channel = await listenHookChannel(socketPath, (kind, input) => this.onHook(kind, input), (error) =>
+      logger.warn({ err: describeError(error) }, 'hook channel error'),
+    );
 
     let proc: GroupProcess;
     try {
@@ -195,7 +195,8 @@ export class HarnessSession {
       const exit = await proc.exited;
       await this.stopping;
       await reapGroup(proc);
-      await streamEnded;
+      // A process that left the group could keep the pipe open: do not wait for it forever.
+      await Promise.race([streamEnded, sleep(5000)]);
       this.marker({ event: 'attempt-end', attempt: this.options.attempt, exit_code: exit.code, signal: exit.signal, ended_by: this.endedBy });
       const transcriptCopy = await this.copyTranscript(setup, invocation.env);
       return this.result(exit.code, transcriptCopy);

@@ -31,13 +31,6 @@ export function suiteForTag(tag: string): string {
   return DEBIAN_SUITES.has(suite) ? suite : 'bookworm';
 }
 
-/** `registry:5000/a/b:tag` → { repo: 'registry:5000/a/b', tag: 'tag' }. */
-export function splitTag(reference: string): { repo: string; tag: string } {
-  const colon = reference.lastIndexOf(':');
-  if (colon > reference.lastIndexOf('/')) return { repo: reference.slice(0, colon), tag: reference.slice(colon + 1) };
-  return { repo: reference, tag: 'latest' };
-}
-
 /** Pure: the mmdebstrap command line for a slim root file system as a tar. */
 export function mmdebstrapArgs(suite: string, output: string, mirror?: string): string[] {
   return [
@@ -121,10 +114,9 @@ export async function bootstrapBaseImage(engine: Engine, options: BootstrapOptio
     onProgress?.(`mmdebstrap: building a ${suite} root file system`);
     await runMmdebstrap(mmdebstrapArgs(suite, tarball, options.mirror ?? process.env.AGENT_KERNEL_DEBIAN_MIRROR), logger, onProgress);
     onProgress?.(`importing it as ${tag}`);
-    const { repo, tag: version } = splitTag(tag);
+    // The whole reference goes in `repo`: Podman's compatible API ignores a separate `tag` (it would import as :latest).
     const stream = await engine.docker.importImage(createReadStream(tarball) as unknown as string, {
-      repo,
-      tag: version,
+      repo: tag,
       changes: ['ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'CMD ["bash"]', `LABEL agent-kernel.bootstrap=${suite}`],
     } as object);
     const events = await readEngineEvents(stream, (event) => {

@@ -5,7 +5,7 @@ import { KernelError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { type Engine, statusCode } from './engine.js';
 import { hardenedCreateOptions, hostFacts } from './hardening.js';
-import { type ImageRef, LABEL, type ProgressCallback, currentImageRef, ensureImage, imageTag } from './image.js';
+import { type ImageRef, LABEL, type ProgressCallback, currentImageRef, ensureImage, imageTag, shortReference } from './image.js';
 
 /**
  * The instance's one persistent container, `agent-kernel-<name>`. It only ever runs an init
@@ -246,8 +246,8 @@ export async function prune(engine: Engine, instance: Instance, options: Lifecyc
     if (image.Labels?.[LABEL.instance] !== instance.name) continue;
     const tags = (image.RepoTags ?? []).filter((t) => t !== '<none>:<none>');
     // The current image is the one carrying the current tag; a rebuild leaves the old one untagged.
-    if (tags.includes(currentTag)) continue;
-    const label = tags[0] ?? `${image.Id.replace(/^sha256:/, '').slice(0, 12)} (untagged)`;
+    if (tags.some((t) => shortReference(t) === currentTag)) continue;
+    const label = tags[0] ? shortReference(tags[0]) : `${image.Id.replace(/^sha256:/, '').slice(0, 12)} (untagged)`;
     if (inUse.has(image.Id)) {
       result.kept.push(`${label}: used by a container`);
       continue;

@@ -2,6 +2,7 @@ import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type Dockerode from 'dockerode';
 import type { ContainerConfig } from '../config/agent-config.js';
+import { dataPaths } from '../config/paths.js';
 import { KernelError } from '../errors.js';
 
 /**
@@ -48,8 +49,13 @@ const ENGINE_SOCKET_NAME = /(^|\/)(docker|podman|containerd|dockershim|cri-docke
 const ENGINE_SOCKET_DIR = /^\/(var\/)?run\/(docker|podman|containerd|crio)(\/|$)/;
 const FORBIDDEN_TARGETS = ['/proc', '/sys', '/dev'];
 
-function refuse(message: string, details: Record<string, unknown> = {}): never {
-  throw new KernelError('CONFIG_REFUSED', `agent_config.json: ${message}`, { details });
+type Refuse = (message: string, details?: Record<string, unknown>) => never;
+
+/** Errors name the config file, then the field. */
+function refuserFor(file: string): Refuse {
+  return (message, details = {}) => {
+    throw new KernelError('CONFIG_REFUSED', `${file}: ${message}`, { details: { file, ...details } });
+  };
 }
 
 function isInside(parent: string, child: string): boolean {
@@ -58,7 +64,7 @@ function isInside(parent: string, child: string): boolean {
 }
 
 /** "512m" → 536870912. */
-export function parseMemory(text: string): number {
+export function parseMemory(text: string, refuse: Refuse = refuserFor('agent_config.json')): number {
   const match = /^(\d+)([kmg]?)$/i.exec(text.trim());
   if (!match) refuse(`container.memory: expected a size such as "512m" or "2g", got ${JSON.stringify(text)}`);
   const unit = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[(match[2] ?? '').toLowerCase() as '' | 'k' | 'm' | 'g'];
@@ -73,6 +79,7 @@ function checkMount(
   dataDir: string,
   realData: string,
   host: HostFacts,
+  refuse: Refuse,
 ): Dockerode.MountSettings {
   const field = `container.mounts[${index}]`;
   const source = path.resolve(dataDir, mount.source);
@@ -102,6 +109,7 @@ function checkMount(
  * the data directory, and mounts that would cover the root or the data directory.
  */
 export function hardenedCreateOptions({ config, dataDir, host }: HardeningInput): HardenedOptions {
+  const refuse = refuserFor(dataPaths(dataDir).agentConfig);
   if (config.privileged) {
     refuse('container.privileged is true; privileged containers are refused (they can take over the host). Remove the field, or add a specific capability with container.cap_add.');
   }
@@ -117,13 +125,13 @@ export function hardenedCreateOptions({ config, dataDir, host }: HardeningInput)
   const mounts: Dockerode.MountSettings[] = [{ Type: 'bind', Source: realData, Target: dataDir, ReadOnly: false }];
   const seenTargets = new Set([dataDir]);
   config.mounts.forEach((mount, index) => {
-    const settings = checkMount(mount, index, dataDir, realData, host);
+    const settings = checkMount(mount, index, dataDir, realData, host, refuse);
     if (seenTargets.has(settings.Target)) refuse(`container.mounts[${index}].target ${settings.Target} is mounted twice; keep one.`);
     seenTargets.add(settings.Target);
     mounts.push(settings);
   });
 
-  const memory = parseMemory(config.memory);
+  const memory = parseMemory(config.memory, refuse);
   const hostConfig: Dockerode.HostConfig = {
     CapDrop: ['ALL'],
     CapAdd: [...new Set(config.cap_add)],

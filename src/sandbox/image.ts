@@ -151,6 +151,14 @@ export interface EnsureImageOptions {
 
 const PULL_FAILURE = /pull access denied|repository does not exist|manifest unknown|no such host|dial tcp|failed to resolve|not found: manifest|i\/o timeout/i;
 
+/** A build step line: Docker says "Step 3/7 : RUN ...", Podman "STEP 3/7: RUN ...". */
+export const BUILD_STEP = /^step \d+\/\d+ ?: /i;
+
+/** Pure: `docker.io/library/debian:x` and `localhost/a:b`, as Podman lists them, → `debian:x`, `a:b`. */
+export function shortReference(reference: string): string {
+  return reference.replace(/^(docker\.io\/library\/|docker\.io\/|localhost\/)/, '');
+}
+
 /** The build hit a layer that another process deleted meanwhile (a race between build cache and image removal). */
 const CACHE_LAYER_VANISHED = /failed to get digest|no such image|layer does not exist|unknown parent image|error getting parent/i;
 
@@ -177,7 +185,7 @@ async function runBuild(engine: Engine, context: BuildContext, tag: string, labe
     const line = eventLine(event);
     if (line === undefined) return;
     for (const part of line.split('\n')) {
-      if (/^Step \d+\/\d+ : /.test(part)) step = part;
+      if (BUILD_STEP.test(part)) step = part;
       tail.push(part);
       if (tail.length > 30) tail.shift();
       logger.debug({ tag }, part);
@@ -220,8 +228,9 @@ export async function ensureImage(engine: Engine, instance: Instance, options: E
   const { tail, step } = attempt;
   if (attempt.failed) {
     const message = attempt.message;
-    if (/^Step \d+\/\d+ : FROM /i.test(step) && PULL_FAILURE.test(message)) {
-      throw baseMissing(step.replace(/^Step \d+\/\d+ : FROM\s+/i, '').split(/\s+/)[0] ?? '?', message);
+    const from = /^step \d+\/\d+ ?: FROM\s+(\S+)/i.exec(step);
+    if (from && PULL_FAILURE.test(message)) {
+      throw baseMissing(from[1] ?? '?', message);
     }
     throw new KernelError(
       'IMAGE_BUILD_FAILED',

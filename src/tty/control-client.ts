@@ -17,6 +17,7 @@ interface PendingCommand {
   /** Replies still to come: tmux answers each command of a `;` group in its own block. */
   remaining: number;
   replies: string[][];
+  atReply: (() => void) | undefined;
   resolve: (replies: string[][]) => void;
   reject: (error: Error) => void;
 }
@@ -62,16 +63,17 @@ export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
   /**
    * Run commands as one `;` group on one line: tmux runs them back to back, with no pane
    * output parsed in between. Resolves with each command's output lines. When one fails,
-   * tmux skips the rest of the group and this rejects.
+   * tmux skips the rest of the group and this rejects. `atReply` runs synchronously when
+   * the reply ends, before any output that tmux sent after it is handled.
    */
-  commands(commands: readonly string[]): Promise<string[][]> {
+  commands(commands: readonly string[], atReply?: () => void): Promise<string[][]> {
     const line = commands.join(' ; ');
     if (this.ended !== undefined) {
       return Promise.reject(new KernelError('TMUX_FAILED', `tmux is gone (${this.ended}); cannot run: ${line}`));
     }
     if (line.includes('\n')) throw new Error('a tmux control command must be one line');
     return new Promise((resolve, reject) => {
-      this.pending.push({ command: line, remaining: commands.length, replies: [], resolve, reject });
+      this.pending.push({ command: line, remaining: commands.length, replies: [], atReply, resolve, reject });
       this.process.stdin.write(`${line}\n`);
     });
   }
@@ -129,6 +131,7 @@ export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
           waiting.remaining -= 1;
           if (waiting.remaining > 0) break;
           this.pending.shift();
+          waiting.atReply?.();
           waiting.resolve(waiting.replies);
         } else {
           // tmux drops the rest of the group after an error: no more blocks will come for it.

@@ -51,14 +51,14 @@ export function integratedShellCommand(shell: string, rcfile: string): string {
   return `exec ${shell} --rcfile '${rcfile.replace(/'/g, `'\\''`)}' -i`;
 }
 
-/** How long a command's terminal lingers after the command ends, so tmux reads its last output. */
-export const COMMAND_LINGER_SECONDS = 0.5;
+/** How long a command's terminal lingers after the command ends (see commandLine). */
+export const COMMAND_LINGER_SECONDS = 0.2;
 
 /**
- * The command line of a terminal opened with a command. tmux 3.3 closes a pane's pty as
- * soon as its process ends, losing output it had not read yet; so a bash with job control
- * (the command owns the foreground, and tmux names it) runs the command, waits a moment,
- * and exits with the command's status.
+ * The command line of a terminal opened with a command. When a pane's process ends, tmux
+ * 3.3 closes its pty and loses output still on its way through the kernel. So a bash with
+ * job control (the command owns the foreground, and tmux names it) runs the command,
+ * lingers a moment, and exits with the command's status.
  */
 export function commandLine(command: string): string {
   const script = `set -m\n${command}\nstatus=$?; sleep ${COMMAND_LINGER_SECONDS}; exit $status`;

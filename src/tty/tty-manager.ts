@@ -197,14 +197,15 @@ export class TtyManager {
     const wanted = Math.max(0, Math.min(state?.markRow ?? 0, state?.scrollbackRows ?? 0, pane.historySize - EMULATOR_SCROLLBACK));
     const from = wanted === 0 ? undefined : wanted - pane.historySize;
     const start = from === undefined ? '-' : String(from);
+    if (!pane.dead) await this.control.command(`if-shell -F -t ${pane.paneId} ${quoteTmuxArgument('#{pane_pipe}')} '' ${quoteTmuxArgument(drainGuard(pane.paneId))}`).catch(() => {});
     const parts = [`display -p ${target} ${quoteTmuxArgument(PANE_FORMAT)}`];
     if (pane.alternateOn) {
       parts.push(`capture-pane -p -e -J ${target} -S ${start} -E -1`, `capture-pane -p -e -a ${target}`, `capture-pane -p -e ${target}`);
     } else {
       parts.push(`capture-pane -p -e -J ${target} -S ${start} -E -`);
     }
-    this.orphanOutput.delete(pane.paneId);
-    const replies = await this.control.commands(parts);
+    // Output up to the reply is in the capture; output after it is kept and replayed at register().
+    const replies = await this.control.commands(parts, () => this.orphanOutput.delete(pane.paneId));
     const now = parsePaneLine(replies[0]?.[0] ?? '') ?? pane;
     const markRow = state ? (now.historySize < state.markHistory ? 0 : state.markRow) : 0;
     const tty = this.createTty(number, state?.command ?? '(adopted)', pane.paneId, state?.openedAt ?? new Date().toISOString(), {
@@ -240,14 +241,10 @@ export class TtyManager {
     tty.program = normalizeProgram(now.command);
     tty.pane = now;
     const changed = !state || tty.digest(normalRowsPane(now)) !== state.markDigest || now.historySize < state.markHistory;
-    tty.tracker.markSeen(emulator);
-    tty.tracker.markAbs = markRow;
+    tty.tracker.adopted(emulator, changed);
     tty.markRowTmux = markRow;
     tty.markHistory = state?.markHistory ?? 0;
     tty.markDigest = state?.markDigest ?? '';
-    if (changed) tty.tracker.forceUnseen();
-    // Bytes that came while we were reading the capture are already in it; later ones are new.
-    this.orphanOutput.delete(pane.paneId);
     this.register(tty);
     void tty.files.flush();
   }
@@ -311,6 +308,7 @@ export class TtyManager {
         [
           `new-window -d -t ${TMUX_SESSION}:${number} -n tty${number} -c ${quoteTmuxArgument(this.instance.dataDir)} -e AGENT_KERNEL_TTY=${number} -P -F '#{pane_id}' ${quoteTmuxArgument(shellLine)}`,
           `resize-window -t ${TMUX_SESSION}:${number} -x ${cols} -y ${rows}`,
+          drainGuard(`${TMUX_SESSION}:${number}`),
         ],
       );
       const paneId = reply[0]?.trim() ?? '';
@@ -820,6 +818,16 @@ function normalRowsPane(pane: PaneInfo): Pick<PaneInfo, 'historySize' | 'cursorX
   return pane.alternateOn
     ? { historySize: pane.historySize, cursorX: pane.alternateSavedX, cursorY: pane.alternateSavedY }
     : { historySize: pane.historySize, cursorX: pane.cursorX, cursorY: pane.cursorY };
+}
+
+/**
+ * tmux 3.3 closes a pane whose process ended without reading what is still in its pty, and
+ * it pauses reading while a control client is behind: the last output of a command that
+ * exits is then lost, in tmux's own screen too. With a pipe-pane attached, tmux waits until
+ * the pty is drained before it lets the pane go.
+ */
+function drainGuard(target: string): string {
+  return `pipe-pane -t ${target} ${quoteTmuxArgument('exec cat >/dev/null')}`;
 }
 
 const ESC = String.fromCharCode(27);

@@ -6,13 +6,13 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { removeEngineResources, TEST_CONTAINERFILE } from '../../helpers/test-instance.js';
 import { describeWithEngine } from '../../helpers/engine.js';
-import { FAKE_CLAUDE } from './tick-helpers.js';
+import { FAKE_CLAUDE, KERNEL_RUNNER_BIN } from './tick-helpers.js';
 
 // Each test starts a container and a harness; on a loaded 2-core machine that can take a while.
 vi.setConfig({ testTimeout: 240_000 });
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const BIN = path.join(ROOT, 'dist', 'cli', 'kernel-runner.js');
+const BIN = KERNEL_RUNNER_BIN;
 
 let home: string;
 let env: NodeJS.ProcessEnv;

@@ -10,6 +10,7 @@ import { type TestInstance, createTestInstance } from '../../helpers/test-instan
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const FAKE_CLAUDE = path.join(ROOT, 'test', 'fixtures', 'fake-claude', 'bin', 'claude');
 export const REAL_CLAUDE = path.join(ROOT, 'node_modules', '.bin', 'claude');
+export const KERNEL_RUNNER_BIN = path.join(ROOT, 'dist', 'cli', 'kernel-runner.js');
 
 export interface TickTestInstance extends TestInstance {
   /** HOME and CLAUDE_CONFIG_DIR for the harness, and the registry, all in a temp dir. */
@@ -55,7 +56,6 @@ export async function tickTestInstance(runner: Record<string, unknown>, extra: R
     },
   });
   await registerInstance(test.name, test.dataDir, env);
-  const logFile = path.join(home, 'runner.log');
   return {
     ...test,
     env,
@@ -70,7 +70,6 @@ export async function tickTestInstance(runner: Record<string, unknown>, extra: R
       await chmod(path.join(dir, name), 0o755);
     },
     async dispose() {
-      void logFile;
       await test.cleanup();
       await rm(home, { recursive: true, force: true });
     },

@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { access, readFile, readdir } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { access, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, expect, it, vi } from 'vitest';
@@ -7,7 +7,7 @@ import { isKernelError } from '../../../src/errors.js';
 import { loadState } from '../../../src/runner/state.js';
 import { startTick } from '../../../src/runner/tick.js';
 import { describeWithEngine } from '../../helpers/engine.js';
-import { type TickTestInstance, pollUntil, readJsonLines, survivors, tickTestInstance } from './tick-helpers.js';
+import { FAKE_CLAUDE, KERNEL_RUNNER_BIN, type TickTestInstance, isAlive, pollUntil, readJsonLines, survivors, tickTestInstance } from './tick-helpers.js';
 
 // Each test starts a container and a harness; on a loaded 2-core machine that can take a while.
 vi.setConfig({ testTimeout: 240_000 });
@@ -220,5 +220,27 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     expect(outcome.status).toBe('ok');
     const { stdout } = await git(['--git-dir', remote, 'log', '--format=%s', '--all']);
     expect(stdout.trim()).toBe('first');
+  });
+
+  it('cleans up after a runner that was killed mid-tick: its harness is stopped, its tick recorded as failed', async () => {
+    t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'hang' }, idle_timeout: '5m' });
+    const runner = spawn(process.execPath, [KERNEL_RUNNER_BIN, 'tick', t.name], { env: t.env, stdio: 'ignore' });
+    const logFile = t.instance.paths.tickLog(1);
+    await pollUntil(async () => (await readFile(logFile, 'utf8').catch(() => '')).includes('mcp__agent-kernel__login'), 'the first tick to be at work', 120_000);
+    const orphans = JSON.parse(await readFile(t.pidFile, 'utf8')) as { claude: number; servers: number[] };
+    runner.kill('SIGKILL');
+    await new Promise((resolve) => runner.once('exit', resolve));
+    expect(isAlive(orphans.claude)).toBe(true);
+
+    await writeFile(t.instance.paths.agentConfig, JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE } }));
+    const outcome = await tick(t);
+    expect(outcome).toMatchObject({ tick: 2, status: 'ok' });
+    expect([orphans.claude, ...orphans.servers].filter(isAlive)).toEqual([]);
+    const state = await loadState(t.dataDir);
+    expect(state.history.map((r) => [r.tick, r.status])).toEqual([
+      [1, 'failed'],
+      [2, 'ok'],
+    ]);
+    expect(state.history[0]?.error).toMatch(/the runner \(PID \d+\) stopped during this tick/);
   });
 });

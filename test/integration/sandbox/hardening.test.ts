@@ -86,7 +86,7 @@ describeWithEngine('hardening, seen from inside the container', () => {
 
   it('runs an init as PID 1 that reaps orphaned zombies', async () => {
     const init = (await sandbox.run(['cat', '/proc/1/comm'])).stdout.trim();
-    expect(['docker-init', 'tini', 'catatonit']).toContain(init);
+    expect(['docker-init', 'tini', 'catatonit', 'podman-init']).toContain(init);
     // The subshell exits at once; its child is orphaned to PID 1 and must be reaped when it ends.
     await sandbox.run(['sh', '-c', '(sleep 0.2 &) ; true']);
     let zombies = '';

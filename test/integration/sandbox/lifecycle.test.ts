@@ -123,7 +123,7 @@ describeWithEngine('container lifecycle (real engine)', () => {
     const images = await ourImages();
     expect(images).toHaveLength(1);
     expect(images[0]).not.toBe(oldImage);
-  });
+  }, 300_000); // without the cache, apt-get runs again
 
   it('down removes the container and keeps the data', async () => {
     const status = await containerDown(engine, test.instance, options);

@@ -1,6 +1,8 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isKernelError } from '../../../src/errors.js';
+import { containerName } from '../../../src/sandbox/container.js';
+import { connectEngine } from '../../../src/sandbox/engine.js';
 import { TtyManager } from '../../../src/tty/tty-manager.js';
 import { tmuxArgv, tmuxSocketName } from '../../../src/tty/tmux-server.js';
 import type { WaitResult } from '../../../src/tty/types.js';
@@ -246,19 +248,25 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       const full = await codeOf(t.manager.open());
       expect(full.code).toBe('TTY_CAPACITY');
       expect(full.message).toContain('close(tty)');
-      const seen = new Map<number, string>();
+      const shown = new Map<number, string>();
+      const ended = new Set<number>();
       const until = Date.now() + 60_000;
-      while (seen.size < 20 && Date.now() < until) {
+      while (ended.size < 20 && Date.now() < until) {
         const result = await t.manager.wait(30);
         for (const r of result.changed) {
+          shown.set(r.tty, `${shown.get(r.tty) ?? ''}${r.text}\n`);
           if (r.alive) continue;
-          // Each ended with status 0 and showed its last line, then was closed.
+          // Each ended with status 0 and was closed; all it printed was shown, last line included.
           expect(r.exitCode).toBe(0);
-          expect(r.text).toContain(`t${r.tty}-3000`);
-          expect(r.totalLines).toBe(3000);
-          seen.set(r.tty, r.text);
+          expect(shown.get(r.tty), `TTY ${r.tty}`).toContain(`t${r.tty}-3000\n`);
+          ended.add(r.tty);
         }
       }
+      for (const tty of opened) {
+        const archive = await readFile(`${t.test.instance.paths.sessionArchive}/tty_${tty}-tick-000`, 'utf8');
+        expect(archive.split('\n').filter((l) => l.startsWith(`t${tty}-`))).toHaveLength(3000);
+      }
+      const seen = ended;
       expect([...seen.keys()].sort((a, b) => a - b)).toEqual(opened);
       expect(t.manager.list()).toEqual([]);
     });
@@ -285,6 +293,21 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       await manager.dispose();
       const again = await t.restart();
       expect(again.hasUnseen()).toBe(false);
+
+      // Much more than the emulator keeps, printed while detached: counted and shown exactly.
+      await again.dispose();
+      await t.sandbox.run(tmuxArgv(socket, 'send-keys', '-t', `kernel:${tty}`, '-l', 'seq 1 5000'), { env: { TMUX: '' } });
+      await t.sandbox.run(tmuxArgv(socket, 'send-keys', '-t', `kernel:${tty}`, 'Enter'), { env: { TMUX: '' } });
+      await expect
+        .poll(async () => (await t.sandbox.run(tmuxArgv(socket, 'capture-pane', '-p', '-t', `kernel:${tty}`), { env: { TMUX: '' } })).stdout)
+        .toMatch(/\n5000\n.*[#$]\s*$/);
+      const big = reportOf(await (await t.restart()).wait(5), tty);
+      expect(big.totalLines).toBe(5002);
+      const shown = big.text.split('\n');
+      expect(shown[0]).toMatch(/seq 1 5000$/);
+      expect(shown.slice(1, 10)).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9']);
+      expect(shown.slice(-2)[0]).toBe('5000');
+      expect(big.elidedLines).toBe(5002 - 20);
       await closeAll(t);
     });
 
@@ -294,8 +317,9 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       const child = await startManagerChild(t.test.name, t.test.dataDir);
       let first: WaitResult;
       try {
-        await child.call('type', { tty, expect: 'bash', text: 'for i in $(seq 1 40); do echo "line-$i"; sleep 0.05; done' });
-        first = await child.call<WaitResult>('wait', 1);
+        await child.call('type', { tty, expect: 'bash', text: 'for i in $(seq 1 40); do echo "line-$i"; sleep 0.1; done' });
+        // Half a second: a few lines, well under the 20 shown whole.
+        first = await child.call<WaitResult>('wait', 0.5);
       } finally {
         await child.kill();
       }
@@ -325,6 +349,19 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       const error = await codeOf(TtyManager.start({ instance: t.test.instance, sandbox: t.sandbox, logger: (await import('../../../src/log/logger.js')).silentLogger() }));
       expect(error.code).toBe('INSTANCE_LOCKED');
       expect(error.message).toContain(`PID ${process.pid}`);
+    });
+
+    it.runIf(backend === 'docker')('reports terminals lost after a real container restart', async () => {
+      const tty = await openShell(t);
+      await run(t, tty, 'echo before-the-restart');
+      await t.manager.dispose();
+      const engine = await connectEngine();
+      await engine.docker.getContainer(containerName(t.test.name)).restart({ t: 1 });
+      const manager = await t.restart();
+      expect(manager.adoptReport.lost).toEqual([expect.objectContaining({ tty, command: 'bash' })]);
+      expect(await readFile(manager.adoptReport.lost[0]!.scrollbackPrev, 'utf8')).toContain('before-the-restart');
+      // The instance works again: a new terminal on the same number.
+      expect((await manager.open()).tty).toBe(tty);
     });
 
     it('reports terminals lost when tmux went away (container restart), keeping their scrollback', async () => {

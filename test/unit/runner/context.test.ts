@@ -46,3 +46,15 @@ describe('context math', () => {
     expect(text).toMatch(/close the terminals/);
   });
 });
+
+describe('the model the harness reports', () => {
+  it('sets the window when neither the harness nor the config gave one', () => {
+    const tracker = new ContextTracker({ wrapUpRatio: 0.7, model: 'opus' });
+    tracker.observeAssistant({ input_tokens: 300_000 }, true);
+    expect(tracker.snapshot().window).toBe(200_000);
+    tracker.observeModel('claude-opus-4-8[1m]');
+    expect(tracker.snapshot()).toMatchObject({ window: 1_000_000, ratio: 0.3 });
+    tracker.observeModel('<synthetic>');
+    expect(tracker.snapshot().window).toBe(1_000_000);
+  });
+});

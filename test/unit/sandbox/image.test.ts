@@ -2,7 +2,7 @@ import { mkdtemp, mkdir, rm, writeFile, chmod } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { baseImages, contextHash, imageRepository, imageTag, buildContext } from '../../../src/sandbox/image.js';
+import { BUILD_STEP, baseImages, buildContext, contextHash, imageRepository, imageTag, shortReference } from '../../../src/sandbox/image.js';
 import { dataPaths } from '../../../src/config/paths.js';
 import { parseAgentConfig } from '../../../src/config/agent-config.js';
 
@@ -24,6 +24,21 @@ describe('image names', () => {
     expect(imageTag('Scout_1', 'abcdef0123456789ff')).toBe('agent-kernel/scout_1:abcdef012345');
     expect(imageRepository('.x')).toBe('agent-kernel/x');
   });
+});
+
+describe('engine output', () => {
+  it.each([
+    ['Step 3/7 : RUN apt-get update', true],
+    ['STEP 3/7: RUN apt-get update', true],
+    [' ---> Running in abc', false],
+  ])('%j is a build step: %s', (line, expected) => expect(BUILD_STEP.test(line)).toBe(expected));
+
+  it.each([
+    ['docker.io/library/debian:bookworm-slim', 'debian:bookworm-slim'],
+    ['docker.io/agent-kernel/x:1', 'agent-kernel/x:1'],
+    ['localhost/a:b', 'a:b'],
+    ['agent-kernel/x:1', 'agent-kernel/x:1'],
+  ])('shortReference(%s) = %s', (reference, expected) => expect(shortReference(reference)).toBe(expected));
 });
 
 describe('contextHash and buildContext', () => {
