@@ -1,10 +1,15 @@
 #!/usr/bin/env node
-import { attachCommand } from './commands/attach.js';
-import { containerCommand } from './commands/container.js';
-import { doctorCommand } from './commands/doctor.js';
-import { imageCommand } from './commands/image.js';
-import { lsCommand } from './commands/ls.js';
-import { serveCommand } from './commands/serve.js';
 import { runCli } from './main.js';
 
-await runCli('agent-kernel', [serveCommand, lsCommand, attachCommand, containerCommand, imageCommand, doctorCommand], process.argv.slice(2));
+await runCli(
+  'agent-kernel',
+  {
+    serve: async () => (await import('./commands/serve.js')).serveCommand,
+    ls: async () => (await import('./commands/ls.js')).lsCommand,
+    attach: async () => (await import('./commands/attach.js')).attachCommand,
+    container: async () => (await import('./commands/container.js')).containerCommand,
+    image: async () => (await import('./commands/image.js')).imageCommand,
+    doctor: async () => (await import('./commands/doctor.js')).doctorCommand,
+  },
+  process.argv.slice(2),
+);

@@ -1,15 +1,17 @@
 #!/usr/bin/env node
-import { initCommand } from './commands/init.js';
-import { installCommand, uninstallCommand } from './commands/install.js';
-import { instancesCommand } from './commands/instances.js';
-import { sendCommand } from './commands/send.js';
-import { statusCommand } from './commands/status.js';
-import { tickCommand } from './commands/tick.js';
-import { watchCommand } from './commands/watch.js';
 import { runCli } from './main.js';
 
 await runCli(
   'kernel-runner',
-  [initCommand, instancesCommand, tickCommand, watchCommand, sendCommand, statusCommand, installCommand, uninstallCommand],
+  {
+    init: async () => (await import('./commands/init.js')).initCommand,
+    ls: async () => (await import('./commands/instances.js')).instancesCommand,
+    tick: async () => (await import('./commands/tick.js')).tickCommand,
+    watch: async () => (await import('./commands/watch.js')).watchCommand,
+    send: async () => (await import('./commands/send.js')).sendCommand,
+    status: async () => (await import('./commands/status.js')).statusCommand,
+    install: async () => (await import('./commands/install.js')).installCommand,
+    uninstall: async () => (await import('./commands/install.js')).uninstallCommand,
+  },
   process.argv.slice(2),
 );

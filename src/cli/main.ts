@@ -24,20 +24,31 @@ function help(bin: string, commands: readonly Command[]): string {
   ].join('\n');
 }
 
+/**
+ * A bin's commands by name, each loaded only when it runs: `serve` must not pay for
+ * loading the runner, nor `send` for the MCP SDK and the terminal emulator.
+ */
+export type CommandTable = Readonly<Record<string, () => Promise<Command>>>;
+
+async function loadAll(commands: CommandTable): Promise<Command[]> {
+  return Promise.all(Object.values(commands).map((load) => load()));
+}
+
 /** Dispatch argv to a command; print errors to stderr; set the exit code. */
-export async function runCli(bin: string, commands: readonly Command[], argv: string[]): Promise<void> {
+export async function runCli(bin: string, commands: CommandTable, argv: string[]): Promise<void> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(help(bin, commands) + '\n');
+    process.stdout.write(help(bin, await loadAll(commands)) + '\n');
     process.exitCode = name ? EXIT.OK : EXIT.USAGE;
     return;
   }
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
-    process.stderr.write(`${bin}: unknown command "${name}".\n\n${help(bin, commands)}\n`);
+  const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (!load) {
+    process.stderr.write(`${bin}: unknown command "${name}".\n\n${help(bin, await loadAll(commands))}\n`);
     process.exitCode = EXIT.USAGE;
     return;
   }
+  const command = await load();
   if (rest.includes('--help') || rest.includes('-h')) {
     process.stdout.write(`usage: ${bin} ${command.usage}\n\n${command.summary}\n`);
     return;

@@ -41,7 +41,7 @@ describeWithEngine('image builds (real engine)', () => {
     expect(message).toMatch(/failed at step 3\/\d+ ?: RUN echo boom-on-stdout/i);
     expect(message).toContain('boom-on-stdout');
     expect(message).toContain('boom-on-stderr');
-    expect(message).toMatch(/returned a non-zero code: 3/);
+    expect(message).toMatch(/(returned a non-zero code|exit status):? 3/); // Docker's wording, Podman's
   });
 
   it('a FROM image that is missing and cannot be pulled gives BASE_IMAGE_MISSING with the bootstrap command', async () => {
