@@ -11,9 +11,10 @@ import { silentLogger } from '../src/log/logger.js';
 import { openSandbox } from '../src/sandbox/open-sandbox.js';
 import type { Instance } from '../src/config/instance.js';
 import type { Sandbox } from '../src/sandbox/sandbox.js';
-import { tmuxArgv, tmuxSocketName } from '../src/tty/tmux-server.js';
+import { tmuxSocketName } from '../src/tty/tmux-server.js';
 import { TtyManager } from '../src/tty/tty-manager.js';
 import { createTestInstance } from '../test/helpers/test-instance.js';
+import { killTmuxServer } from '../test/integration/tty/helpers/terminals.js';
 
 type Backend = 'docker' | 'host';
 
@@ -77,16 +78,28 @@ async function throughput(manager: TtyManager, sandbox: Sandbox): Promise<void> 
     ttyTimes.push(performance.now() - started);
   }
   await manager.close(tty);
+  // tmux alone (no client attached): the floor for any design that keeps terminals in tmux.
+  const tmuxTimes: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const socket = `bench-raw-${process.pid}`;
+    const script = `tmux -L ${socket} -f /dev/null new-session -d -x 120 -y 40 "seq 1 1000000; tmux -L ${socket} wait-for -S done; sleep 60"; tmux -L ${socket} wait-for done; s=$(tmux -L ${socket} display -p '#{socket_path}'); tmux -L ${socket} kill-server; rm -f "$s"`;
+    const started = performance.now();
+    await sandbox.run(['sh', '-c', script], { env: { TMUX: '' } });
+    tmuxTimes.push(performance.now() - started);
+  }
   const raw = median(rawTimes);
+  const tmuxOnly = median(tmuxTimes);
   const through = median(ttyTimes);
   const rate = (t: number) => `${(bytes / 1e6 / (t / 1000)).toFixed(1)} MB/s`;
   console.log(`  seq 1 1000000, raw exec pipe (baseline): ${ms(raw)} (${rate(raw)})`);
-  console.log(`  seq 1 1000000 through a terminal:        ${ms(through)} (${rate(through)}), ${((raw / through) * 100).toFixed(0)}% of the raw rate`);
+  console.log(`  seq 1 1000000 in a tmux pane, no client:  ${ms(tmuxOnly)} (${rate(tmuxOnly)}) (baseline: tmux alone)`);
+  console.log(`  seq 1 1000000 through a terminal:        ${ms(through)} (${rate(through)}), ${((raw / through) * 100).toFixed(0)}% of the raw rate, ${((tmuxOnly / through) * 100).toFixed(0)}% of tmux alone`);
 }
 
 async function memoryAndAdoption(instance: Instance, sandbox: Sandbox, manager: TtyManager): Promise<TtyManager> {
   global.gc?.();
   const before = process.memoryUsage().rss;
+  const heapBefore = process.memoryUsage().heapUsed;
   const ttys: number[] = [];
   for (let i = 0; i < 20; i++) ttys.push((await manager.open()).tty);
   await manager.wait(30);
@@ -97,7 +110,8 @@ async function memoryAndAdoption(instance: Instance, sandbox: Sandbox, manager: 
   global.gc?.();
   const after = process.memoryUsage().rss;
   console.log(`  RSS before opening terminals (baseline): ${(before / 1e6).toFixed(0)} MB`);
-  console.log(`  RSS with 20 terminals x 10k lines:       ${(after / 1e6).toFixed(0)} MB`);
+  const heapAfter = process.memoryUsage().heapUsed;
+  console.log(`  RSS with 20 terminals x 10k lines:       ${(after / 1e6).toFixed(0)} MB (+${((after - before) / 1e6).toFixed(0)} MB; JS heap +${((heapAfter - heapBefore) / 1e6).toFixed(0)} MB)`);
 
   const adoptTimes: number[] = [];
   let current = manager;
@@ -135,10 +149,11 @@ async function bench(backend: Backend): Promise<void> {
     await throughput(manager, sandbox);
   } finally {
     await manager.dispose().catch(() => {});
-    await sandbox.run(tmuxArgv(tmuxSocketName(sandbox, instance.name), 'kill-server'), { env: { TMUX: '' } }).catch(() => {});
+    await killTmuxServer(sandbox, tmuxSocketName(sandbox, instance.name));
     await test.cleanup();
   }
 }
 
-const backends = (process.argv.slice(2).filter((a) => a === 'docker' || a === 'host') as Backend[]).slice();
-for (const backend of backends.length > 0 ? backends : (['docker', 'host'] as const)) await bench(backend);
+// One backend per process (bench/tty.mjs starts one for each), so memory figures start fresh.
+const backend = process.argv[2] === 'host' ? 'host' : 'docker';
+await bench(backend);

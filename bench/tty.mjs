@@ -1,9 +1,10 @@
 // Runs bench/tty-bench.ts (Node 20 cannot run TypeScript): bundle it, then import it.
 // The bundle sits two levels below the root, like src/x/, so paths from import.meta.url hold.
-// Usage: node --expose-gc bench/tty.mjs [docker] [host]
+// Usage: node bench/tty.mjs [docker] [host]   (default: both)
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { spawn } from 'node:child_process';
 import { build } from 'rolldown';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -17,4 +18,10 @@ await build({
   logLevel: 'silent',
 });
 process.chdir(root);
-await import(pathToFileURL(out).href);
+const backends = process.argv.slice(2).filter((a) => a === 'docker' || a === 'host');
+for (const backend of backends.length > 0 ? backends : ['docker', 'host']) {
+  // A fresh process per backend, so that the memory figures start from a clean server.
+  const child = spawn(process.execPath, ['--expose-gc', out, backend], { stdio: 'inherit' });
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  if (code !== 0) process.exit(code ?? 1);
+}

@@ -38,6 +38,8 @@ export async function createInstance({ name = `bench-${randomBytes(3).toString('
   await mkdir(paths.containerContext, { recursive: true });
   await writeFile(paths.agentConfig, `${JSON.stringify(config, null, 2)}\n`);
   await copyFile(TEST_CONTAINERFILE, paths.containerfile);
+  // login opens no terminal by itself: every terminal in the figures is one the bench opened.
+  await writeFile(paths.startup, `${JSON.stringify({ terminals: [] })}\n`);
   const instance = { name, dataDir, paths, config: await loadAgentConfig(dataDir) };
   return {
     name,

@@ -13,6 +13,9 @@ import { pollUntil, sleep } from './stats.mjs';
 
 const CALL_TIMEOUT_MS = 300_000;
 
+/** PIDs of servers this run spawned and has not seen exit (killed on an interrupted run). */
+export const livePids = new Set();
+
 export function textOf(result) {
   return (result.content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('\n');
 }
@@ -69,6 +72,7 @@ export async function startServer(dataDir, { transport = 'stdio', nodeArgs = [] 
     });
     await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
   }
+  livePids.add(pid);
   const session = {
     transport,
     pid,
@@ -96,11 +100,13 @@ export async function startServer(dataDir, { transport = 'stdio', nodeArgs = [] 
       await pollUntil(() => !isRunning(pid), { timeoutMs: 30_000, what: `server ${pid} to exit` }).catch(() => {
         process.kill(pid, 'SIGKILL');
       });
+      livePids.delete(pid);
     },
     /** SIGKILL, no goodbye; then wait for the PID to vanish. */
     async kill() {
       process.kill(pid, 'SIGKILL');
       await pollUntil(() => !isRunning(pid), { timeoutMs: 10_000, what: `server ${pid} to die` });
+      livePids.delete(pid);
       await client.close().catch(() => {});
       await sleep(0);
     },

@@ -31,7 +31,7 @@ export interface TtyEmulatorOptions {
  * Lines the emulator itself keeps above the screen. Small on purpose (about 12 bytes a
  * cell): older rows are handed to `onRowsLeaving` (the scrollback file) in batches.
  */
-export const EMULATOR_SCROLLBACK = 1000;
+export const EMULATOR_SCROLLBACK = 500;
 const FLUSH_BATCH = EMULATOR_SCROLLBACK / 2;
 
 /**

@@ -69,7 +69,7 @@ export class Tty {
   }
 
   hasUnseen(): boolean {
-    return this.tracker.hasUnseen(this.emulator) || (!this.alive && this.exitCode !== undefined && this.pendingExitReport);
+    return this.tracker.hasUnseen(this.emulator) || (!this.alive && this.pendingExitReport);
   }
 
   /** A dead terminal is reported once, then closed. */

@@ -177,6 +177,26 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       await closeAll(t);
     });
 
+    it('serves type and wait called together (wait first), and an aborted wait marks nothing seen', async () => {
+      const tty = await openShell(t);
+      const [result] = await Promise.all([t.manager.wait(10), t.manager.type({ tty, expect: 'bash', text: 'echo together' })]);
+      expect(result.reason).toBe('command-finished');
+      expect(reportOf(result, tty).text).toContain('together');
+
+      await t.manager.type({ tty, expect: 'bash', text: 'sleep 0.3; echo after-abort; sleep 30' });
+      const controller = new AbortController();
+      const aborted = t.manager.wait(20, controller.signal);
+      await expect.poll(() => t.manager.hasUnseen()).toBe(true);
+      await expect.poll(() => t.manager.list()[0]?.unseenLines ?? 0).toBeGreaterThanOrEqual(2);
+      controller.abort();
+      await expect(aborted).rejects.toThrow();
+      expect(t.manager.hasUnseen()).toBe(true);
+      const seen = await t.manager.wait(1);
+      expect(reportOf(seen, tty).text).toContain('after-abort');
+      await t.manager.type({ tty, expect: 'sleep', text: 'C-c' });
+      await t.manager.wait(5);
+    });
+
     it('answers bad input clearly', async () => {
       const tty = await openShell(t);
       for (const bad of [20, -1, 1.5]) {
@@ -222,6 +242,16 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       expect(await readFile(result.archivedTo, 'utf8')).toContain('started-job');
       const left = await t.sandbox.run(['sh', '-c', 'ps -eo args | grep -c "^sleep 4242" || true']);
       expect(left.stdout.trim()).toBe('0');
+    });
+
+    it('resizes one terminal (120x40 by default)', async () => {
+      const tty = await openShell(t);
+      expect(reportOf(await run(t, tty, 'stty size'), tty).text).toContain('40 120');
+      const info = await t.manager.resize(tty, 80, 20);
+      expect(info).toMatchObject({ tty, cols: 80, rows: 20 });
+      await t.manager.wait(2);
+      expect(reportOf(await run(t, tty, 'stty size'), tty).text).toContain('20 80');
+      expect((await codeOf(t.manager.resize(tty, 5, 5))).code).toBe('USAGE');
     });
 
     it('keeps per-terminal files and the registry current', async () => {

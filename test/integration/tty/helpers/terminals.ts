@@ -35,7 +35,7 @@ export async function startTerminals(backend: Backend, tty: Record<string, unkno
     },
     async cleanup() {
       await terminals.manager.dispose().catch(() => {});
-      await sandbox.run(tmuxArgv(tmuxSocketName(sandbox, test.name), 'kill-server'), { env: { TMUX: '' } }).catch(() => {});
+      await killTmuxServer(sandbox, tmuxSocketName(sandbox, test.name));
       await test.cleanup();
     },
   };
@@ -60,4 +60,13 @@ export async function waitFor(manager: TtyManager, tty: number, done: (text: str
     if (done(text)) return text;
   }
   throw new Error(`TTY ${tty} never showed what was expected; it showed:\n${text}`);
+}
+
+/** Stop a test's tmux server and remove its socket file (tmux 3.3 leaves it behind). */
+export async function killTmuxServer(sandbox: Sandbox, socket: string): Promise<void> {
+  const env = { TMUX: '' };
+  const where = await sandbox.run(tmuxArgv(socket, 'display', '-p', '#{socket_path}'), { env }).catch(() => undefined);
+  await sandbox.run(tmuxArgv(socket, 'kill-server'), { env }).catch(() => {});
+  const file = where?.exitCode === 0 ? where.stdout.trim() : '';
+  if (file) await sandbox.run(['rm', '-f', file]).catch(() => {});
 }

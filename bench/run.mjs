@@ -1,0 +1,222 @@
+/**
+ * agent-kernel benchmarks, end to end through MCP, side by side with their baselines, in
+ * one run: `npm run bench` (builds, makes sure an engine runs, then runs this).
+ * Prints a Markdown table and writes everything to bench/results/latest.json.
+ *
+ *   node bench/run.mjs [--quick] [--only=round-trip,throughput,context,startup,faults,memory,scale,tty-layer]
+ *
+ * Absolute times drift on a shared machine; ratios to the baselines measured in the same
+ * run hold. The load average is printed with the table.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createInstance } from './lib/instance.mjs';
+import { ROOT } from './lib/paths.mjs';
+import { livePids, startServer } from './lib/server.mjs';
+import { mb, ms, ratio } from './lib/stats.mjs';
+import { contextCost } from './sections/context.mjs';
+import { faults, memory, startUp } from './sections/lifecycle.mjs';
+import { roundTrip } from './sections/round-trip.mjs';
+import { scale } from './sections/scale.mjs';
+import { throughput } from './sections/throughput.mjs';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+const SECTIONS = ['cold-start', 'round-trip', 'throughput', 'context', 'startup', 'faults', 'memory', 'scale', 'tty-layer'];
+for (const name of only ?? []) if (!SECTIONS.includes(name)) throw new Error(`unknown section ${name}; sections: ${SECTIONS.join(', ')}`);
+const wanted = (name) => !only || only.includes(name) || name === 'cold-start';
+const N = quick
+  ? { rt: 10, settle: 3, seq: 1, cat: 1, raw: 2, startup: 3, faults: 2, adopt: 2, scale: 5 }
+  : { rt: 30, settle: 5, seq: 3, cat: 2, raw: 3, startup: 5, faults: 3, adopt: 3, scale: 10 };
+
+const created = [];
+let cleaning;
+function cleanup() {
+  cleaning ??= (async () => {
+    for (const pid of livePids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    for (const inst of created) await inst.cleanup().catch((error) => console.error(`cleanup of ${inst.name} failed: ${error.message}`));
+  })();
+  return cleaning;
+}
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    console.error(`\n${signal}: cleaning up the bench's containers and images`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+const log = (line) => process.stderr.write(`bench: ${line}\n`);
+const load = () => os.loadavg().map((l) => l.toFixed(2)).join(', ');
+const started = new Date();
+const loadAtStart = load();
+const results = { date: started.toISOString(), command: 'npm run bench', quick, runs: N, machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadAtStart } };
+try {
+  results.machine.engine = execFileSync('docker', ['version', '--format', '{{.Server.Version}}'], { encoding: 'utf8' }).trim();
+} catch {
+  results.machine.engine = 'unknown';
+}
+
+async function section(name, fn) {
+  if (!wanted(name)) return;
+  const began = Date.now();
+  log(`${name}... (load ${load()})`);
+  try {
+    results[name] = await fn();
+  } catch (error) {
+    results[name] = { error: error.stack ?? String(error) };
+    log(`${name} FAILED: ${error.message}`);
+  }
+  log(`${name} done in ${((Date.now() - began) / 1000).toFixed(0)} s`);
+}
+
+function ttyLayer() {
+  // The terminal layer alone (TtyManager in-process, no MCP): bench/tty.mjs, the docker backend.
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--expose-gc', path.join(ROOT, 'bench', 'tty.mjs'), 'docker'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (c) => (output += c));
+    child.stderr.on('data', (c) => (output += c));
+    const timer = setTimeout(() => child.kill('SIGINT'), 300_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ exitCode: code, lines: output.split('\n').filter((l) => l.trim()) });
+    });
+  });
+}
+
+try {
+  const main = await createInstance({ name: `bench-${process.pid}` });
+  created.push(main);
+  log(`instance ${main.name} in ${main.dataDir}; building its image (from the build cache)`);
+  await main.prebuild();
+  // The first login starts the container (the raw docker exec baselines need it): timed, as the cold start.
+  await section('cold-start', async () => {
+    const session = await startServer(main.dataDir);
+    try {
+      await session.ok('login');
+      return { ms: performance.now() - session.spawnedAt };
+    } finally {
+      await session.stop();
+    }
+  });
+  await section('round-trip', () => roundTrip({ instance: main, runs: N.rt, settleRuns: N.settle }));
+  await section('throughput', () => throughput({ instance: main, seqRuns: N.seq, catRuns: N.cat, rawRuns: N.raw }));
+  await section('context', () => contextCost({ instance: main }));
+  await section('startup', () => startUp({ instance: main, runs: N.startup }));
+  await section('faults', () => faults({ instance: main, runs: N.faults }));
+  await section('memory', () => memory({ instance: main, adoptRuns: N.adopt }));
+  await section('scale', async () => {
+    const instances = [];
+    for (let i = 1; i <= 4; i++) {
+      const inst = await createInstance({ name: `bench-${process.pid}-s${i}` });
+      created.push(inst);
+      instances.push(inst);
+      await inst.prebuild();
+    }
+    return scale({ instances, runs: N.scale });
+  });
+  await section('tty-layer', ttyLayer);
+} finally {
+  log('cleaning up containers and images of this run');
+  await cleanup();
+}
+results.machine.loadAtEnd = load();
+results.durationS = Math.round((Date.now() - started.getTime()) / 1000);
+
+// ------------------------------------------------------------------ the table
+const rows = [];
+const row = (figure, kernel, baseline, r) => rows.push(`| ${figure} | ${kernel} | ${baseline} | ${r} |`);
+const fail = (name) => results[name]?.error && row(`${name}: FAILED`, results[name].error.split('\n')[0], '', '');
+const mp = (s) => `${ms(s.median)} / ${ms(s.p95)}`;
+
+const rt = results['round-trip'];
+if (rt && !rt.error) {
+  for (const t of ['stdio', 'http']) {
+    row(`type+wait \`echo hi\`, ${t} (median / p95)`, mp(rt[`${t}.echo`]), `silence settle 1.5 s: ${mp(rt[`${t}.settle.echo`])}`, ratio(rt[`${t}.echo`].median, rt[`${t}.settle.echo`].median));
+    row(`type+wait \`echo hi\`, ${t}, vs the floor`, ms(rt[`${t}.echo`].median), `raw docker exec: ${mp(rt['raw.echo'])}`, ratio(rt[`${t}.echo`].median, rt['raw.echo'].median));
+    row(`type+wait \`true\`, ${t} (aim: a few tens of ms)`, mp(rt[`${t}.true`]), `silence settle: ${ms(rt[`${t}.settle.echo`].median)}`, ratio(rt[`${t}.true`].median, rt[`${t}.settle.echo`].median));
+  }
+} else fail('round-trip');
+
+const tp = results.throughput;
+if (tp && !tp.error) {
+  for (const [key, label] of [['seq', '`seq 1 1000000`'], ['cat50m', '50 MB `cat`']]) {
+    const w = tp[key];
+    row(
+      `${label} through a TTY until wait returns (${mb(w.bytes)}; aim: >= 0.5x raw)`,
+      `${ms(w.tty.median)} (${w.ttyMBps.toFixed(1)} MB/s)`,
+      `raw docker exec pipe: ${ms(w.raw.median)} (${w.rawMBps.toFixed(1)} MB/s)`,
+      `${(w.ttyMBps / w.rawMBps).toFixed(2)}x rate`,
+    );
+    row(`${label}: head, tail and elided counts exact`, w.pass ? `PASS (${w.checks.length} runs, ${w.checks[0].total} lines, ${w.checks[0].elided} elided)` : `FAIL: ${w.checks.flatMap((c) => c.problems).join('; ')}`, '', '');
+  }
+} else fail('throughput');
+
+const cx = results.context;
+if (cx && !cx.error) {
+  const label = `context: bytes to the agent over a ${cx.steps.length}-step session (${cx.program}, vim, python REPL, runaway loop, tail -f)`;
+  row(label, `${cx.kernelBytes} B`, `full screen every time: ${cx.fullScreenBytes} B`, ratio(cx.kernelBytes, cx.fullScreenBytes));
+  row(`context: same session`, `${cx.kernelBytes} B`, `last 100 lines every time: ${cx.tail100Bytes} B`, ratio(cx.kernelBytes, cx.tail100Bytes));
+} else fail('context');
+
+const mem = results.memory;
+if (mem && !mem.error) {
+  row('server RSS, logged in, no TTY', mb(mem.rss[0]), '', '');
+  for (const n of [1, 5, 20]) row(`server RSS, ${n} TTY${n > 1 ? 's' : ''} x 10k lines of scrollback${n === 20 ? ' (aim: < 200 MB)' : ''}`, mb(mem.rss[n]), `no TTY: ${mb(mem.rss[0])}`, ratio(mem.rss[n], mem.rss[0]));
+  row('type+wait `echo hi` with 20 TTYs open', mp(mem.echoWith20), rt && !rt.error ? `1 TTY: ${ms(rt['stdio.echo'].median)}` : '', rt && !rt.error ? ratio(mem.echoWith20.median, rt['stdio.echo'].median) : '');
+} else fail('memory');
+
+const sc = results.scale;
+if (sc && !sc.error) {
+  for (const n of [1, 2, 4]) {
+    row(`${n} instance${n > 1 ? 's' : ''} on one host, all clients at once: type+wait \`echo hi\`; total server RSS`, `${mp(sc[n].echo)}; ${mb(sc[n].rssTotal)}`, n === 1 ? '' : `1 instance: ${ms(sc[1].echo.median)}; ${mb(sc[1].rssTotal)}`, n === 1 ? '' : `${ratio(sc[n].echo.median, sc[1].echo.median)} latency, ${ratio(sc[n].rssTotal, sc[1].rssTotal)} RSS`);
+  }
+} else fail('scale');
+
+const su = results.startup;
+if (su && !su.error) {
+  row('start-up: spawn serve to login answered (container running, no TTY)', mp(su), results['cold-start']?.ms ? `container not running: ${ms(results['cold-start'].ms)}` : '', results['cold-start']?.ms ? ratio(su.median, results['cold-start'].ms) : '');
+  if (mem && !mem.error) row(`start-up with 20 live TTYs to re-adopt (aim: < 1 s)`, `${mp(mem.startWith20)} (${mem.adopted} adopted)`, `no TTY: ${ms(su.median)}`, ratio(mem.startWith20.median, su.median));
+} else fail('startup');
+
+const fl = results.faults;
+if (fl && !fl.error) {
+  row('faults: SIGKILL mid-output, restart to login answered', mp(fl.recovery), su && !su.error ? `clean start-up: ${ms(su.median)}` : '', su && !su.error ? ratio(fl.recovery.median, su.median) : '');
+  row('faults: every line printed meanwhile arrives at the next waits, once', fl.pass ? `PASS (${fl.checks.length} runs)` : `FAIL: ${JSON.stringify(fl.checks.filter((c) => !c.pass))}`, '', '');
+} else fail('faults');
+
+const header = [
+  `agent-kernel bench, ${results.date} (${results.durationS} s), command: ${results.command}${quick ? ' -- --quick' : ''}`,
+  `machine: ${results.machine.cpus} CPUs (${results.machine.model}), Node ${results.machine.node}, docker ${results.machine.engine}; load average at start ${loadAtStart}, at end ${results.machine.loadAtEnd}`,
+  '',
+  '| Figure | agent-kernel | Baseline (same run) | Ratio |',
+  '|---|---|---|---|',
+];
+const table = [...header, ...rows].join('\n');
+console.log(`\n${table}`);
+const tl = results['tty-layer'];
+if (tl) console.log(`\nTerminal layer alone (bench/tty.mjs, TtyManager in-process, no MCP; exit ${tl.exitCode}):\n${tl.lines.map((l) => `  ${l}`).join('\n')}`);
+if (cx && !cx.error) {
+  console.log('\nContext cost per step (bytes: agent-kernel type+wait text / full screen / last 100 lines):');
+  for (const s of cx.steps) console.log(`  ${s.label.padEnd(32)} ${String(s.kernelBytes).padStart(6)} ${String(s.fullScreenBytes).padStart(6)} ${String(s.tail100Bytes).padStart(6)}  (${s.reason})`);
+  console.log(`  type refused for unseen output while the loop ran: ${cx.refusals} time(s); JSON-RPC results in all (text + structuredContent): ${cx.kernelJsonBytes} B`);
+}
+results.table = table;
+const out = path.join(ROOT, 'bench', 'results', 'latest.json');
+await mkdir(path.dirname(out), { recursive: true });
+await writeFile(out, `${JSON.stringify(results, null, 2)}\n`);
+console.log(`\nAll figures: ${path.relative(ROOT, out)}`);
+const failed = SECTIONS.filter((s) => results[s]?.error);
+if (failed.length > 0) {
+  console.error(`sections that failed: ${failed.join(', ')}`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,115 @@
+/**
+ * Start-up (spawn of `agent-kernel serve` to login answered, container already running),
+ * faults (SIGKILL mid-output, restart to login answered, nothing lost), memory (server RSS
+ * with 1, 5 and 20 TTYs of 10k lines each) and re-adoption of those 20 TTYs.
+ */
+import { startServer, textOf, waitUntil } from '../lib/server.mjs';
+import { median, sleep, summary } from '../lib/stats.mjs';
+
+export async function startUp({ instance, runs }) {
+  const times = [];
+  for (let i = 0; i < runs; i++) {
+    const session = await startServer(instance.dataDir);
+    try {
+      await session.ok('login');
+      times.push(performance.now() - session.spawnedAt);
+    } finally {
+      await session.stop();
+    }
+  }
+  return summary(times);
+}
+
+const faultLines = (results) => results.flatMap((r) => [...textOf(r).matchAll(/^fault-(\d+)$/gm)].map((m) => Number(m[1])));
+
+/** Kill the server (SIGKILL) while a command prints; restart; every line must arrive, once. */
+export async function faults({ instance, runs, lines = 30 }) {
+  let session = await startServer(instance.dataDir);
+  const recoveries = [];
+  const checks = [];
+  try {
+    await session.ok('login');
+    await session.ok('wait', { timeout: 10 });
+    const { tty } = (await session.ok('open')).structuredContent;
+    await session.ok('wait', { timeout: 10 });
+    for (let run = 0; run < runs; run++) {
+      const tag = `r${run}`;
+      await session.ok('type', { tty, expect: 'bash', text: `for i in $(seq 1 ${lines}); do echo fault-$i; sleep 0.1; done` });
+      const before = [await session.ok('wait', { timeout: 0.6 })];
+      const killedAt = performance.now();
+      await session.kill();
+      session = await startServer(instance.dataDir);
+      const login = await session.ok('login');
+      const recovery = performance.now() - killedAt;
+      const adopted = login.structuredContent.adopted.includes(tty);
+      const after = await waitUntil(session, { timeout: 30 });
+      const seen = [...faultLines(before), ...faultLines(after)];
+      const want = Array.from({ length: lines }, (_, i) => i + 1);
+      const pass = adopted && seen.join(',') === want.join(',');
+      recoveries.push(recovery);
+      checks.push({ run: tag, pass, adopted, seenBeforeKill: faultLines(before).length, seenAfter: faultLines(after).length, seen: pass ? undefined : seen });
+    }
+    await session.ok('close', { tty });
+  } finally {
+    await session.stop();
+  }
+  return { recovery: summary(recoveries), checks, pass: checks.every((c) => c.pass) };
+}
+
+/** RSS of a process sampled a few times over a second (GC makes single samples noisy): the median. */
+async function settledRss(session) {
+  const samples = [];
+  for (let i = 0; i < 5; i++) {
+    samples.push(await session.rss());
+    await sleep(250);
+  }
+  return median(samples);
+}
+
+export async function memory({ instance, steps = [1, 5, 20], scrollbackLines = 10_000, adoptRuns }) {
+  const session = await startServer(instance.dataDir);
+  const rss = {};
+  let echo;
+  try {
+    await session.ok('login');
+    await session.ok('wait', { timeout: 10 });
+    rss[0] = await settledRss(session);
+    let open = 0;
+    for (const target of steps) {
+      while (open < target) {
+        const { tty } = (await session.ok('open')).structuredContent;
+        await session.ok('wait', { timeout: 10 });
+        await session.ok('type', { tty, expect: 'bash', text: `seq 1 ${scrollbackLines} | sed 's/^/terminal ${tty} scrollback line /'` });
+        await waitUntil(session, { timeout: 60 });
+        open += 1;
+      }
+      rss[target] = await settledRss(session);
+    }
+    // type+wait latency with all 20 terminals open.
+    const times = [];
+    for (let i = 0; i < 10; i++) {
+      const began = performance.now();
+      await session.ok('type', { tty: 0, expect: 'bash', text: 'echo hi' });
+      await session.ok('wait', { timeout: 10 });
+      times.push(performance.now() - began);
+    }
+    echo = summary(times);
+  } finally {
+    await session.stop();
+  }
+  const adopt = [];
+  const adoptRss = [];
+  let adopted = 0;
+  for (let i = 0; i < adoptRuns; i++) {
+    const s = await startServer(instance.dataDir);
+    try {
+      const login = await s.ok('login');
+      adopt.push(performance.now() - s.spawnedAt);
+      adopted = login.structuredContent.adopted.length;
+      adoptRss.push(await s.rss());
+    } finally {
+      await s.stop();
+    }
+  }
+  return { rss, echoWith20: echo, startWith20: summary(adopt), adopted, rssAfterAdopt: median(adoptRss) };
+}

@@ -1,0 +1,111 @@
+/**
+ * Throughput: `seq 1 1000000` and a 50 MB `cat` (of a file made inside the container)
+ * through a terminal until wait returns, vs a raw `docker exec` pipe of the same output;
+ * and whether wait's head, tail and elided line counts are exactly right.
+ */
+import { rawExec } from '../lib/raw-exec.mjs';
+import { startServer, textOf } from '../lib/server.mjs';
+import { median, summary } from '../lib/stats.mjs';
+
+const BIG_FILE = '/tmp/agent-kernel-bench-50m.txt';
+// 37.5 MB of random bytes in base64 lines of 100 characters: 50.5 MB, 500,000 lines, no wrapping at 120 columns.
+const MAKE_BIG_FILE = `head -c 37500000 /dev/urandom | base64 -w 100 > ${BIG_FILE}`;
+
+/** What the output must look like: its size, line count, first and last 9 lines (from the container itself). */
+async function expected(instanceName, shell) {
+  const facts = await rawExec(instanceName, ['sh', '-c', `${shell} | wc -lc; ${shell} | head -n 9; ${shell} | tail -n 9`]);
+  const [counts, ...rest] = facts.head.trimEnd().split('\n');
+  const [lines, bytes] = counts.trim().split(/\s+/).map(Number);
+  return { lines, bytes, head: rest.slice(0, 9), tail: rest.slice(9, 18) };
+}
+
+/** type the command, wait until it finished; return the time and what the agent was shown. */
+async function throughTty(session, tty, command) {
+  const began = performance.now();
+  await session.ok('type', { tty, expect: 'bash', text: command });
+  const diffs = [];
+  for (;;) {
+    const result = await session.ok('wait', { timeout: 60 });
+    const change = result.structuredContent.changed.find((c) => c.tty === tty);
+    if (change) diffs.push(change);
+    if (result.structuredContent.reason === 'command-finished') break;
+  }
+  return { elapsedMs: performance.now() - began, diffs };
+}
+
+/**
+ * The check: in all, the command line, every line of output and the next prompt; the
+ * first wait shows the command line then the first 9 lines; the last shows the last 9 then the prompt;
+ * the note between says exactly how many lines were left out.
+ */
+function check(diffs, command, want) {
+  const problems = [];
+  const total = diffs.reduce((n, d) => n + d.totalLines, 0);
+  const elided = diffs.reduce((n, d) => n + d.elidedLines, 0);
+  const wantTotal = want.lines + 2;
+  if (total !== wantTotal) problems.push(`totalLines ${total}, want ${wantTotal}`);
+  const shown = diffs.reduce((n, d) => n + (d.totalLines - d.elidedLines), 0);
+  if (elided !== total - shown || diffs.some((d) => d.elidedLines !== Math.max(0, d.totalLines - 20))) problems.push(`elidedLines ${elided} (per wait: ${diffs.map((d) => d.elidedLines).join(', ')})`);
+  const first = diffs[0]?.diff.split('\n') ?? [];
+  const last = diffs.at(-1)?.diff.split('\n') ?? [];
+  if (!first[0]?.endsWith(command)) problems.push(`first line ${JSON.stringify(first[0])}`);
+  if (first.slice(1, 10).join('\n') !== want.head.join('\n')) problems.push(`head ${JSON.stringify(first.slice(1, 10))}`);
+  if (last.slice(-10, -1).join('\n') !== want.tail.join('\n')) problems.push(`tail ${JSON.stringify(last.slice(-10, -1))}`);
+  for (const d of diffs) {
+    if (d.elidedLines > 0 && !d.diff.includes(`… ${d.elidedLines} more lines left out (${d.totalLines} in all;`)) problems.push('elision note missing or wrong');
+  }
+  if (diffs.some((d) => d.cutChars > 0)) problems.push('result size cap cut characters');
+  return { pass: problems.length === 0, problems, total, elided, waits: diffs.length };
+}
+
+export async function throughput({ instance, seqRuns, catRuns, rawRuns }) {
+  const out = {};
+  const make = await rawExec(instance.name, ['sh', '-c', MAKE_BIG_FILE]);
+  if (make.exitCode !== 0) throw new Error(`making ${BIG_FILE} failed: ${make.stderr}`);
+  const workloads = [
+    { key: 'seq', command: 'seq 1 1000000', argv: ['seq', '1', '1000000'], runs: seqRuns },
+    { key: 'cat50m', command: `cat ${BIG_FILE}`, argv: ['cat', BIG_FILE], runs: catRuns },
+  ];
+  const session = await startServer(instance.dataDir);
+  try {
+    await session.ok('login');
+    await session.ok('wait', { timeout: 10 });
+    const { tty } = (await session.ok('open')).structuredContent;
+    await session.ok('wait', { timeout: 10 });
+    for (const w of workloads) {
+      const want = await expected(instance.name, w.command);
+      const raw = [];
+      for (let i = 0; i < rawRuns; i++) {
+        const r = await rawExec(instance.name, w.argv);
+        if (r.bytes !== want.bytes) throw new Error(`raw ${w.command}: ${r.bytes} bytes, want ${want.bytes}`);
+        raw.push(r.elapsedMs);
+      }
+      const times = [];
+      const checks = [];
+      for (let i = 0; i < w.runs; i++) {
+        const run = await throughTty(session, tty, w.command);
+        times.push(run.elapsedMs);
+        checks.push(check(run.diffs, w.command, want));
+      }
+      const tty_ = summary(times);
+      const raw_ = summary(raw);
+      out[w.key] = {
+        bytes: want.bytes,
+        lines: want.lines,
+        tty: tty_,
+        raw: raw_,
+        ttyMBps: want.bytes / 1e6 / (median(times) / 1000),
+        rawMBps: want.bytes / 1e6 / (median(raw) / 1000),
+        checks,
+        pass: checks.every((c) => c.pass),
+      };
+    }
+    await session.ok('close', { tty });
+  } finally {
+    await session.stop();
+    await rawExec(instance.name, ['rm', '-f', BIG_FILE]).catch(() => {});
+  }
+  return out;
+}
+
+export { textOf };
