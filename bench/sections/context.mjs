@@ -33,12 +33,32 @@ function script(tty, hasGcc) {
     ['compute', t('python3', 'sum(i * i for i in range(100))'), 10],
     ['import and print', t('python3', 'import math; print(math.pi)'), 10],
     ['leave the REPL', t('python3', 'C-d'), 10],
-    ['start a runaway loop', t('bash', 'i=0; while :; do i=$((i+1)); echo "tick $i"; done'), 2],
-    ['interrupt it', t('bash', 'C-c'), 10],
+    ['start a runaway loop', t('bash', `python3 -c 'import itertools, time${'\n'}for i in itertools.count(): print("tick", i, flush=True); time.sleep(0.05)'`), 2],
+    ['interrupt it', t('python3', 'C-c'), 10],
     ['write a log in the background', t('bash', '(for i in $(seq 1 60); do echo "$(date +%T) GET /api/item/$i 200 $((i * 7)) ms"; sleep 0.05; done > app.log &)'), 10],
     ['follow the log', t('bash', 'tail -f app.log'), 4],
     ['stop following', t('tail', 'C-c'), 10],
   ];
+}
+
+/**
+ * A loop that prints as fast as it can: can the agent interrupt it? type() is refused while
+ * a terminal has unseen output, so each try is wait(0) then type(C-c). close() is the way out.
+ */
+async function interruptTightLoop(session, tries = 10) {
+  const { tty } = (await session.ok('open')).structuredContent;
+  await session.ok('wait', { timeout: 10 });
+  await session.ok('type', { tty, expect: 'bash', text: 'while :; do echo tick; done' });
+  let refused = 0;
+  let interrupted = false;
+  for (let i = 0; i < tries && !interrupted; i++) {
+    await session.ok('wait', { timeout: i === 0 ? 1 : 0 });
+    const typed = await session.call('type', { tty, expect: 'bash', text: 'C-c' });
+    if (typed.isError) refused += 1;
+    else interrupted = true;
+  }
+  await session.ok('close', { tty });
+  return { tries: refused + (interrupted ? 1 : 0), refused, interrupted };
 }
 
 async function capture(instanceName, tty, args) {
@@ -52,6 +72,7 @@ export async function contextCost({ instance }) {
   const session = await startServer(instance.dataDir);
   const steps = [];
   let refusals = 0;
+  let tightLoop;
   try {
     await session.ok('login');
     await session.ok('wait', { timeout: 10 });
@@ -88,6 +109,7 @@ export async function contextCost({ instance }) {
       });
     }
     await session.ok('close', { tty });
+    tightLoop = await interruptTightLoop(session);
   } finally {
     await session.stop();
   }
@@ -96,6 +118,7 @@ export async function contextCost({ instance }) {
     program: hasGcc ? 'C (gcc)' : 'Python (no gcc in the image)',
     steps,
     refusals,
+    tightLoop,
     kernelBytes: sum('kernelBytes'),
     kernelJsonBytes: sum('kernelJsonBytes'),
     fullScreenBytes: sum('fullScreenBytes'),

@@ -47,3 +47,12 @@ export function renderNewOutput(output: NewOutput, fullTextAt: string): Rendered
     elidedLines: elided,
   };
 }
+
+/**
+ * A full-screen program's screen as the agent sees it: programs such as vim paint whole
+ * rows with spaces, which the emulator keeps as text; drop them at the end of each row, as
+ * tmux capture-pane does (a 120-column screen of blank rows is otherwise about 5 KB).
+ */
+export function renderScreen(screen: string): string {
+  return screen.replace(/ +$/gm, '');
+}

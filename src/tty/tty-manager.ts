@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Instance } from '../config/instance.js';
 import { KernelError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import { renderNewOutput } from '../observe/render-new-output.js';
+import { renderNewOutput, renderScreen } from '../observe/render-new-output.js';
 import { type TtyState, loadSeenState, saveSeenState } from '../observe/seen-store.js';
 import { TtyFiles, keepLostScrollback } from '../observe/tty-files.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
@@ -543,7 +543,7 @@ export class TtyManager {
       let totalLines: number;
       let elidedLines = 0;
       if (fullScreen) {
-        text = tty.emulator.screenText();
+        text = renderScreen(tty.emulator.screenText());
         totalLines = text ? text.split('\n').length : 0;
       } else {
         tty.emulator.flushRowsAbove();

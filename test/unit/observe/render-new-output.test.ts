@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_LINE_CHARS, renderNewOutput } from '../../../src/observe/render-new-output.js';
+import { MAX_LINE_CHARS, renderNewOutput, renderScreen } from '../../../src/observe/render-new-output.js';
 
 const lines = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`);
 
@@ -41,5 +41,16 @@ describe('renderNewOutput', () => {
 
   it('shows nothing for no lines', () => {
     expect(renderNewOutput({ head: [], tail: [], total: 0 }, 'FILE')).toEqual({ text: '', totalLines: 0, elidedLines: 0 });
+  });
+});
+
+describe('renderScreen', () => {
+  it.each([
+    ['rows painted with spaces lose them at the end', `~${' '.repeat(119)}\n~${' '.repeat(119)}\n"notes.txt" 0L, 0B   `, '~\n~\n"notes.txt" 0L, 0B'],
+    ['spaces inside a row stay', 'a   b  \n  indented', 'a   b\n  indented'],
+    ['blank rows between text stay (as empty rows)', `top\n${' '.repeat(80)}\nbottom`, 'top\n\nbottom'],
+    ['a screen without trailing spaces is unchanged', 'plain\ntext', 'plain\ntext'],
+  ])('%s', (_name, screen, expected) => {
+    expect(renderScreen(screen)).toBe(expected);
   });
 });
