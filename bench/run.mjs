@@ -157,6 +157,7 @@ if (tp && !tp.error) {
       `raw docker exec pipe: ${ms(w.raw.median)} (${w.rawMBps.toFixed(1)} MB/s)`,
       `${(w.ttyMBps / w.rawMBps).toFixed(2)}x rate`,
     );
+    row(`${label} through a TTY, vs tmux alone (a pane, no client: the floor for terminals kept in tmux)`, `${w.ttyMBps.toFixed(1)} MB/s`, `tmux alone: ${ms(w.tmuxAlone.median)} (${w.tmuxAloneMBps.toFixed(1)} MB/s)`, `${(w.ttyMBps / w.tmuxAloneMBps).toFixed(2)}x rate`);
     row(`${label}: head, tail and elided counts exact`, w.pass ? `PASS (${w.checks.length} runs, ${w.checks[0].total} lines, ${w.checks[0].elided} elided)` : `FAIL: ${w.checks.flatMap((c) => c.problems).join('; ')}`, '', '');
   }
 } else fail('throughput');

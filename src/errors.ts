@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'TTY_NOT_FOUND'
   | 'TTY_OUT_OF_RANGE'
   | 'TTY_CAPACITY'
+  | 'TTY_IN_USE'
   | 'UNSEEN_OUTPUT'
   | 'EXPECT_MISMATCH'
   | 'UNKNOWN_KEY'

@@ -19,6 +19,16 @@ async function expected(instanceName, shell) {
   return { lines, bytes, head: rest.slice(0, 9), tail: rest.slice(9, 18) };
 }
 
+/** The same output into a tmux pane with no client attached (its own socket): the floor for any design that keeps terminals in tmux. */
+async function tmuxAlone(instanceName, command) {
+  const socket = `bench-tmux-alone-${process.pid}`;
+  const tmux = `tmux -L ${socket} -f /dev/null`;
+  const script = `${tmux} new-session -d -x 120 -y 40 "${command}; ${tmux} wait-for -S done; sleep 60"; ${tmux} wait-for done; s=$(${tmux} display -p '#{socket_path}'); ${tmux} kill-server; rm -f "$s"`;
+  const r = await rawExec(instanceName, ['sh', '-c', script]);
+  if (r.exitCode !== 0) throw new Error(`tmux alone: ${r.stderr}`);
+  return r.elapsedMs;
+}
+
 /** type the command, wait until it finished; return the time and what the agent was shown. */
 async function throughTty(session, tty, command) {
   const began = performance.now();
@@ -80,6 +90,8 @@ export async function throughput({ instance, seqRuns, catRuns, rawRuns }) {
         if (r.bytes !== want.bytes) throw new Error(`raw ${w.command}: ${r.bytes} bytes, want ${want.bytes}`);
         raw.push(r.elapsedMs);
       }
+      const alone = [];
+      for (let i = 0; i < Math.min(2, rawRuns); i++) alone.push(await tmuxAlone(instance.name, w.command));
       const times = [];
       const checks = [];
       for (let i = 0; i < w.runs; i++) {
@@ -96,6 +108,8 @@ export async function throughput({ instance, seqRuns, catRuns, rawRuns }) {
         raw: raw_,
         ttyMBps: want.bytes / 1e6 / (median(times) / 1000),
         rawMBps: want.bytes / 1e6 / (median(raw) / 1000),
+        tmuxAlone: summary(alone),
+        tmuxAloneMBps: want.bytes / 1e6 / (median(alone) / 1000),
         checks,
         pass: checks.every((c) => c.pass),
       };

@@ -6,7 +6,7 @@ import type { Terminals } from './terminals.js';
 import { loadTick } from './tick.js';
 
 /** The real TtyManager seen as the Terminals the tools use. */
-export function terminalsOf(manager: TtyManager, where: string, maxTtys: number, logger: Logger): Terminals {
+export function terminalsOf(manager: TtyManager, where: string, maxTtys: number): Terminals {
   return {
     where,
     maxTtys,
@@ -14,14 +14,7 @@ export function terminalsOf(manager: TtyManager, where: string, maxTtys: number,
       return manager.adoptReport;
     },
     setTick: (tick) => manager.setTick(tick),
-    async open(options = {}) {
-      const result = await manager.open(options.command);
-      // The TtyManager opens the lowest free number; startup.json may have named another.
-      if (options.tty !== undefined && result.tty !== options.tty) {
-        logger.warn({ wanted: options.tty, got: result.tty }, 'startup terminal opened on another number');
-      }
-      return result;
-    },
+    open: (options = {}) => manager.open(options),
     type: (input) => manager.type(input),
     wait: ({ timeoutMs, signal }) => manager.wait(timeoutMs / 1000, signal),
     close: (tty) => manager.close(tty),
@@ -41,5 +34,5 @@ export async function startTerminals(instance: Instance, logger: Logger): Promis
   });
   logger.info({ sandbox: sandbox.description }, 'sandbox ready');
   const manager = await TtyManager.start({ instance, sandbox, logger, tick: await loadTick(instance.paths.state, logger) });
-  return terminalsOf(manager, sandbox.description, instance.config.tty.max_ttys, logger);
+  return terminalsOf(manager, sandbox.description, instance.config.tty.max_ttys);
 }

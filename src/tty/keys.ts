@@ -46,3 +46,41 @@ export function parseTypedText(text: string): TypedInput {
   if (/[\r\n]/.test(body)) return { kind: 'paste', text: body.replace(/\r\n/g, '\n') };
   return { kind: 'text', text: body };
 }
+
+const CSI = '\x1b[';
+const SS3 = '\x1bO';
+const KEY_BYTES: Readonly<Record<string, string>> = {
+  Enter: '\r',
+  Tab: '\t',
+  Escape: '\x1b',
+  BSpace: '\x7f',
+  PageUp: `${CSI}5~`,
+  PageDown: `${CSI}6~`,
+  F1: `${SS3}P`,
+  F2: `${SS3}Q`,
+  F3: `${SS3}R`,
+  F4: `${SS3}S`,
+  F5: `${CSI}15~`,
+  F6: `${CSI}17~`,
+  F7: `${CSI}18~`,
+  F8: `${CSI}19~`,
+  F9: `${CSI}20~`,
+  F10: `${CSI}21~`,
+  F11: `${CSI}23~`,
+  F12: `${CSI}24~`,
+};
+const CURSOR_KEYS: Readonly<Record<string, string>> = { Up: 'A', Down: 'B', Right: 'C', Left: 'D', Home: 'H', End: 'F' };
+
+/**
+ * The bytes an xterm sends for a key name of parseTypedText (for terminals without tmux,
+ * which otherwise does this): cursor keys follow the program's application-cursor mode.
+ */
+export function keyBytes(key: string, applicationCursor = false): string {
+  const control = /^C-([a-z])$/.exec(key);
+  if (control) return String.fromCharCode(control[1]!.charCodeAt(0) - 96);
+  const cursor = CURSOR_KEYS[key];
+  if (cursor) return `${applicationCursor ? SS3 : CSI}${cursor}`;
+  const bytes = KEY_BYTES[key];
+  if (bytes === undefined) throw new KernelError('UNKNOWN_KEY', `"${key}" is not a key type() knows. Valid keys: ${VALID_KEYS_DESCRIPTION}.`, { details: { key } });
+  return bytes;
+}

@@ -119,6 +119,11 @@ export class TtyEmulator {
     return this.terminal.modes.bracketedPasteMode;
   }
 
+  /** The program asked for application cursor keys (DECCKM): Up is ESC O A, not ESC [ A. */
+  get applicationCursor(): boolean {
+    return this.terminal.modes.applicationCursorKeysMode;
+  }
+
   /** Absolute row of the normal screen's cursor. */
   get cursorAbs(): number {
     return this.scrolls + this.terminal.buffer.normal.cursorY;

@@ -10,25 +10,14 @@ import { TtyFiles, keepLostScrollback } from '../observe/tty-files.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { judgeCompletion, parseReadingKeys } from './completion.js';
-import { TmuxControlClient } from './control-client.js';
 import { parseTypedText } from './keys.js';
 import { isShell, normalizeProgram, programMatches } from './program-name.js';
 import { type ServerLock, acquireServerLock } from './server-lock.js';
 import { commandLine, integratedShellCommand, writeBashRcfile } from './shell-integration.js';
-import { quoteTmuxArgument } from './tmux-escape.js';
-import {
-  PANE_FORMAT,
-  type PaneInfo,
-  TMUX_ENV,
-  TMUX_SESSION,
-  createSession,
-  globalOptionCommands,
-  parsePaneLine,
-  sessionExists,
-  tmuxArgv,
-  tmuxSocketName,
-  tmuxVersion,
-} from './tmux-server.js';
+import { PtyHost } from './pty-host.js';
+import type { TerminalHost } from './terminal-host.js';
+import { TmuxHost } from './tmux-host.js';
+import { type PaneInfo, parsePaneLine, tmuxSocketName, tmuxVersion } from './tmux-server.js';
 import { Tty } from './tty.js';
 import { EMULATOR_SCROLLBACK } from './tty-emulator.js';
 import {
@@ -46,6 +35,15 @@ import {
   type WaitReason,
   type WaitResult,
 } from './types.js';
+
+export interface OpenOptions {
+  /** Run this shell command line instead of the integrated bash. */
+  command?: string;
+  /** This number instead of the lowest free one. */
+  tty?: number;
+  /** The working directory inside the sandbox (default: the data directory). */
+  cwd?: string;
+}
 
 export interface TtyManagerStartOptions {
   instance: Instance;
@@ -77,13 +75,12 @@ export class TtyManager {
   /** Output of panes not registered yet (a window that is being opened). */
   private readonly orphanOutput = new Map<string, Buffer[]>();
   private readonly activity = new EventEmitter();
-  private control!: TmuxControlClient;
+  private host!: TerminalHost;
   private rcfile = '';
   private serial: Promise<unknown> = Promise.resolve();
   private stateTimer: NodeJS.Timeout | undefined;
   private isDisposed = false;
   private tick: number;
-  private readonly socket: string;
   private readonly paths: Instance['paths'];
   private readonly config: Instance['config']['tty'];
   private tmuxGone: string | undefined;
@@ -96,7 +93,6 @@ export class TtyManager {
     tick: number,
   ) {
     this.tick = tick;
-    this.socket = tmuxSocketName(sandbox, instance.name);
     this.paths = instance.paths;
     this.config = instance.config.tty;
     this.activity.setMaxListeners(0);
@@ -127,32 +123,17 @@ export class TtyManager {
   // ---------------------------------------------------------------- start and adoption
 
   private async init(): Promise<void> {
-    const version = await tmuxVersion(this.sandbox);
-    if (!version) {
-      throw new KernelError(
-        'TMUX_FAILED',
-        `tmux is not installed in ${this.sandbox.description}. Add tmux to the image (apt-get install tmux) and start again.`,
-      );
-    }
     this.rcfile = await writeBashRcfile(this.paths.kernelState);
     const saved = await loadSeenState(this.paths.kernelState);
-    const options = { historyLimit: this.config.history_limit, cols: this.config.cols, rows: this.config.rows };
-    const alive = await sessionExists(this.sandbox, this.socket);
-    if (!alive) await createSession(this.sandbox, this.socket, options, this.instance.dataDir);
-
-    const proc = await this.sandbox.spawn(tmuxArgv(this.socket, '-C', 'attach', '-t', TMUX_SESSION), { env: TMUX_ENV });
-    this.control = new TmuxControlClient(proc, this.logger);
-    this.control.on('output', (paneId, data) => this.onPaneOutput(paneId, data));
-    this.control.on('exit', (reason) => {
+    this.host = await this.startHost();
+    this.host.on('output', (paneId, data) => this.onPaneOutput(paneId, data));
+    this.host.on('gone', (reason) => {
       if (!this.isDisposed) {
         this.tmuxGone = reason;
         this.logger.error({ reason }, 'tmux control client ended');
         this.wake();
       }
     });
-    for (const command of globalOptionCommands(options)) {
-      await this.control.command(command).catch((error: unknown) => this.logger.debug({ command, error: describeError(error) }, 'tmux option not set'));
-    }
 
     const panes = await this.listPanes();
     const lost: LostTty[] = [];
@@ -175,10 +156,31 @@ export class TtyManager {
     }
     // All at once: the tmux round trips overlap, and so does the emulators' parsing.
     await Promise.all(adopting);
-    this.adoptReport = { adopted: adopted.sort((a, b) => a - b), lost, persistent: true };
+    this.adoptReport = { adopted: adopted.sort((a, b) => a - b), lost, persistent: this.host.persistent };
     await this.saveState();
     await this.writeRegistry();
-    this.logger.info({ adopted, lost: lost.map((l) => l.tty), tmux: version, sandbox: this.sandbox.description }, 'terminals ready');
+    this.logger.info({ adopted, lost: lost.map((l) => l.tty), host: this.host.description, sandbox: this.sandbox.description }, 'terminals ready');
+  }
+
+  /**
+   * tmux in the sandbox; on the host backend without tmux (or with AGENT_KERNEL_HOST_TMUX=0),
+   * PTYs of this process, which end with it.
+   */
+  private async startHost(): Promise<TerminalHost> {
+    const forcedOff = process.env.AGENT_KERNEL_HOST_TMUX === '0';
+    const version = forcedOff && this.sandbox.kind === 'host' ? undefined : await tmuxVersion(this.sandbox);
+    if (!version && this.sandbox.kind === 'host') {
+      this.logger.warn({ reason: forcedOff ? 'AGENT_KERNEL_HOST_TMUX=0' : 'tmux not found' }, 'terminals run as PTYs of the server: they end when it ends');
+      return PtyHost.start();
+    }
+    if (!version) {
+      throw new KernelError(
+        'TMUX_FAILED',
+        `tmux is not installed in ${this.sandbox.description}. Add tmux to the image (apt-get install tmux) and start again.`,
+      );
+    }
+    const options = { historyLimit: this.config.history_limit, cols: this.config.cols, rows: this.config.rows };
+    return TmuxHost.start(this.sandbox, tmuxSocketName(this.sandbox, this.instance.name), version, options, this.instance.dataDir, this.logger);
   }
 
   private async recordLost(state: TtyState): Promise<LostTty> {
@@ -190,22 +192,13 @@ export class TtyManager {
   /** Re-attach a live terminal: seed an emulator from tmux's history and work out what the agent has not seen. */
   private async adopt(state: TtyState | undefined, pane: PaneInfo): Promise<void> {
     const number = pane.window;
-    // One line, one reply: the pane's numbers and its contents at the same instant.
-    const target = `-t ${pane.paneId}`;
     // Only the rows still needed: what the agent has not seen, what the scrollback file lacks,
     // and what the emulator keeps anyway. Older history stays in tmux and in the file.
     const wanted = Math.max(0, Math.min(state?.markRow ?? 0, state?.scrollbackRows ?? 0, pane.historySize - EMULATOR_SCROLLBACK));
     const from = wanted === 0 ? undefined : wanted - pane.historySize;
     const start = from === undefined ? '-' : String(from);
-    if (!pane.dead) await this.control.command(`if-shell -F -t ${pane.paneId} ${quoteTmuxArgument('#{pane_pipe}')} '' ${quoteTmuxArgument(drainGuard(pane.paneId))}`).catch(() => {});
-    const parts = [`display -p ${target} ${quoteTmuxArgument(PANE_FORMAT)}`];
-    if (pane.alternateOn) {
-      parts.push(`capture-pane -p -e -J ${target} -S ${start} -E -1`, `capture-pane -p -e -a ${target}`, `capture-pane -p -e ${target}`);
-    } else {
-      parts.push(`capture-pane -p -e -J ${target} -S ${start} -E -`);
-    }
     // Output up to the reply is in the capture; output after it is kept and replayed at register().
-    const replies = await this.control.commands(parts, () => this.orphanOutput.delete(pane.paneId));
+    const replies = await this.host.capture(pane, start, () => this.orphanOutput.delete(pane.paneId));
     const now = parsePaneLine(replies[0]?.[0] ?? '') ?? pane;
     const markRow = state ? (now.historySize < state.markHistory ? 0 : state.markRow) : 0;
     const tty = this.createTty(number, state?.command ?? '(adopted)', pane.paneId, state?.openedAt ?? new Date().toISOString(), {
@@ -284,35 +277,20 @@ export class TtyManager {
 
   // ---------------------------------------------------------------- open, type, close
 
-  /** Open a terminal on the lowest free number: the integrated bash, or `command`. */
-  open(command?: string): Promise<OpenResult> {
+  /**
+   * Open a terminal: the integrated bash, or `command`; on the lowest free number, or on
+   * `tty`; in `cwd` (inside the sandbox; relative to the data directory, which is the default).
+   */
+  open(options: OpenOptions = {}): Promise<OpenResult> {
     return this.serialized(async () => {
       this.assertUsable();
-      const max = this.config.max_ttys;
-      let number = -1;
-      for (let n = 0; n < max; n++) {
-        if (!this.ttys.has(n)) {
-          number = n;
-          break;
-        }
-      }
-      if (number < 0) {
-        throw new KernelError('TTY_CAPACITY', `All ${max} terminals are in use. Close one you no longer need with close(tty), then open again.`, {
-          details: { max },
-        });
-      }
+      const { command } = options;
+      const number = options.tty === undefined ? this.lowestFree() : this.freeNumber(options.tty);
+      const cwd = await this.workingDirectory(options.cwd);
       const display = command?.trim() || this.config.shell;
       const shellLine = command?.trim() ? commandLine(command.trim()) : integratedShellCommand(this.config.shell, this.rcfile);
       const { cols, rows } = this.config;
-      const [reply = []] = await this.control.commands(
-        [
-          `new-window -d -t ${TMUX_SESSION}:${number} -n tty${number} -c ${quoteTmuxArgument(this.instance.dataDir)} -e AGENT_KERNEL_TTY=${number} -P -F '#{pane_id}' ${quoteTmuxArgument(shellLine)}`,
-          `resize-window -t ${TMUX_SESSION}:${number} -x ${cols} -y ${rows}`,
-          drainGuard(`${TMUX_SESSION}:${number}`),
-        ],
-      );
-      const paneId = reply[0]?.trim() ?? '';
-      if (!paneId.startsWith('%')) throw new KernelError('TMUX_FAILED', `tmux did not say which pane it opened for TTY ${number} (got "${reply.join(' ')}").`);
+      const paneId = await this.host.open({ number, shellLine, cwd, env: { AGENT_KERNEL_TTY: String(number) }, cols, rows });
       const tty = this.createTty(number, display, paneId, new Date().toISOString(), { cols, rows }, 0);
       await TtyFiles.prepare(this.paths.tty(number));
       await keepNothing(this.paths.tty(number));
@@ -328,6 +306,40 @@ export class TtyManager {
       this.logger.info({ tty: number, command: display }, 'terminal opened');
       return { tty: number, command: display, capacity: this.capacity() };
     });
+  }
+
+  private lowestFree(): number {
+    const max = this.config.max_ttys;
+    for (let n = 0; n < max; n++) if (!this.ttys.has(n)) return n;
+    throw new KernelError('TTY_CAPACITY', `All ${max} terminals are in use. Close one you no longer need with close(tty), then open again.`, {
+      details: { max },
+    });
+  }
+
+  private freeNumber(number: number): number {
+    const max = this.config.max_ttys;
+    if (!Number.isInteger(number) || number < 0 || number >= max) {
+      throw new KernelError('TTY_OUT_OF_RANGE', `There is no TTY ${number}: terminals are numbered 0 to ${max - 1}.`, { details: { tty: number, max } });
+    }
+    if (this.ttys.has(number)) {
+      throw new KernelError('TTY_IN_USE', `TTY ${number} is already open. Use it, close it with close(${number}) first, or open another number.`, {
+        details: { tty: number },
+      });
+    }
+    return number;
+  }
+
+  /** An absolute directory that exists in the sandbox (a relative one is under the data directory). */
+  private async workingDirectory(cwd: string | undefined): Promise<string> {
+    if (cwd === undefined || cwd.trim() === '') return this.instance.dataDir;
+    const dir = path.posix.resolve(this.instance.dataDir, cwd);
+    const found = await this.sandbox.run(['test', '-d', dir], { timeoutMs: 10_000 }).catch(() => undefined);
+    if (found?.exitCode !== 0) {
+      throw new KernelError('USAGE', `The working directory ${dir} does not exist in ${this.sandbox.description}. Create it, or name another cwd.`, {
+        details: { cwd: dir },
+      });
+    }
+    return dir;
   }
 
   /** Send text or a key to a terminal, after checking that the agent has seen everything and knows what runs there. */
@@ -366,26 +378,14 @@ export class TtyManager {
           { details: { tty: tty.number, expected: input.expect, actual } },
         );
       }
-      const target = `-t ${tty.paneId}`;
-      const enter = input.enter ?? true;
-      const commands: string[] = [];
-      let sent: TypeResult['sent'];
-      if (typed.kind === 'key') {
-        sent = 'key';
-        commands.push(`send-keys ${target} ${typed.key}`);
-      } else if (typed.kind === 'text') {
-        sent = 'text';
-        if (typed.text) commands.push(`send-keys ${target} -l -- ${quoteTmuxArgument(typed.text)}`);
-        if (enter) commands.push(`send-keys ${target} Enter`);
-      } else {
-        sent = 'paste';
-        const buffer = `agent-kernel-${tty.number}`;
-        commands.push(`set-buffer -b ${buffer} -- ${quoteTmuxArgument(typed.text)}`, `paste-buffer -p -d -b ${buffer} ${target}`);
-        if (enter) commands.push(`send-keys ${target} Enter`);
-      }
+      const sent: TypeResult['sent'] = typed.kind;
       tty.pending = { kind: 'type', at: Date.now(), endsBefore: tty.commandEnds };
       tty.readingKeys = undefined;
-      if (commands.length > 0) await this.control.commands(commands);
+      await this.host.send(tty.paneId, typed, {
+        enter: input.enter ?? true,
+        bracketed: tty.emulator.bracketedPaste,
+        applicationCursor: tty.emulator.applicationCursor,
+      });
       tty.lastActivity = Date.now();
       this.wake();
       return { tty: tty.number, sent, bytes: typed.kind === 'key' ? 0 : Buffer.byteLength(typed.text) };
@@ -410,7 +410,7 @@ export class TtyManager {
         .run(['sh', '-c', `pkill -KILL -s ${pid} 2>/dev/null; kill -KILL -- -${pid} 2>/dev/null; true`], { timeoutMs: 10_000 })
         .catch((error: unknown) => this.logger.warn({ tty: tty.number, error: describeError(error) }, 'killing the terminal processes failed'));
     }
-    await this.control.command(`kill-window -t ${tty.paneId}`).catch(() => {});
+    await this.host.kill(tty.paneId);
     this.ttys.delete(tty.number);
     this.byPane.delete(tty.paneId);
     await tty.emulator.drain();
@@ -438,7 +438,7 @@ export class TtyManager {
       if (!Number.isInteger(cols) || !Number.isInteger(rows) || cols < 20 || cols > 500 || rows < 5 || rows > 200) {
         throw new KernelError('USAGE', `A terminal is 20-500 columns by 5-200 rows; got ${cols}x${rows}.`, { details: { cols, rows } });
       }
-      await this.control.command(`resize-window -t ${TMUX_SESSION}:${number} -x ${cols} -y ${rows}`);
+      await this.host.resize(tty.paneId, number, cols, rows);
       await this.syncAll();
       tty.emulator.resize(cols, rows);
       await this.saveState();
@@ -667,7 +667,7 @@ export class TtyManager {
     const tmuxCursor = pane.historySize + pane.cursorY;
     if (pane.alternateOn || tmuxCursor < emulator.cursorAbs) return;
     const from = emulator.cursorAbs - pane.historySize;
-    const rows = await this.control.command(`capture-pane -p -e -J -t ${pane.paneId} -S ${from} -E -`).catch(() => undefined);
+    const rows = await this.host.rowsFrom(pane.paneId, from);
     if (!rows) return;
     const known = emulator.readRows(emulator.cursorAbs, emulator.cursorAbs + 1)[0]?.text ?? '';
     const lines = rows.slice();
@@ -679,8 +679,7 @@ export class TtyManager {
   }
 
   private async listPanes(): Promise<PaneInfo[]> {
-    const lines = await this.control.command(`list-panes -s -t ${TMUX_SESSION} -F ${quoteTmuxArgument(PANE_FORMAT)}`);
-    return lines.map(parsePaneLine).filter((p): p is PaneInfo => p !== undefined && p.window < MAX_TTYS);
+    return this.host.panes();
   }
 
   private scheduleState(): void {
@@ -711,7 +710,7 @@ export class TtyManager {
     const registry = {
       instance: this.instance.name,
       sandbox: this.sandbox.description,
-      tmuxSocket: this.socket,
+      ...(this.host instanceof TmuxHost ? { tmuxSocket: this.host.socket } : { persistent: false }),
       updatedAt: new Date().toISOString(),
       ttys: [...this.ttys.values()]
         .sort((a, b) => a.number - b.number)
@@ -801,12 +800,12 @@ export class TtyManager {
     this.isDisposed = true;
     if (this.stateTimer) clearTimeout(this.stateTimer);
     await this.serial.catch(() => {});
-    if (this.control && !this.control.closed) {
+    if (this.host && !this.host.closed) {
       await this.syncAll().catch(() => []);
       for (const tty of this.ttys.values()) tty.emulator.flushRowsAbove();
       await Promise.all([...this.ttys.values()].map((t) => t.files.close()));
       await this.saveState().catch(() => {});
-      this.control.close();
+      this.host.detach();
     }
     for (const tty of this.ttys.values()) tty.emulator.dispose();
     await this.lock.release();
@@ -818,16 +817,6 @@ function normalRowsPane(pane: PaneInfo): Pick<PaneInfo, 'historySize' | 'cursorX
   return pane.alternateOn
     ? { historySize: pane.historySize, cursorX: pane.alternateSavedX, cursorY: pane.alternateSavedY }
     : { historySize: pane.historySize, cursorX: pane.cursorX, cursorY: pane.cursorY };
-}
-
-/**
- * tmux 3.3 closes a pane whose process ended without reading what is still in its pty, and
- * it pauses reading while a control client is behind: the last output of a command that
- * exits is then lost, in tmux's own screen too. With a pipe-pane attached, tmux waits until
- * the pty is drained before it lets the pane go.
- */
-function drainGuard(target: string): string {
-  return `pipe-pane -t ${target} ${quoteTmuxArgument('exec cat >/dev/null')}`;
 }
 
 const ESC = String.fromCharCode(27);

@@ -222,8 +222,27 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       expect((await codeOf(t.manager.close(tty))).code).toBe('TTY_NOT_FOUND');
     });
 
+    it('opens the number and working directory asked for, and refuses a number already open', async () => {
+      const { tty } = await t.manager.open({ tty: 3, cwd: '/tmp' });
+      expect(tty).toBe(3);
+      await waitFor(t.manager, 3, (text) => /[#$] $/m.test(text));
+      expect(reportOf(await run(t, 3, 'pwd'), 3).text.split('\n')).toContain('/tmp');
+      // The lowest free number is still 0; a relative cwd is under the data directory.
+      await t.sandbox.run(['mkdir', '-p', `${t.test.dataDir}/work`]);
+      expect((await t.manager.open({ cwd: 'work', command: 'pwd; sleep 30' })).tty).toBe(0);
+      expect(await waitFor(t.manager, 0, (text) => text.includes('/work'))).toContain(`${t.test.dataDir}/work`);
+      const taken = await codeOf(t.manager.open({ tty: 3 }));
+      expect(taken.code).toBe('TTY_IN_USE');
+      expect(taken.message).toContain('TTY 3 is already open');
+      expect((await codeOf(t.manager.open({ tty: 20 }))).code).toBe('TTY_OUT_OF_RANGE');
+      const missing = await codeOf(t.manager.open({ tty: 5, cwd: '/no/such/dir' }));
+      expect(missing.code).toBe('USAGE');
+      expect(missing.message).toContain('/no/such/dir does not exist');
+      expect(t.manager.list().map((i) => i.tty)).toEqual([0, 3]);
+    });
+
     it('reports a terminal whose program ended, with its status, then closes and archives it', async () => {
-      const { tty } = await t.manager.open(`sh -c 'echo last words; exit 3'`);
+      const { tty } = await t.manager.open({ command: `sh -c 'echo last words; exit 3'` });
       const result = await t.manager.wait(10);
       const report = reportOf(result, tty);
       expect(report.alive).toBe(false);
@@ -273,7 +292,7 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
     it('runs 20 terminals printing at once, and refuses a 21st', async () => {
       // Commands given to open() start at once (type() would need a wait() between terminals).
       const opened: number[] = [];
-      for (let i = 0; i < 20; i++) opened.push((await t.manager.open(`sh -c "sleep 2; seq 1 3000 | sed s/^/t${i}-/"`)).tty);
+      for (let i = 0; i < 20; i++) opened.push((await t.manager.open({ command: `sh -c "sleep 2; seq 1 3000 | sed s/^/t${i}-/"` })).tty);
       expect(opened).toEqual(Array.from({ length: 20 }, (_, i) => i));
       const full = await codeOf(t.manager.open());
       expect(full.code).toBe('TTY_CAPACITY');

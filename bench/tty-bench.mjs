@@ -7,32 +7,43 @@
  *  3. server RSS with 20 terminals holding 10k lines of scrollback each
  *  4. re-adoption time of those 20 terminals by a new server
  */
-import { silentLogger } from '../src/log/logger.js';
-import { openSandbox } from '../src/sandbox/open-sandbox.js';
-import type { Instance } from '../src/config/instance.js';
-import type { Sandbox } from '../src/sandbox/sandbox.js';
-import { tmuxSocketName } from '../src/tty/tmux-server.js';
-import { TtyManager } from '../src/tty/tty-manager.js';
-import { createTestInstance } from '../test/helpers/test-instance.js';
-import { killTmuxServer } from '../test/integration/tty/helpers/terminals.js';
+import { createInstance } from './lib/instance.mjs';
+import { ROOT } from './lib/paths.mjs';
 
-type Backend = 'docker' | 'host';
+// The built code (npm run build): Node 20 cannot run TypeScript.
+const dist = (rel) => import(`${ROOT}/dist/${rel}`);
+const [{ silentLogger }, { openSandbox }, { tmuxArgv, tmuxSocketName }, { TtyManager }] = await Promise.all([
+  dist('log/logger.js'),
+  dist('sandbox/open-sandbox.js'),
+  dist('tty/tmux-server.js'),
+  dist('tty/tty-manager.js'),
+]);
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+/** Stop the bench's tmux server and remove its socket file (tmux 3.3 leaves it behind). */
+
+async function killTmuxServer(sandbox, socket) {
+  const env = { TMUX: '' };
+  const where = await sandbox.run(tmuxArgv(socket, 'display', '-p', '#{socket_path}'), { env }).catch(() => undefined);
+  await sandbox.run(tmuxArgv(socket, 'kill-server'), { env }).catch(() => {});
+  const file = where?.exitCode === 0 ? where.stdout.trim() : '';
+  if (file) await sandbox.run(['rm', '-f', file]).catch(() => {});
 }
 
-function ms(value: number): string {
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function ms(value) {
   return `${value.toFixed(1)} ms`;
 }
 
-async function settleBaseline(manager: TtyManager): Promise<number[]> {
+async function settleBaseline(manager) {
   // A bash without shell integration: wait can only notice the end by silence.
-  const { tty } = await manager.open('bash --norc --noprofile -i');
+  const { tty } = await manager.open({ command: 'bash --norc --noprofile -i' });
   await manager.wait(10);
-  const times: number[] = [];
+  const times = [];
   for (let i = 0; i < 5; i++) {
     const started = performance.now();
     await manager.type({ tty, expect: 'bash', text: 'true' });
@@ -43,10 +54,10 @@ async function settleBaseline(manager: TtyManager): Promise<number[]> {
   return times;
 }
 
-async function integrated(manager: TtyManager): Promise<number[]> {
+async function integrated(manager) {
   const { tty } = await manager.open();
   await manager.wait(10);
-  const times: number[] = [];
+  const times = [];
   for (let i = 0; i < 40; i++) {
     const started = performance.now();
     await manager.type({ tty, expect: 'bash', text: 'true' });
@@ -58,9 +69,9 @@ async function integrated(manager: TtyManager): Promise<number[]> {
   return times;
 }
 
-async function throughput(manager: TtyManager, sandbox: Sandbox): Promise<void> {
+async function throughput(manager, sandbox) {
   const bytes = 6_888_896; // seq 1 1000000 | wc -c
-  const rawTimes: number[] = [];
+  const rawTimes = [];
   for (let i = 0; i < 3; i++) {
     const started = performance.now();
     const result = await sandbox.run(['seq', '1', '1000000']);
@@ -69,7 +80,7 @@ async function throughput(manager: TtyManager, sandbox: Sandbox): Promise<void> 
   }
   const { tty } = await manager.open();
   await manager.wait(10);
-  const ttyTimes: number[] = [];
+  const ttyTimes = [];
   for (let i = 0; i < 3; i++) {
     const started = performance.now();
     await manager.type({ tty, expect: 'bash', text: 'seq 1 1000000' });
@@ -79,7 +90,7 @@ async function throughput(manager: TtyManager, sandbox: Sandbox): Promise<void> 
   }
   await manager.close(tty);
   // tmux alone (no client attached): the floor for any design that keeps terminals in tmux.
-  const tmuxTimes: number[] = [];
+  const tmuxTimes = [];
   for (let i = 0; i < 3; i++) {
     const socket = `bench-raw-${process.pid}`;
     const script = `tmux -L ${socket} -f /dev/null new-session -d -x 120 -y 40 "seq 1 1000000; tmux -L ${socket} wait-for -S done; sleep 60"; tmux -L ${socket} wait-for done; s=$(tmux -L ${socket} display -p '#{socket_path}'); tmux -L ${socket} kill-server; rm -f "$s"`;
@@ -90,17 +101,17 @@ async function throughput(manager: TtyManager, sandbox: Sandbox): Promise<void> 
   const raw = median(rawTimes);
   const tmuxOnly = median(tmuxTimes);
   const through = median(ttyTimes);
-  const rate = (t: number) => `${(bytes / 1e6 / (t / 1000)).toFixed(1)} MB/s`;
+  const rate = (t) => `${(bytes / 1e6 / (t / 1000)).toFixed(1)} MB/s`;
   console.log(`  seq 1 1000000, raw exec pipe (baseline): ${ms(raw)} (${rate(raw)})`);
   console.log(`  seq 1 1000000 in a tmux pane, no client:  ${ms(tmuxOnly)} (${rate(tmuxOnly)}) (baseline: tmux alone)`);
   console.log(`  seq 1 1000000 through a terminal:        ${ms(through)} (${rate(through)}), ${((raw / through) * 100).toFixed(0)}% of the raw rate, ${((tmuxOnly / through) * 100).toFixed(0)}% of tmux alone`);
 }
 
-async function memoryAndAdoption(instance: Instance, sandbox: Sandbox, manager: TtyManager): Promise<TtyManager> {
+async function memoryAndAdoption(instance, sandbox, manager) {
   global.gc?.();
   const before = process.memoryUsage().rss;
   const heapBefore = process.memoryUsage().heapUsed;
-  const ttys: number[] = [];
+  const ttys = [];
   for (let i = 0; i < 20; i++) ttys.push((await manager.open()).tty);
   await manager.wait(30);
   for (const tty of ttys) {
@@ -112,8 +123,7 @@ async function memoryAndAdoption(instance: Instance, sandbox: Sandbox, manager: 
   console.log(`  RSS before opening terminals (baseline): ${(before / 1e6).toFixed(0)} MB`);
   const heapAfter = process.memoryUsage().heapUsed;
   console.log(`  RSS with 20 terminals x 10k lines:       ${(after / 1e6).toFixed(0)} MB (+${((after - before) / 1e6).toFixed(0)} MB; JS heap +${((heapAfter - heapBefore) / 1e6).toFixed(0)} MB)`);
-
-  const adoptTimes: number[] = [];
+  const adoptTimes = [];
   let current = manager;
   for (let i = 0; i < 3; i++) {
     await current.dispose();
@@ -127,11 +137,10 @@ async function memoryAndAdoption(instance: Instance, sandbox: Sandbox, manager: 
   return current;
 }
 
-async function bench(backend: Backend): Promise<void> {
-  const test = await createTestInstance({
+async function bench(backend) {
+  const test = await createInstance({
     name: `bench-${process.pid}-${backend}`,
     config: backend === 'host' ? { container: { backend: 'host' } } : {},
-    ...(backend === 'host' ? { containerfile: false as const } : {}),
   });
   const instance = test.instance;
   const logger = silentLogger();
@@ -145,7 +154,7 @@ async function bench(backend: Backend): Promise<void> {
     const settle = await settleBaseline(manager);
     const marks = await integrated(manager);
     console.log(`  type + wait for \`true\`, 1.5 s silence settle (baseline): median ${ms(median(settle))}`);
-    console.log(`  type + wait for \`true\`, shell integration (OSC 133):     median ${ms(median(marks))}, p90 ${ms([...marks].sort((a, b) => a - b)[Math.floor(marks.length * 0.9)]!)}`);
+    console.log(`  type + wait for \`true\`, shell integration (OSC 133):     median ${ms(median(marks))}, p90 ${ms([...marks].sort((a, b) => a - b)[Math.floor(marks.length * 0.9)])}`);
     await throughput(manager, sandbox);
   } finally {
     await manager.dispose().catch(() => {});

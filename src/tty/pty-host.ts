@@ -1,0 +1,162 @@
+import { EventEmitter } from 'node:events';
+import type { IPty } from 'node-pty';
+import { KernelError } from '../errors.js';
+import { type TypedInput, keyBytes } from './keys.js';
+import type { PaneSpec, SendOptions, TerminalHost, TerminalHostEvents } from './terminal-host.js';
+import type { PaneInfo } from './tmux-server.js';
+
+const PASTE_START = '\x1b[200~';
+const PASTE_END = '\x1b[201~';
+
+interface PtyPane {
+  number: number;
+  pty: IPty;
+  /** The slave device (/dev/pts/N), for stty. */
+  device: string;
+  cols: number;
+  rows: number;
+  exit: { status: number } | undefined;
+}
+
+/**
+ * The terminals as PTYs of this process (node-pty), for the host backend on a machine
+ * without tmux: the same terminals, but they end when this server ends (not persistent).
+ */
+export class PtyHost extends EventEmitter<TerminalHostEvents> implements TerminalHost {
+  readonly persistent = false;
+  readonly description = 'node-pty PTYs in the server process (not persistent)';
+  private readonly byId = new Map<string, PtyPane>();
+  private serial = 0;
+  private detached = false;
+
+  private constructor(private readonly spawnPty: typeof import('node-pty').spawn) {
+    super();
+  }
+
+  /** node-pty is a native module: load it only when this host is used. */
+  static async start(): Promise<PtyHost> {
+    const { default: nodePty } = await import('node-pty');
+    return new PtyHost(nodePty.spawn);
+  }
+
+  get closed(): boolean {
+    return this.detached;
+  }
+
+  panes(): Promise<PaneInfo[]> {
+    return Promise.resolve([...this.byId.entries()].map(([paneId, pane]) => describe(paneId, pane)));
+  }
+
+  open(spec: PaneSpec): Promise<string> {
+    const env: Record<string, string> = { ...(process.env as Record<string, string>), ...spec.env, TERM: 'xterm-256color' };
+    delete env.TMUX;
+    delete env.TMUX_PANE;
+    const pty = this.spawnPty('/bin/sh', ['-c', spec.shellLine], {
+      name: 'xterm-256color',
+      cols: spec.cols,
+      rows: spec.rows,
+      cwd: spec.cwd,
+      env,
+      // Raw bytes: the emulator decodes them, and the raw log keeps them as they came.
+      encoding: null,
+    });
+    const paneId = `pty${++this.serial}`;
+    const device = (pty as IPty & { ptsName?: string }).ptsName ?? '';
+    const pane: PtyPane = { number: spec.number, pty, device, cols: spec.cols, rows: spec.rows, exit: undefined };
+    this.byId.set(paneId, pane);
+    pty.onData((data: string | Buffer) => this.emit('output', paneId, typeof data === 'string' ? Buffer.from(data) : data));
+    // node-pty reports the exit once the pty's output has been read.
+    pty.onExit(({ exitCode, signal }) => {
+      pane.exit = { status: signal ? 128 + signal : exitCode };
+    });
+    return Promise.resolve(paneId);
+  }
+
+  send(paneId: string, input: TypedInput, options: SendOptions): Promise<void> {
+    const pane = this.pane(paneId);
+    let data: string;
+    if (input.kind === 'key') data = keyBytes(input.key, options.applicationCursor);
+    else if (input.kind === 'text') data = input.text + (options.enter ? '\r' : '');
+    else {
+      // As a terminal pastes: newlines as carriage returns, bracketed when the program asked.
+      const text = input.text.replace(/\n/g, '\r');
+      data = (options.bracketed ? `${PASTE_START}${text}${PASTE_END}` : text) + (options.enter ? '\r' : '');
+    }
+    if (data && !pane.exit) pane.pty.write(data);
+    return Promise.resolve();
+  }
+
+  resize(paneId: string, _number: number, cols: number, rows: number): Promise<void> {
+    const pane = this.pane(paneId);
+    if (!pane.exit) pane.pty.resize(cols, rows);
+    pane.cols = cols;
+    pane.rows = rows;
+    return Promise.resolve();
+  }
+
+  kill(paneId: string): Promise<void> {
+    const pane = this.byId.get(paneId);
+    this.byId.delete(paneId);
+    if (pane && !pane.exit) killQuietly(pane.pty);
+    return Promise.resolve();
+  }
+
+  /** Nothing is lost between a PTY and us: the emulator has every byte. */
+  rowsFrom(): Promise<string[] | undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  capture(): Promise<string[][]> {
+    return Promise.reject(new KernelError('INTERNAL', 'PTY terminals end with their server: there is nothing to re-adopt.'));
+  }
+
+  /** The terminals end with us: hang up on every one. */
+  detach(): void {
+    this.detached = true;
+    for (const pane of this.byId.values()) if (!pane.exit) killQuietly(pane.pty);
+    this.byId.clear();
+  }
+
+  private pane(paneId: string): PtyPane {
+    const pane = this.byId.get(paneId);
+    if (!pane) throw new KernelError('TTY_NOT_FOUND', `The terminal's PTY (${paneId}) is gone. Open a new terminal with open().`);
+    return pane;
+  }
+}
+
+/** A pane as tmux's list-panes would describe it; rows and cursor are the emulator's business here. */
+function describe(paneId: string, pane: PtyPane): PaneInfo {
+  let command = '';
+  if (!pane.exit) {
+    try {
+      command = pane.pty.process;
+    } catch {
+      // The pty closed between the exit and its event.
+    }
+  }
+  return {
+    window: pane.number,
+    paneId,
+    pid: pane.pty.pid,
+    dead: pane.exit !== undefined,
+    deadStatus: pane.exit?.status,
+    historySize: 0,
+    cursorX: 0,
+    cursorY: 0,
+    alternateOn: false,
+    alternateSavedX: 0,
+    alternateSavedY: 0,
+    width: pane.cols,
+    height: pane.rows,
+    tty: pane.device,
+    command,
+  };
+}
+
+function killQuietly(pty: IPty): void {
+  try {
+    pty.kill('SIGHUP');
+  } catch {
+    // Already gone.
+  }
+}

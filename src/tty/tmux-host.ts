@@ -1,0 +1,135 @@
+import { EventEmitter } from 'node:events';
+import { KernelError, describeError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import { TmuxControlClient } from './control-client.js';
+import type { TypedInput } from './keys.js';
+import type { PaneSpec, SendOptions, TerminalHost, TerminalHostEvents } from './terminal-host.js';
+import { quoteTmuxArgument } from './tmux-escape.js';
+import {
+  PANE_FORMAT,
+  type PaneInfo,
+  TMUX_ENV,
+  TMUX_SESSION,
+  type TmuxOptions,
+  createSession,
+  globalOptionCommands,
+  parsePaneLine,
+  sessionExists,
+  tmuxArgv,
+} from './tmux-server.js';
+import { MAX_TTYS } from './types.js';
+
+/**
+ * The terminals in a tmux server in the sandbox, so that they outlive this process: window
+ * N is TTY N, and one control-mode client streams every pane's bytes and takes commands.
+ */
+export class TmuxHost extends EventEmitter<TerminalHostEvents> implements TerminalHost {
+  readonly persistent = true;
+  readonly description: string;
+
+  private constructor(
+    private readonly control: TmuxControlClient,
+    readonly socket: string,
+    version: string,
+  ) {
+    super();
+    this.description = `${version} on socket ${socket}`;
+    control.on('output', (paneId, data) => this.emit('output', paneId, data));
+    control.on('exit', (reason) => this.emit('gone', reason));
+  }
+
+  /** Start or find the tmux server with our session, attach a control client, set the options. */
+  static async start(sandbox: Sandbox, socket: string, version: string, options: TmuxOptions, cwd: string, logger: Logger): Promise<TmuxHost> {
+    if (!(await sessionExists(sandbox, socket))) await createSession(sandbox, socket, options, cwd);
+    const proc = await sandbox.spawn(tmuxArgv(socket, '-C', 'attach', '-t', TMUX_SESSION), { env: TMUX_ENV });
+    const control = new TmuxControlClient(proc, logger);
+    const host = new TmuxHost(control, socket, version);
+    for (const command of globalOptionCommands(options)) {
+      await control.command(command).catch((error: unknown) => logger.debug({ command, error: describeError(error) }, 'tmux option not set'));
+    }
+    return host;
+  }
+
+  get closed(): boolean {
+    return this.control.closed;
+  }
+
+  async panes(): Promise<PaneInfo[]> {
+    const lines = await this.control.command(`list-panes -s -t ${TMUX_SESSION} -F ${quoteTmuxArgument(PANE_FORMAT)}`);
+    return lines.map(parsePaneLine).filter((p): p is PaneInfo => p !== undefined && p.window < MAX_TTYS);
+  }
+
+  async open(spec: PaneSpec): Promise<string> {
+    const window = `${TMUX_SESSION}:${spec.number}`;
+    const env = Object.entries(spec.env).map(([key, value]) => `-e ${quoteTmuxArgument(`${key}=${value}`)}`).join(' ');
+    const [reply = []] = await this.control.commands([
+      `new-window -d -t ${window} -n tty${spec.number} -c ${quoteTmuxArgument(spec.cwd)} ${env} -P -F '#{pane_id}' ${quoteTmuxArgument(spec.shellLine)}`,
+      `resize-window -t ${window} -x ${spec.cols} -y ${spec.rows}`,
+      drainGuard(window),
+    ]);
+    const paneId = reply[0]?.trim() ?? '';
+    if (!paneId.startsWith('%')) throw new KernelError('TMUX_FAILED', `tmux did not say which pane it opened for TTY ${spec.number} (got "${reply.join(' ')}").`);
+    return paneId;
+  }
+
+  async send(paneId: string, input: TypedInput, options: SendOptions): Promise<void> {
+    const target = `-t ${paneId}`;
+    const commands: string[] = [];
+    if (input.kind === 'key') {
+      commands.push(`send-keys ${target} ${input.key}`);
+    } else if (input.kind === 'text') {
+      if (input.text) commands.push(`send-keys ${target} -l -- ${quoteTmuxArgument(input.text)}`);
+      if (options.enter) commands.push(`send-keys ${target} Enter`);
+    } else {
+      // tmux brackets the paste (-p) when the program asked for it.
+      const buffer = `agent-kernel-${paneId.slice(1)}`;
+      commands.push(`set-buffer -b ${buffer} -- ${quoteTmuxArgument(input.text)}`, `paste-buffer -p -d -b ${buffer} ${target}`);
+      if (options.enter) commands.push(`send-keys ${target} Enter`);
+    }
+    if (commands.length > 0) await this.control.commands(commands);
+  }
+
+  async resize(_paneId: string, number: number, cols: number, rows: number): Promise<void> {
+    await this.control.command(`resize-window -t ${TMUX_SESSION}:${number} -x ${cols} -y ${rows}`);
+  }
+
+  async kill(paneId: string): Promise<void> {
+    await this.control.command(`kill-window -t ${paneId}`).catch(() => {});
+  }
+
+  async rowsFrom(paneId: string, from: number): Promise<string[] | undefined> {
+    return this.control.command(`capture-pane -p -e -J -t ${paneId} -S ${from} -E -`).catch(() => undefined);
+  }
+
+  /**
+   * One line, one reply: the pane's numbers and its contents at the same instant. Output up
+   * to the reply is in the capture; output after it comes as pane output. For a pane in
+   * full-screen mode: history, the saved normal screen, and the alternate screen.
+   */
+  async capture(pane: PaneInfo, start: string, atReply: () => void): Promise<string[][]> {
+    const target = `-t ${pane.paneId}`;
+    if (!pane.dead) await this.control.command(`if-shell -F ${target} ${quoteTmuxArgument('#{pane_pipe}')} '' ${quoteTmuxArgument(drainGuard(pane.paneId))}`).catch(() => {});
+    const parts = [`display -p ${target} ${quoteTmuxArgument(PANE_FORMAT)}`];
+    if (pane.alternateOn) {
+      parts.push(`capture-pane -p -e -J ${target} -S ${start} -E -1`, `capture-pane -p -e -a ${target}`, `capture-pane -p -e ${target}`);
+    } else {
+      parts.push(`capture-pane -p -e -J ${target} -S ${start} -E -`);
+    }
+    return this.control.commands(parts, atReply);
+  }
+
+  detach(): void {
+    if (!this.control.closed) this.control.close();
+  }
+}
+
+/**
+ * tmux 3.3 closes a pane whose process ended without reading what is still in its pty, and
+ * it pauses reading while a control client is behind: the last output of a command that
+ * exits is then lost, in tmux's own screen too. With a pipe-pane attached, tmux waits until
+ * the pty is drained before it lets the pane go.
+ */
+function drainGuard(target: string): string {
+  return `pipe-pane -t ${target} ${quoteTmuxArgument('exec cat >/dev/null')}`;
+}
