@@ -102,7 +102,7 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
     basePrompt = await loadTickPrompt(instance.dataDir, instance.config.runner);
     sandbox = await openSandbox(instance, { logger: options.logger, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
     record = await beginTickRecord(instance.dataDir, { started: new Date().toISOString(), pid: process.pid });
-    await lock.update(record.tick);
+    await lock.update({ tick: record.tick });
   } catch (error) {
     await lock.release();
     throw error;

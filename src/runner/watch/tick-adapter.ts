@@ -2,6 +2,7 @@ import { loadState } from '../state.js';
 import { type TickOutcome, startTick } from '../tick.js';
 import type { Instance } from '../../config/instance.js';
 import type { StartTickFn, WatchTickResult } from './watch.js';
+import { isProcessAlive } from '../../util/pid-lock.js';
 
 /** Pure: what watch makes of a tick's outcome. Runner-side ends that are not the agent's fault (context, limits, stop) are not failures. */
 export function watchResultOf(outcome: TickOutcome): WatchTickResult {
@@ -35,15 +36,6 @@ export function realStartTick(baseEnv: NodeJS.ProcessEnv = process.env): StartTi
   };
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * At watch start: did the previous runner die in the middle of a tick (state.json still has
  * a running tick whose process is gone), or did the last tick end abnormally? A notice for
@@ -52,7 +44,7 @@ function isAlive(pid: number): boolean {
 export async function detectInterruptedTick(instance: Instance): Promise<{ notice: string; diedMidTick: boolean } | undefined> {
   const state = await loadState(instance.dataDir);
   const current = state.current;
-  if (current && (current.pid === undefined || (current.pid !== process.pid && !isAlive(current.pid)))) {
+  if (current && (current.pid === undefined || (current.pid !== process.pid && !isProcessAlive(current.pid)))) {
     return {
       notice: `Notice: the runner died during tick ${current.tick} (started ${current.started}${current.pid ? `, PID ${current.pid}` : ''}); that tick never finished. Check what it left unfinished.`,
       diedMidTick: true,

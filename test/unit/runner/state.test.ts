@@ -43,7 +43,7 @@ describe('tick lock', () => {
   it('refuses a second tick, naming the PID that runs the first', async () => {
     const file = path.join(dir, 'tick.lock');
     const lock = await acquireTickLock(file, 'scout');
-    await lock.update(7);
+    await lock.update({ tick: 7 });
     const second = await acquireTickLock(file, 'scout').catch((e: unknown) => e);
     expect(isKernelError(second, 'TICK_RUNNING')).toBe(true);
     expect((second as Error).message).toContain(`tick 7 (PID ${process.pid}`);
