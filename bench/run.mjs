@@ -167,6 +167,8 @@ if (cx && !cx.error) {
   const label = `context: bytes to the agent over a ${cx.steps.length}-step session (${cx.program}, vim, python REPL, runaway loop, tail -f)`;
   row(label, `${cx.kernelBytes} B`, `full screen every time: ${cx.fullScreenBytes} B`, ratio(cx.kernelBytes, cx.fullScreenBytes));
   row(`context: same session`, `${cx.kernelBytes} B`, `last 100 lines every time: ${cx.tail100Bytes} B`, ratio(cx.kernelBytes, cx.tail100Bytes));
+  const tl = cx.tightLoop;
+  if (tl) row('interrupt a tight `while :; do echo tick; done` (wait(0) then type C-c, up to 10 tries)', tl.interrupted ? `PASS: got through after ${tl.refused} refusal(s)` : `FAIL: refused for unseen output ${tl.refused} of ${tl.tries} times (close() is the only way out)`, '', '');
 } else fail('context');
 
 const mem = results.memory;
