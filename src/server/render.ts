@@ -171,7 +171,8 @@ export function renderLogin(summary: LoginSummary): string {
   if (summary.opened.length > 0) lines.push(`Opened from startup.json: ${summary.opened.map((t) => `TTY ${t.tty} (${t.command})`).join(', ')}.`);
   if (summary.adopted.length > 0) lines.push(`Still running from before: TTY ${summary.adopted.join(', ')}.`);
   for (const lost of summary.lost) {
-    lines.push(`Lost in a container restart: TTY ${lost.tty} (${lost.command}); its last scrollback is in ${lost.scrollbackPrev}.`);
+    const how = summary.persistent ? 'Lost in a container restart' : 'Ended with the previous server';
+    lines.push(`${how}: TTY ${lost.tty} (${lost.command}); its last scrollback is in ${lost.scrollbackPrev}.`);
   }
   for (const failure of summary.startupErrors) lines.push(`Could not open TTY ${failure.tty} from startup.json: ${failure.error}`);
   if (!summary.persistent) lines.push('These terminals are not persistent: they end when this server stops.');

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { IPty } from 'node-pty';
+import type { IPty, IPtyForkOptions } from 'node-pty';
 import { KernelError } from '../errors.js';
 import { type TypedInput, keyBytes } from './keys.js';
 import type { PaneSpec, SendOptions, TerminalHost, TerminalHostEvents } from './terminal-host.js';
@@ -7,6 +7,22 @@ import type { PaneInfo } from './tmux-server.js';
 
 const PASTE_START = '\x1b[200~';
 const PASTE_END = '\x1b[201~';
+
+/** An OSC the emulator ignores: the wrapper's last output, proof that we read everything before it. */
+const DRAINED = Buffer.from('\x1b]7717;agent-kernel-drained\x07');
+
+/**
+ * node-pty destroys its reader 200 ms after the child exits, losing output still unread
+ * when this process is busy (20 terminals printing at once). So the child does not exit by
+ * itself: after the terminal's command line ends, a wrapper prints DRAINED and waits; once
+ * DRAINED is read (all output before it was too), it gets SIGUSR1 and exits with the status.
+ */
+const WRAPPER = [
+  'sh -c "$1"; status=$?',
+  `trap 'kill $! 2>/dev/null; exit '"$status" USR1`,
+  `printf '\\033]7717;agent-kernel-drained\\007'`,
+  'while :; do sleep 1 & wait $!; done',
+].join('\n');
 
 interface PtyPane {
   number: number;
@@ -29,7 +45,7 @@ export class PtyHost extends EventEmitter<TerminalHostEvents> implements Termina
   private serial = 0;
   private detached = false;
 
-  private constructor(private readonly spawnPty: typeof import('node-pty').spawn) {
+  private constructor(private readonly spawnPty: (file: string, args: string[], options: IPtyForkOptions) => IPty) {
     super();
   }
 
@@ -51,7 +67,7 @@ export class PtyHost extends EventEmitter<TerminalHostEvents> implements Termina
     const env: Record<string, string> = { ...(process.env as Record<string, string>), ...spec.env, TERM: 'xterm-256color' };
     delete env.TMUX;
     delete env.TMUX_PANE;
-    const pty = this.spawnPty('/bin/sh', ['-c', spec.shellLine], {
+    const pty = this.spawnPty('/bin/sh', ['-c', WRAPPER, 'sh', spec.shellLine], {
       name: 'xterm-256color',
       cols: spec.cols,
       rows: spec.rows,
@@ -64,7 +80,15 @@ export class PtyHost extends EventEmitter<TerminalHostEvents> implements Termina
     const device = (pty as IPty & { ptsName?: string }).ptsName ?? '';
     const pane: PtyPane = { number: spec.number, pty, device, cols: spec.cols, rows: spec.rows, exit: undefined };
     this.byId.set(paneId, pane);
-    pty.onData((data: string | Buffer) => this.emit('output', paneId, typeof data === 'string' ? Buffer.from(data) : data));
+    let tail = Buffer.alloc(0);
+    pty.onData((chunk: string | Buffer) => {
+      const data = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      // The marker may arrive split over two chunks.
+      const seen = Buffer.concat([tail, data]);
+      if (seen.includes(DRAINED)) killQuietly(pty, 'SIGUSR1');
+      tail = seen.subarray(Math.max(0, seen.length - DRAINED.length + 1));
+      this.emit('output', paneId, data);
+    });
     // node-pty reports the exit once the pty's output has been read.
     pty.onExit(({ exitCode, signal }) => {
       pane.exit = { status: signal ? 128 + signal : exitCode };
@@ -97,7 +121,7 @@ export class PtyHost extends EventEmitter<TerminalHostEvents> implements Termina
   kill(paneId: string): Promise<void> {
     const pane = this.byId.get(paneId);
     this.byId.delete(paneId);
-    if (pane && !pane.exit) killQuietly(pane.pty);
+    if (pane && !pane.exit) hangUp(pane.pty);
     return Promise.resolve();
   }
 
@@ -113,7 +137,7 @@ export class PtyHost extends EventEmitter<TerminalHostEvents> implements Termina
   /** The terminals end with us: hang up on every one. */
   detach(): void {
     this.detached = true;
-    for (const pane of this.byId.values()) if (!pane.exit) killQuietly(pane.pty);
+    for (const pane of this.byId.values()) if (!pane.exit) hangUp(pane.pty);
     this.byId.clear();
   }
 
@@ -153,9 +177,20 @@ function describe(paneId: string, pane: PtyPane): PaneInfo {
   };
 }
 
-function killQuietly(pty: IPty): void {
+/** Close our end, as a terminal that goes away: the kernel hangs up on every process of the terminal. */
+function hangUp(pty: IPty): void {
+  const destroy = (pty as IPty & { destroy?: () => void }).destroy;
+  if (!destroy) return killQuietly(pty, 'SIGHUP');
   try {
-    pty.kill('SIGHUP');
+    destroy.call(pty);
+  } catch {
+    // Already gone.
+  }
+}
+
+function killQuietly(pty: IPty, signal: string): void {
+  try {
+    pty.kill(signal);
   } catch {
     // Already gone.
   }

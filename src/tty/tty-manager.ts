@@ -62,11 +62,12 @@ const DEFAULT_WAIT_SECONDS = 30;
 const FIRST_PROMPT_MS = 10_000;
 
 /**
- * The agent's terminals on one instance. One tmux server in the sandbox holds them (so
- * they outlive this process); one control-mode client streams every pane's bytes into one
- * headless emulator per terminal; what the agent has seen is tracked per terminal and
- * persisted. Safe for concurrent calls: open, type and close run one at a time; wait may
- * run beside them.
+ * The agent's terminals on one instance. A TerminalHost holds their processes: one tmux
+ * server in the sandbox (so they outlive this process; one control-mode client streams
+ * every pane's bytes), or, on the host backend without tmux, PTYs of this process. Each
+ * terminal's bytes feed one headless emulator; what the agent has seen is tracked per
+ * terminal and persisted. Safe for concurrent calls: open, type and close run one at a
+ * time; wait may run beside them.
  */
 export class TtyManager {
   adoptReport: AdoptReport = { adopted: [], lost: [], persistent: true };
@@ -98,7 +99,7 @@ export class TtyManager {
     this.activity.setMaxListeners(0);
   }
 
-  /** Take the instance's lock, start or find tmux, and re-adopt the terminals that are still alive. */
+  /** Take the instance's lock, start or find tmux (or PTYs: see startHost), and re-adopt the terminals that are still alive. */
   static async start(options: TtyManagerStartOptions): Promise<TtyManager> {
     const lock = await acquireServerLock(options.instance.paths.serverLock);
     const manager = new TtyManager(options.instance, options.sandbox, options.logger.child({ component: 'tty' }), lock, options.tick ?? 0);
@@ -794,7 +795,7 @@ export class TtyManager {
     return run;
   }
 
-  /** Detach and release the lock. The terminals live on in tmux. */
+  /** Detach and release the lock. The terminals live on in tmux (PTYs end here). */
   async dispose(): Promise<void> {
     if (this.isDisposed) return;
     this.isDisposed = true;

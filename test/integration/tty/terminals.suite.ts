@@ -39,6 +39,8 @@ async function closeAll(t: Terminals): Promise<void> {
 
 /** The terminal tests, on one backend. */
 export function defineTerminalTests(backend: Backend, describeFn: typeof describe = describe): void {
+  // PTYs of the server (no tmux) end with it: nothing to re-adopt.
+  const persistent = backend !== 'pty';
   describeFn(`terminals (${backend})`, () => {
     let t: Terminals;
     beforeAll(async () => {
@@ -320,7 +322,7 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       expect(t.manager.list()).toEqual([]);
     });
 
-    it('re-adopts terminals after a restart and shows exactly what was printed meanwhile', async () => {
+    it.runIf(persistent)('re-adopts terminals after a restart and shows exactly what was printed meanwhile', async () => {
       const tty = await openShell(t);
       await run(t, tty, 'echo before-restart');
       await t.manager.dispose();
@@ -360,7 +362,7 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       await closeAll(t);
     });
 
-    it('after SIGKILL of the server while a command prints, the next server reports exactly the lines printed meanwhile', async () => {
+    it.runIf(persistent)('after SIGKILL of the server while a command prints, the next server reports exactly the lines printed meanwhile', async () => {
       const tty = await openShell(t);
       await t.manager.dispose();
       const child = await startManagerChild(t.test.name, t.test.dataDir);
@@ -413,7 +415,21 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       expect((await manager.open()).tty).toBe(tty);
     });
 
-    it('reports terminals lost when tmux went away (container restart), keeping their scrollback', async () => {
+    it.runIf(!persistent)('says its terminals are not persistent, ends them with the server, and reports them lost to the next', async () => {
+      expect(t.manager.adoptReport.persistent).toBe(false);
+      const tty = await openShell(t);
+      await run(t, tty, 'echo remember-me; echo $$ > shell.pid');
+      const pid = Number((await readFile(`${t.test.dataDir}/shell.pid`, 'utf8')).trim());
+      expect((await t.sandbox.run(['kill', '-0', String(pid)])).exitCode).toBe(0);
+      await t.manager.dispose();
+      await expect.poll(async () => (await t.sandbox.run(['kill', '-0', String(pid)])).exitCode, { timeout: 10_000 }).not.toBe(0);
+      const manager = await t.restart();
+      expect(manager.adoptReport).toMatchObject({ adopted: [], persistent: false, lost: [{ tty, command: 'bash' }] });
+      expect(await readFile(manager.adoptReport.lost[0]!.scrollbackPrev, 'utf8')).toContain('remember-me');
+      expect((await manager.open()).tty).toBe(tty);
+    });
+
+    it.runIf(persistent)('reports terminals lost when tmux went away (container restart), keeping their scrollback', async () => {
       const tty = await openShell(t);
       await run(t, tty, 'echo remember-me');
       await t.manager.dispose();

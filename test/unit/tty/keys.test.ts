@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isKernelError } from '../../../src/errors.js';
-import { parseTypedText } from '../../../src/tty/keys.js';
+import { NAMED_KEYS, keyBytes, parseTypedText } from '../../../src/tty/keys.js';
 
 describe('parseTypedText', () => {
   it.each([
@@ -34,6 +34,30 @@ describe('parseTypedText', () => {
       expect(isKernelError(error, 'UNKNOWN_KEY')).toBe(true);
       expect((error as Error).message).toContain(text);
       expect((error as Error).message).toContain('F1-F12');
+    }
+  });
+});
+
+describe('keyBytes (what a PTY gets for a key name)', () => {
+  it.each([
+    ['C-c', false, '\x03'],
+    ['C-d', false, '\x04'],
+    ['C-z', false, '\x1a'],
+    ['Enter', false, '\r'],
+    ['BSpace', false, '\x7f'],
+    ['Up', false, '\x1b[A'],
+    ['Up', true, '\x1bOA'],
+    ['Home', true, '\x1bOH'],
+    ['F1', false, '\x1bOP'],
+    ['F12', false, '\x1b[24~'],
+  ])('%s (application cursor %s)', (key, applicationCursor, bytes) => {
+    expect(keyBytes(key, applicationCursor)).toBe(bytes);
+  });
+
+  it('knows every key type() accepts', () => {
+    for (const key of [...NAMED_KEYS, 'C-a', 'C-z']) {
+      expect(parseTypedText(key).kind).toBe('key');
+      expect(keyBytes(key).length).toBeGreaterThan(0);
     }
   });
 });

@@ -6,7 +6,8 @@ import { TtyManager } from '../../../../src/tty/tty-manager.js';
 import type { TtyReport, WaitResult } from '../../../../src/tty/types.js';
 import { type TestInstance, createTestInstance } from '../../../helpers/test-instance.js';
 
-export type Backend = 'host' | 'docker';
+/** `pty`: the host backend without tmux (node-pty PTYs, not persistent), forced with AGENT_KERNEL_HOST_TMUX=0. */
+export type Backend = 'host' | 'docker' | 'pty';
 
 export interface Terminals {
   backend: Backend;
@@ -20,8 +21,11 @@ export interface Terminals {
 
 /** A throw-away instance on the given backend with a TtyManager started on it. */
 export async function startTerminals(backend: Backend, tty: Record<string, unknown> = {}): Promise<Terminals> {
-  const config = { tty, ...(backend === 'host' ? { container: { backend: 'host' } } : {}) };
-  const test = await createTestInstance({ config, ...(backend === 'host' ? { containerfile: false as const } : {}) });
+  const onHost = backend !== 'docker';
+  // Read by TtyManager.start; each test file runs in its own worker process.
+  if (backend === 'pty') process.env.AGENT_KERNEL_HOST_TMUX = '0';
+  const config = { tty, ...(onHost ? { container: { backend: 'host' } } : {}) };
+  const test = await createTestInstance({ config, ...(onHost ? { containerfile: false as const } : {}) });
   const logger = silentLogger();
   const sandbox = await openSandbox(test.instance, { logger });
   const terminals: Terminals = {
