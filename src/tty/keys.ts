@@ -22,6 +22,12 @@ const VALID_KEYS = new Set<string>([...NAMED_KEYS, ...CONTROL_KEYS]);
 
 export const VALID_KEYS_DESCRIPTION = `C-a … C-z (C-c, C-d, C-z…), ${NAMED_KEYS.slice(0, 12).join(', ')}, F1-F12`;
 
+/**
+ * Keys that stop what runs in a terminal. They pass observe-before-act for the terminal they
+ * go to: a runaway loop prints between every wait and type, and must still be stoppable.
+ */
+export const INTERRUPT_KEYS: ReadonlySet<string> = new Set(['C-c', 'C-z']);
+
 /** What `type` will send for a given text. */
 export type TypedInput =
   | { kind: 'key'; key: string }

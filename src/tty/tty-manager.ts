@@ -10,7 +10,7 @@ import { TtyFiles, keepLostScrollback } from '../observe/tty-files.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { judgeCompletion, parseReadingKeys } from './completion.js';
-import { parseTypedText } from './keys.js';
+import { INTERRUPT_KEYS, parseTypedText } from './keys.js';
 import { isShell, normalizeProgram, programMatches } from './program-name.js';
 import { type ServerLock, acquireServerLock } from './server-lock.js';
 import { commandLine, integratedShellCommand, writeBashRcfile } from './shell-integration.js';
@@ -358,7 +358,8 @@ export class TtyManager {
         );
       }
       const panes = await this.syncAll();
-      const unseen = [...this.ttys.values()].filter((t) => t.hasUnseen()).map((t) => t.number);
+      const interrupting = typed.kind === 'key' && INTERRUPT_KEYS.has(typed.key);
+      const unseen = [...this.ttys.values()].filter((t) => t.hasUnseen() && !(interrupting && t === tty)).map((t) => t.number);
       if (unseen.length > 0) {
         const which = unseen.length === 1 ? `TTY ${unseen[0]} has` : `TTYs ${unseen.join(', ')} have`;
         throw new KernelError('UNSEEN_OUTPUT', `${which} output you have not seen. Call wait() first, then type again.`, { details: { ttys: unseen } });

@@ -179,6 +179,18 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       await closeAll(t);
     });
 
+    it('lets C-c stop a runaway loop whose output never stops arriving, but not typing text into it', async () => {
+      const tty = await openShell(t);
+      await t.manager.type({ tty, expect: 'bash', text: 'while :; do echo tick; done' });
+      await t.manager.wait(0.5);
+      await expect.poll(() => t.manager.list().find((info) => info.tty === tty)?.unseenLines ?? 0).toBeGreaterThan(0);
+      expect((await codeOf(t.manager.type({ tty, expect: 'bash', text: 'echo no' }))).code).toBe('UNSEEN_OUTPUT');
+      await t.manager.type({ tty, expect: 'bash', text: 'C-c' });
+      const stopped = await t.manager.wait(10);
+      expect(reportOf(stopped, tty).exitCode).toBe(130);
+      expect(reportOf(await run(t, tty, 'echo after-the-loop'), tty).text).toContain('after-the-loop');
+    });
+
     it('serves type and wait called together (wait first), and an aborted wait marks nothing seen', async () => {
       const tty = await openShell(t);
       const [result] = await Promise.all([t.manager.wait(10), t.manager.type({ tty, expect: 'bash', text: 'echo together' })]);
