@@ -55,12 +55,18 @@ export function integratedShellCommand(shell: string, rcfile: string): string {
 export const COMMAND_LINGER_SECONDS = 0.2;
 
 /**
+ * A private OSC the command wrapper prints with the command's exit status: tmux may report
+ * a pane dead before it has reaped the process (no status yet) on a busy machine.
+ */
+export const EXIT_STATUS_OSC = 7133;
+
+/**
  * The command line of a terminal opened with a command. When a pane's process ends, tmux
  * 3.3 closes its pty and loses output still on its way through the kernel. So a bash with
  * job control (the command owns the foreground, and tmux names it) runs the command,
  * lingers a moment, and exits with the command's status.
  */
 export function commandLine(command: string): string {
-  const script = `set -m\n${command}\nstatus=$?; sleep ${COMMAND_LINGER_SECONDS}; exit $status`;
+  const script = `set -m\n${command}\nstatus=$?; printf '\\033]${EXIT_STATUS_OSC};%d\\007' "$status"; sleep ${COMMAND_LINGER_SECONDS}; exit $status`;
   return `exec bash -c '${script.replace(/'/g, `'\\''`)}'`;
 }

@@ -1,5 +1,6 @@
 import xterm from '@xterm/headless';
 import serializeAddon from '@xterm/addon-serialize';
+import { EXIT_STATUS_OSC } from './shell-integration.js';
 
 type Terminal = InstanceType<typeof xterm.Terminal>;
 type BufferLine = NonNullable<ReturnType<Terminal['buffer']['normal']['getLine']>>;
@@ -72,6 +73,10 @@ export class TtyEmulator {
       this.onShellMark(data);
       return true;
     });
+    this.terminal.parser.registerOscHandler(EXIT_STATUS_OSC, (data) => {
+      if (/^\d+$/.test(data)) this.wrapperExitStatus = Number(data);
+      return true;
+    });
   }
 
   /** Feed raw bytes; parsing is asynchronous, `drain()` waits for it. */
@@ -110,6 +115,9 @@ export class TtyEmulator {
     this.scrolls = count;
     this.flushedTo = Math.max(0, this.flushedTo + delta);
   }
+
+  /** The exit status the command wrapper printed (terminals opened with a command), once it has. */
+  wrapperExitStatus: number | undefined;
 
   get alternateScreen(): boolean {
     return this.terminal.buffer.active.type === 'alternate';

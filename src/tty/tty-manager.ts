@@ -58,6 +58,8 @@ const IDLE_GRACE_MS = 400;
 /** How often wait() asks tmux about the panes (foreground program, exit). */
 const POLL_MS = 100;
 const DEFAULT_WAIT_SECONDS = 30;
+/** How long a dead pane may lack its exit status before it is reported without one. */
+const DEAD_STATUS_GRACE_MS = 2000;
 /** How long a new integrated shell may take to show its first prompt before silence counts. */
 const FIRST_PROMPT_MS = 10_000;
 
@@ -229,7 +231,7 @@ export class TtyManager {
     }
     tty.alive = !now.dead;
     if (now.dead) {
-      tty.exitCode = now.deadStatus;
+      tty.exitCode = now.deadStatus ?? emulator.wrapperExitStatus;
       tty.pendingExitReport = true;
     }
     tty.program = normalizeProgram(now.command);
@@ -621,6 +623,7 @@ export class TtyManager {
       if (!pane) {
         if (tty.alive) {
           tty.alive = false;
+          tty.exitCode = tty.emulator.wrapperExitStatus;
           tty.pendingExitReport = true;
         }
         continue;
@@ -630,9 +633,12 @@ export class TtyManager {
       if (program !== tty.program) tty.readingKeys = undefined;
       tty.program = program;
       if (pane.dead && tty.alive) {
+        // tmux marks a pane dead when its pty closes and learns the exit status only when it reaps
+        // the process, a moment later on a busy machine: give the status a little time to arrive.
+        if (pane.deadStatus === undefined && Date.now() - (tty.deadWithoutStatusSince ??= Date.now()) < DEAD_STATUS_GRACE_MS) continue;
         await this.catchUpDeadPane(tty, pane);
         tty.alive = false;
-        tty.exitCode = pane.deadStatus;
+        tty.exitCode = pane.deadStatus ?? tty.emulator.wrapperExitStatus;
         tty.pendingExitReport = true;
         tty.files.schedule();
       }

@@ -75,6 +75,9 @@ export class Tty {
   /** A dead terminal is reported once, then closed. */
   pendingExitReport = false;
 
+  /** When tmux first said this pane is dead but did not know its exit status yet. */
+  deadWithoutStatusSince: number | undefined;
+
   snapshot(): TtySnapshot {
     return {
       screen: this.emulator.screenText(),
