@@ -7,6 +7,7 @@ import { KernelRuntime } from '../../server/runtime.js';
 import { serveStdio } from '../../server/stdio.js';
 import { type Command, EXIT } from '../command.js';
 import path from 'node:path';
+import { configHome } from '../../config/registry.js';
 
 export interface ServeArgs {
   target: string;
@@ -83,7 +84,8 @@ export const serveCommand: Command = {
       const token = await resolveToken({
         env: process.env,
         ...(options.tokenFile === undefined ? {} : { tokenFile: options.tokenFile }),
-        defaultFile: path.join(instance.paths.kernelState, 'http-token'),
+        // Outside the data directory: the agent's container sees everything in it.
+        defaultFile: path.join(configHome(), 'tokens', `${instance.name}.token`),
       });
       registerSecrets([token.token]);
       const hint = `The token is in ${token.source}.`;

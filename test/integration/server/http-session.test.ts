@@ -12,7 +12,9 @@ describeWithEngine('agent-kernel serve --http (real container, real tmux)', () =
   let test: TestInstance;
   let serve: Awaited<ReturnType<typeof startHttpServe>>;
   let token: string;
-  const tokenFile = () => path.join(test.dataDir, 'tmp', 'kernel', 'http-token');
+  // The generated token lives in the per-user config dir (a temp one here), never in the data dir the container sees.
+  const configDir = () => path.join(path.dirname(test.dataDir), 'config');
+  const tokenFile = () => path.join(configDir(), 'tokens', `${test.name}.token`);
 
   async function connect(): Promise<{ client: Client; call: (name: string, args?: Record<string, unknown>) => Promise<CallToolResult> }> {
     const client = new Client({ name: 'http-integration', version: '1.0.0' });
@@ -32,7 +34,7 @@ describeWithEngine('agent-kernel serve --http (real container, real tmux)', () =
   beforeAll(async () => {
     await ensureBuilt();
     test = await createTestInstance();
-    serve = await startHttpServe(test.dataDir, [], { AGENT_KERNEL_TOKEN: '' });
+    serve = await startHttpServe(test.dataDir, [], { AGENT_KERNEL_TOKEN: '', AGENT_KERNEL_CONFIG_DIR: configDir() });
     token = (await readFile(tokenFile(), 'utf8')).trim();
   });
   afterAll(async () => {
@@ -108,7 +110,7 @@ describeWithEngine('agent-kernel serve --http (real container, real tmux)', () =
   it('shuts down on SIGTERM, releasing the lock and leaving the terminals running', async () => {
     expect(await serve.stop()).toBe(0);
     await expect(stat(test.instance.paths.serverLock)).rejects.toThrow();
-    serve = await startHttpServe(test.dataDir);
+    serve = await startHttpServe(test.dataDir, [], { AGENT_KERNEL_TOKEN: '', AGENT_KERNEL_CONFIG_DIR: configDir() });
     const c = await connect();
     const login = await c.call('login');
     expect(login.structuredContent).toMatchObject({ adopted: [0], lost: [] });
