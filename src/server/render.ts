@@ -54,21 +54,12 @@ export function capText(text: string, max: number, fullTextFile: string): { text
   return { text: `${head}\n${marker(cutChars)}\n${tail}`, cutChars };
 }
 
-export interface TerminalDiff {
-  tty: number;
-  program: string;
-  alive: boolean;
-  exitCode?: number;
-  durationMs?: number;
-  fullScreen: boolean;
+/** A TtyReport as the wait tool returns it: its text, capped to the result size, is `diff`. */
+export type TerminalDiff = Omit<TtyReport, 'text'> & {
   diff: string;
-  totalLines: number;
-  elidedLines: number;
   /** Characters the server's size cap left out of `diff`, on top of elidedLines. */
   cutChars: number;
-  files: { scrollback: string; screen: string };
-  archivedTo?: string;
-}
+};
 
 export interface WaitStructured {
   [key: string]: unknown;
