@@ -37,6 +37,7 @@ export class Persistence {
       markHistory: t.mark.history,
       markDigest: t.mark.digest,
       scrollbackRows: t.files.scrollbackRows,
+      ...(t.shownMark ? { shown: t.shownMark } : {}),
     }));
     await saveSeenState(this.ctx.paths.kernelState, ttys);
   }
