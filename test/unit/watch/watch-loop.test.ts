@@ -183,6 +183,28 @@ describe('watch loop (injected tick)', () => {
     expect(ticks.ticks[1]!.messages[0]).toMatch(/Restarted by the restart policy/);
   });
 
+  it('with "always", healthy ticks go on past max_restarts: the count resets after reset_after', async () => {
+    await writeConfig({ restart: 'always', max_restarts: 2, backoff: { initial: '20ms', max: '200ms', reset_after: '300ms' } });
+    ticks.autoFinish = { failed: false, status: 'normal' };
+    await startWatch();
+    await sendMessage(inbox(), { text: 'start' });
+    await until(() => ticks.ticks.length >= 8, 'eight ticks');
+  });
+
+  it('recovers after giving up: once reset_after passes without a failure, restarts resume', async () => {
+    await writeConfig({ restart: 'on-failure', max_restarts: 1, backoff: { initial: '20ms', max: '50ms', reset_after: '400ms' } });
+    ticks.autoFinish = { failed: true, status: 'abnormal', error: 'boom' };
+    await startWatch();
+    await sendMessage(inbox(), { text: 'start' });
+    await until(() => watch!.status().state === 'gave-up', 'gave up');
+    expect(ticks.ticks).toHaveLength(2);
+    ticks.autoFinish = { failed: false, status: 'normal' };
+    const restarted = await until(() => ticks.ticks[2], 'a restart once the counters reset');
+    expect(restarted.messages[0]).toMatch(/ended abnormally/);
+    await until(() => watch!.status().state === 'idle', 'idle after a healthy tick');
+    expect(watch!.status()).toMatchObject({ restarts: 1, failures: 0 });
+  });
+
   it('does not restart with "no" after a runner died mid-tick, but tells the next tick', async () => {
     await writeConfig({ restart: 'no' });
     await startWatch({ detect: 'Notice: the runner died during tick 7.' });
