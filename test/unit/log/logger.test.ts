@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { clearSecrets, createLogger, registerSecrets, ttyLogger } from '../../../src/log/logger.js';
 import { RotatingLogFiles } from '../../../src/log/rotating-files.js';
@@ -89,5 +91,43 @@ describe('RotatingLogFiles', () => {
     expect(backup.length).toBeLessThanOrEqual(1000);
     expect(current.length + backup.length).toBe(1000 + 500);
     expect((await readFile(path.join(dir, 'p.log'), 'utf8')).length).toBe(2500);
+  });
+});
+
+describe('RotatingLogFiles shared by several processes', () => {
+  const writer = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'log', 'log-writer.mjs');
+  const run = (id: string, lines: number, switchAt: number) =>
+    new Promise<void>((resolve, reject) => {
+      const child = spawn(process.execPath, [writer, dir, id, String(lines), '3000', String(switchAt)], { stdio: 'inherit' });
+      child.on('error', reject);
+      child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`log-writer ${id} exited ${code}`))));
+    });
+  const linesIn = async (names: string[]) =>
+    (await Promise.all(names.map((n) => readFile(path.join(dir, n), 'utf8'))))
+      .join('')
+      .split('\n')
+      .filter((l) => l)
+      .map((l) => JSON.parse(l) as { p: string; n: number });
+
+  it('loses no line and writes none to a removed file while they rotate by size and by day', async () => {
+    const writers = 5;
+    const lines = 400;
+    await Promise.all(Array.from({ length: writers }, (_, i) => run(`w${i}`, lines, 80 * (i + 1))));
+    const names = await readdir(dir);
+
+    // Daily files: every line of every writer, exactly once.
+    const daily = await linesIn(names.filter((n) => n === 'server.log' || n.startsWith('server.log.')));
+    for (let i = 0; i < writers; i++) {
+      const mine = daily.filter((l) => l.p === `w${i}`).map((l) => l.n).sort((a, b) => a - b);
+      expect(mine).toEqual(Array.from({ length: lines }, (_, n) => n));
+    }
+    // Size-capped files: what survives of each writer is its latest lines, without a hole.
+    const current = await linesIn(names.filter((n) => n === 'server-current.log' || n === 'server-current.log.1'));
+    for (let i = 0; i < writers; i++) {
+      const mine = current.filter((l) => l.p === `w${i}`).map((l) => l.n).sort((a, b) => a - b);
+      if (mine.length === 0) continue;
+      expect(mine).toEqual(Array.from({ length: mine.length }, (_, k) => mine[0]! + k));
+    }
+    expect(current.length).toBeGreaterThan(0);
   });
 });
