@@ -325,8 +325,8 @@ export class Watch {
     const dir = secretsDir(this.instance.name, this.instance.dataDir, runner.secrets_dir, this.deps.env);
     const secrets = await loadSecrets(dir);
     for (const { file, reason } of secrets.skipped) this.log.warn({ file, dir }, `secret file skipped: ${reason}`);
-    // Redacted from every log line from now on (values under 6 characters are not: see log/secrets.ts).
-    registerSecrets(Object.values(secrets.values));
+    // Redacted from every log line from now on (loadSecrets refused values too short to redact).
+    registerSecrets(this.log, Object.values(secrets.values));
     const names = Object.keys(secrets.values);
     if (names.length > 0) this.log.info({ dir, names }, 'secrets loaded');
     // Only the secrets and runner.env: the tick adds its own environment to these.

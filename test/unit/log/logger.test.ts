@@ -4,16 +4,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { clearSecrets, createLogger, registerSecrets, ttyLogger } from '../../../src/log/logger.js';
+import { createLogger, registerSecrets, ttyLogger } from '../../../src/log/logger.js';
 import { RotatingLogFiles } from '../../../src/log/rotating-files.js';
-import { redactSecrets } from '../../../src/log/secrets.js';
+import { SecretRedactor } from '../../../src/log/secrets.js';
 
 let dir: string;
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'ak-log-'));
 });
 afterEach(async () => {
-  clearSecrets();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -32,10 +31,9 @@ describe('createLogger', () => {
 
   it('replaces registered secret values and token-like keys by [REDACTED] in every line', async () => {
     const logger = createLogger({ process: 'runner', logDir: dir, stderr: false });
-    registerSecrets(['sk-ant-secret-123456', 'quote"d\\secret', 'abc']);
+    registerSecrets(logger, ['sk-ant-secret-123456', 'quote"d\\secret']);
     logger.info({ env: { ANTHROPIC_API_KEY: 'whatever-value' }, token: 'tok-1234567', headers: { authorization: 'Bearer x' } }, 'key is sk-ant-secret-123456 here');
     logger.error({ err: new Error('failed with quote"d\\secret inside') }, 'boom');
-    logger.info('abc is too short to be a secret');
     const text = await readFile(path.join(dir, 'runner.log'), 'utf8');
     expect(text).not.toContain('sk-ant-secret-123456');
     expect(text).not.toContain('whatever-value');
@@ -43,12 +41,28 @@ describe('createLogger', () => {
     expect(text).not.toContain('Bearer x');
     expect(text).not.toContain('quote\\"d\\\\secret');
     expect(text.match(/\[REDACTED\]/g)?.length).toBeGreaterThanOrEqual(5);
-    expect(text).toContain('abc is too short');
+  });
+
+  it('refuses a secret too short to redact, without quoting it', () => {
+    const logger = createLogger({ process: 'runner', logDir: dir, stderr: false });
+    expect(() => registerSecrets(logger, ['q7#Zk'])).toThrow(/shorter than 6 characters/);
+    expect(() => registerSecrets(logger, ['q7#Zk'])).not.toThrow(/q7#Zk/);
+  });
+
+  it('redacts only in the logger the secrets were given to: no process-wide state', async () => {
+    const one = createLogger({ process: 'one', logDir: dir, stderr: false });
+    const two = createLogger({ process: 'two', logDir: dir, stderr: false });
+    registerSecrets(one, ['only-for-one-123']);
+    one.child({ tty: 1 }).info('child line only-for-one-123');
+    two.info('other line only-for-one-123');
+    expect(await readFile(path.join(dir, 'one.log'), 'utf8')).not.toContain('only-for-one-123');
+    expect(await readFile(path.join(dir, 'two.log'), 'utf8')).toContain('only-for-one-123');
   });
 
   it('redacts the longest secret first', () => {
-    registerSecrets(['secret-one', 'secret-one-longer']);
-    expect(redactSecrets('a secret-one-longer b secret-one')).toBe('a [REDACTED] b [REDACTED]');
+    const secrets = new SecretRedactor();
+    secrets.add(['secret-one', 'secret-one-longer']);
+    expect(secrets.redact('a secret-one-longer b secret-one')).toBe('a [REDACTED] b [REDACTED]');
   });
 });
 

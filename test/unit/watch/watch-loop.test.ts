@@ -255,10 +255,12 @@ describe('watch loop (injected tick)', () => {
     await writeFile(path.join(secrets, 'API_TOKEN'), 'tok-very-secret-1234\n');
     await writeFile(path.join(secrets, 'OVERRIDDEN'), 'from-secret-file\n');
     await writeFile(path.join(secrets, '.ignored'), 'x');
+    await writeFile(path.join(secrets, 'PIN'), 'q7#Zk\n');
     await writeConfig({ env: { OVERRIDDEN: 'from-config' } });
     await startWatch();
     await sendMessage(inbox(), { text: 'use tok-very-secret-1234 please' });
     const tick = await until(() => ticks.ticks[0], 'a tick');
+    // A value too short to redact reliably is refused: never handed over, never logged.
     expect(tick.env).toEqual({ API_TOKEN: 'tok-very-secret-1234', OVERRIDDEN: 'from-config' });
     watch!.log.info({ leaked: tick.env.API_TOKEN }, 'a log line that carries the secret');
     tick.finish({ failed: false, status: 'normal' });
@@ -267,6 +269,8 @@ describe('watch loop (injected tick)', () => {
     expect(text).toContain('a log line that carries the secret');
     expect(text).toContain('[REDACTED]');
     expect(text).not.toContain('tok-very-secret-1234');
+    expect(text).toMatch(/secret file skipped: .*shorter than 6 characters/);
+    expect(text).not.toContain('q7#Zk');
   });
 
   it('stops a running tick when watch stops', async () => {
