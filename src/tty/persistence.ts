@@ -1,3 +1,4 @@
+import type { SessionRegistry } from '../config/session-registry.js';
 import { describeError } from '../errors.js';
 import { type TtyState, saveSeenState } from '../observe/seen-store.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
@@ -44,7 +45,7 @@ export class Persistence {
 
   async writeRegistry(): Promise<void> {
     const { ctx } = this;
-    const registry = {
+    const registry: SessionRegistry = {
       instance: ctx.instance.name,
       sandbox: ctx.sandbox.description,
       ...ctx.host.registryFields,
