@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEFAULT_ALLOW } from '../../../src/config/egress-allow.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { containerDown, containerUp } from '../../../src/sandbox/container.js';
+import { containerDown, containerName, containerUp } from '../../../src/sandbox/container.js';
 import { linkContainerName, proxyContainerName } from '../../../src/sandbox/egress-proxy.js';
 import { connectEngine, type Engine } from '../../../src/sandbox/engine.js';
 import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
@@ -132,6 +132,16 @@ except Exception as e: print("no sysctl", e)
   it('installs a package from the image\'s own sources with apt-get', { timeout: 240_000 }, async () => {
     const result = await sandbox.run(['sh', '-c', 'apt-get update -qq && apt-get install -y -qq --no-install-recommends hello >/dev/null && hello'], { timeoutMs: 200_000 });
     expect(result.stderr + result.stdout).toContain('Hello, world!');
+  });
+
+  it('a changed allowlist applies without restarting the container (its terminals live on)', async () => {
+    const before = await engine.docker.getContainer(containerName(test.name)).inspect();
+    await writeFile(test.instance.paths.agentConfig, JSON.stringify({ container: { allow: [`${other.host}:${other.port}`] } }));
+    await containerUp(engine, await test.reload(), { logger: silentLogger() });
+    const after = await engine.docker.getContainer(containerName(test.name)).inspect();
+    expect([after.Id, after.State.StartedAt]).toEqual([before.Id, before.State.StartedAt]);
+    expect(await run(FETCH, `http://${other.host}:${other.port}/now`)).toContain('status 200 this server is not allowed');
+    expect(await run(FETCH, `http://${allowed.host}:${allowed.port}/later`)).toContain('status 403');
   });
 
   it('open reaches the same local server directly; none has no network; both leave no proxy behind', { timeout: 180_000 }, async () => {
