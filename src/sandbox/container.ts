@@ -114,6 +114,12 @@ export async function containerStatus(engine: Engine, instance: Instance): Promi
   return statusFrom(containerName(instance.name), await inspectContainer(engine, instance), hash);
 }
 
+/** True when `container up` would recreate the container (its image, config or policy changed). */
+export async function isContainerStale(engine: Engine, instance: Instance): Promise<boolean> {
+  const image = await currentImageRef(instance);
+  return statusFrom(containerName(instance.name), await inspectContainer(engine, instance), image.hash, createOptions(instance, image)).stale;
+}
+
 async function removeContainer(engine: Engine, id: string): Promise<void> {
   try {
     await engine.docker.getContainer(id).remove({ force: true });

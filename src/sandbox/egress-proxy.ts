@@ -180,6 +180,8 @@ export async function ensureEgress(engine: Engine, instance: Instance, agent: Do
       name: proxyContainerName(instance.name),
       Image: image,
       Cmd: ['/usr/local/bin/agent-kernel-egress', 'proxy'],
+      // Starts with this allowlist, so that no reconfigure races squid's start-up.
+      Env: [`AGENT_KERNEL_SQUID_CONF=${Buffer.from(squidConfig(allowEntries(instance))).toString('base64')}`],
       Labels: { ...labels, [LABEL.egressRole]: 'proxy' },
       HostConfig: {
         ...LOCKED_DOWN,

@@ -82,7 +82,8 @@ export interface EgressRecord {
 
 /** Pure: one access-log line → a record, or undefined for anything else (squid's own messages). */
 export function parseAccessLine(line: string): EgressRecord | undefined {
-  const match = /^(\d+\.\d{3}) (\S+)\/(\d{3}) (\S+) (\S*):(\d*) (\d+) (\d+)$/.exec(line.trim());
+  // The host comes from the agent's request: only plain host characters pass (no escapes reach a terminal).
+  const match = /^(\d+\.\d{3}) ([A-Z_]+)\/(\d{3}) ([A-Z_-]+) ([A-Za-z0-9._\-[\]]*):(\d*) (\d+) (\d+)$/.exec(line.trim());
   if (!match) return undefined;
   const [, time, code, status, method, host, port, toClient, fromClient] = match as unknown as string[];
   const decision = code === 'TCP_DENIED' ? 'refused' : Number(status) >= 200 && Number(status) < 400 ? 'allowed' : 'failed';

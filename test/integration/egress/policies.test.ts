@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEFAULT_ALLOW } from '../../../src/config/egress-allow.js';
 import { silentLogger } from '../../../src/log/logger.js';
@@ -10,6 +12,9 @@ import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { bridgeGateway, type LocalServer, startLocalServer } from '../../helpers/local-server.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
+import { BIN, ensureBuilt } from '../server/helpers.js';
+
+const execFileAsync = promisify(execFile);
 
 /** Python in the container: fetch a URL through whatever proxy the environment names; prints status and body or the error. */
 const FETCH = `
@@ -91,6 +96,24 @@ describeWithEngine('network policies (real containers, local servers only)', () 
     expect(tls).toMatch(/error .*403/);
     expect(ms(tls)).toBeLessThan(1000);
     expect(other.requests).toEqual([]);
+  });
+
+  it('logs every connection with its bytes and decision; the operator commands show them', async () => {
+    await ensureBuilt();
+    const cli = async (...args: string[]): Promise<string> => {
+      const result = await execFileAsync(process.execPath, [BIN, ...args]).catch((error: { stdout: string; stderr: string }) => error);
+      return result.stdout + result.stderr;
+    };
+    // The proxy writes a line when a connection ends: poll until both are there.
+    let log = '';
+    await expect.poll(async () => (log = await cli('egress', 'log', test.dataDir)), { timeout: 10_000 }).toMatch(/refused .*\b\d+\.\d+\.\d+\.\d+:\d+[\s\S]*TCP_DENIED/);
+    expect(log).toMatch(new RegExp(`allowed .*GET +${allowed.host}:${allowed.port} +\\d+ in +\\d+ out +TCP_MISS/200`));
+    expect(log).toMatch(/refused .*CONNECT +refused\.example:443/);
+    const top = await cli('egress', 'top', test.dataDir);
+    expect(top).toMatch(/refused\.example:443/);
+    expect(top).toContain('agent-kernel egress apply');
+    const doctor = await cli('doctor', test.dataDir);
+    expect(doctor).toMatch(/network +allowlist: 3 destinations allowed .* running/);
   });
 
   it('refuses, fast, a raw TCP connection that bypasses the proxy (the same server is reachable under open)', async () => {

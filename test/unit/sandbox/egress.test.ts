@@ -91,6 +91,8 @@ describe('parseAccessLine', () => {
   it('ignores anything else', () => {
     expect(parseAccessLine('2026/11/23 09:01:48| Starting Squid')).toBeUndefined();
     expect(parseAccessLine('')).toBeUndefined();
+    // A host with a terminal escape in it (the agent chooses hosts) is not passed on.
+    expect(parseAccessLine('1795424526.389 TCP_DENIED/403 CONNECT \u001b]0;x\u0007.com:443 3445 36')).toBeUndefined();
   });
 
   it('words the notice the agent sees', () => {
