@@ -7,6 +7,8 @@ import type { AllowEntry } from '../config/egress-allow.js';
  * Why these choices:
  * - Domain ACLs use `-n` and IP ACLs apply only to requests that name an IP literal, so
  *   judging a request never resolves a name: a refused name causes no DNS query at all.
+ * - Allowed names that resolve to loopback or link-local addresses stay refused (a wildcard
+ *   entry must not open the proxy's own host or a cloud metadata service).
  * - The cache manager and anything not matched are refused; nothing is cached (a proxy
  *   for one agent gains little from a cache and must not keep what the agent fetched).
  */
@@ -47,6 +49,8 @@ export function squidConfig(entries: readonly AllowEntry[]): string {
     'access_log stdio:/var/log/squid/access.log agentkernel',
     'cache_log stdio:/var/log/squid/cache.log',
     'acl ip_literal dstdom_regex -n ^[0-9]+(\\.[0-9]+){3}$',
+    // A name that resolves to the proxy's own loopback or link-local (cloud metadata) stays refused.
+    'acl internal_dst dst 127.0.0.0/8 169.254.0.0/16 0.0.0.0/32',
     'http_access deny manager',
   ];
   entries.forEach((entry, index) => {
@@ -57,7 +61,8 @@ export function squidConfig(entries: readonly AllowEntry[]): string {
     if (entry.kind === 'ip' || entry.kind === 'cidr') {
       lines.push(`acl ${host} dst ${entry.host}`, ...portsAcl(port, entry.ports), `http_access allow ip_literal ${host}${portRule}`);
     } else {
-      lines.push(`acl ${host} dstdomain -n ${entry.host}`, ...portsAcl(port, entry.ports), `http_access allow ${host}${portRule}`);
+      // !internal_dst is checked last, so only an allowed name is ever resolved.
+      lines.push(`acl ${host} dstdomain -n ${entry.host}`, ...portsAcl(port, entry.ports), `http_access allow ${host}${portRule} !internal_dst`);
     }
   });
   lines.push('http_access deny all', '');

@@ -49,8 +49,8 @@ describe('squidConfig', () => {
     const rules = config.split('\n').filter((l) => l.startsWith('http_access'));
     expect(rules).toEqual([
       'http_access deny manager',
-      'http_access allow allow0 allow0_ports',
-      'http_access allow allow1 allow1_ports',
+      'http_access allow allow0 allow0_ports !internal_dst',
+      'http_access allow allow1 allow1_ports !internal_dst',
       'http_access allow ip_literal allow2 allow2_ports',
       'http_access deny all',
     ]);
