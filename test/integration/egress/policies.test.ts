@@ -42,6 +42,15 @@ except Exception as e:
 print("ms", int((time.time() - t) * 1000))
 `;
 
+/** A small deterministic generator, so a failing trial can be replayed. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
 function ms(output: string): number {
   return Number(/ms (\d+)/.exec(output)?.[1] ?? NaN);
 }
@@ -114,6 +123,40 @@ describeWithEngine('network policies (real containers, local servers only)', () 
     expect(top).toContain('agent-kernel egress apply');
     const doctor = await cli('doctor', test.dataDir);
     expect(doctor).toMatch(/network +allowlist: 3 destinations allowed .* running/);
+  });
+
+  it('randomized: only the allowed destination passes, through the proxy or around it', async () => {
+    const random = seeded(0x13);
+    // Hosts: the allowed server's address, made-up names, loopback addresses: all on this machine or nowhere.
+    const trials: { url: string; allowed: boolean }[] = [];
+    for (let i = 0; i < 40; i++) {
+      const pick = random();
+      const port = pick < 0.3 ? allowed.port : pick < 0.5 ? other.port : 1024 + Math.floor(random() * 60_000);
+      const name = `${Math.floor(random() * 1e9).toString(36)}.example`;
+      const host = random() < 0.6 ? allowed.host : random() < 0.5 ? name : `127.0.0.${2 + Math.floor(random() * 200)}`;
+      const scheme = random() < 0.5 ? 'http' : 'https';
+      // https to the allowed (plain HTTP) server is admitted too: the TLS handshake then fails at the server.
+      trials.push({ url: `${scheme}://${host}:${port}/t${i}`, allowed: host === allowed.host && port === allowed.port });
+    }
+    const script = `
+import json, sys, socket, urllib.request, urllib.error
+out = []
+for url in json.loads(sys.argv[1]):
+    try:
+        urllib.request.urlopen(url, timeout=5).read(); out.append("ok")
+    except urllib.error.HTTPError as e: out.append(str(e.code))
+    except Exception as e: out.append("403" if "403" in str(e) else "ok" if "SSL" in str(e) else "error " + str(e))
+host, port = sys.argv[2], int(sys.argv[3])
+try:
+    socket.create_connection((host, port), timeout=5).close(); out.append("raw connected")
+except OSError as e: out.append("raw refused")
+print(json.dumps(out))
+`;
+    const result = await sandbox.run(['python3', '-c', script, JSON.stringify(trials.map((t) => t.url)), allowed.host, String(allowed.port)], { timeoutMs: 120_000 });
+    const outcomes = JSON.parse(result.stdout) as string[];
+    trials.forEach((trial, i) => expect(`${trial.url} ${outcomes[i]}`).toBe(`${trial.url} ${trial.allowed ? 'ok' : '403'}`));
+    expect(outcomes.at(-1)).toBe('raw refused');
+    expect(other.requests).toEqual([]);
   });
 
   it('refuses, fast, a raw TCP connection that bypasses the proxy (the same server is reachable under open)', async () => {

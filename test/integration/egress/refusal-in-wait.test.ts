@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { proxyContainerName } from '../../../src/sandbox/egress-proxy.js';
+import { connectEngine } from '../../../src/sandbox/engine.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
 import { connectStdio, ensureBuilt, type StdioSession, textOf, waitFor } from '../server/helpers.js';
@@ -34,5 +36,18 @@ describeWithEngine('a refused connection reaches the agent (MCP client, real con
     expect(text).toMatch(/fetched-1|403/);
     const again = await session.call('wait', { timeout: 1 });
     expect(textOf(again)).not.toContain('network: refused');
+  });
+
+  it('the proxy survives a server restart, and refusals keep reaching the next server', async () => {
+    const engine = await connectEngine();
+    const before = await engine.docker.getContainer(proxyContainerName(test.name)).inspect();
+    await session.close();
+    session = await connectStdio(test.dataDir);
+    expect((await session.call('login')).isError).toBeFalsy();
+    const after = await engine.docker.getContainer(proxyContainerName(test.name)).inspect();
+    expect([after.Id, after.State.StartedAt]).toEqual([before.Id, before.State.StartedAt]);
+    await session.call('wait', { timeout: 2 });
+    await session.call('type', { tty: 0, expect: 'bash', text: `python3 -c 'import urllib.request as u; u.urlopen("http://second.example/")'` });
+    await waitFor(session.call, /network: refused second\.example:80 /);
   });
 });
