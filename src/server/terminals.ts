@@ -14,8 +14,13 @@ export interface Terminals {
   /** Open a terminal: the lowest free number, or `tty` when given (startup.json names numbers). */
   open(options?: { command?: string; tty?: number; cwd?: string }): Promise<OpenResult>;
   type(input: TypeInput): Promise<TypeResult>;
-  /** Resolves early, without marking anything seen, when `signal` aborts. */
-  wait(options: { timeoutMs: number; signal?: AbortSignal }): Promise<WaitResult>;
+  /**
+   * Resolves early, without marking anything seen, when `signal` aborts. With `deliveryId`,
+   * what it shows counts as seen for good once delivered(deliveryId) says the reply went out.
+   */
+  wait(options: { timeoutMs: number; signal?: AbortSignal; deliveryId?: string }): Promise<WaitResult>;
+  /** The reply of the wait with this deliveryId was handed to the client. */
+  delivered?(deliveryId: string): void;
   close(tty: number): Promise<CloseResult>;
   list(): Promise<TtyInfo[]>;
   readonly maxTtys: number;

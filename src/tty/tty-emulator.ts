@@ -83,6 +83,21 @@ export class TtyEmulator implements ScreenSource {
     });
   }
 
+  /**
+   * Read the emulator's state right after the bytes written so far are parsed and before any
+   * written later are: for numbers sampled at the same instant as another source's.
+   */
+  checkpoint<T>(read: () => T): Promise<T> {
+    this.pendingWrites += 1;
+    return new Promise((resolve) => {
+      this.terminal.write('', () => {
+        resolve(read());
+        this.pendingWrites -= 1;
+        if (this.pendingWrites === 0) for (const done of this.drainWaiters.splice(0)) done();
+      });
+    });
+  }
+
   /** Resolves once every byte written so far has been parsed. */
   drain(): Promise<void> {
     if (this.pendingWrites === 0) return Promise.resolve();

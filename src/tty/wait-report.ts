@@ -11,8 +11,15 @@ import type { TtyReport, WaitReason, WaitResult } from './types.js';
  * the whole screen of a full-screen program, a command's end, the process's end), which is
  * then marked seen; terminals whose process ended are closed and archived.
  */
-export async function reportChanges(ctx: TtyContext, persistence: Persistence, reason: WaitReason, started: number, signal?: AbortSignal): Promise<WaitResult> {
-  const states = await syncAll(ctx);
+export async function reportChanges(
+  ctx: TtyContext,
+  persistence: Persistence,
+  reason: WaitReason,
+  started: number,
+  options: { signal?: AbortSignal | undefined; deliveryId?: string | undefined } = {},
+): Promise<WaitResult> {
+  const { signal, deliveryId } = options;
+  await syncAll(ctx);
   signal?.throwIfAborted();
   const changed: TtyReport[] = [];
   const closing: Tty[] = [];
@@ -25,7 +32,7 @@ export async function reportChanges(ctx: TtyContext, persistence: Persistence, r
     const item = reportOf(tty, newEnd);
     if (!tty.alive) closing.push(tty);
     changed.push(item);
-    tty.reported(states.find((s) => s.id === tty.id));
+    tty.reported(deliveryId);
     await tty.files.flush();
   }
   for (const tty of closing) {
@@ -42,6 +49,11 @@ export async function reportChanges(ctx: TtyContext, persistence: Persistence, r
   };
 }
 
+/** The server died while a reply was on its way: its lines come again, labelled. */
+export function possiblyRepeatedNote(lines: number): string {
+  return `… possibly repeated: the first ${lines} line${lines === 1 ? '' : 's'} below may already have reached you (the server restarted while a reply was on its way) …`;
+}
+
 /** One terminal's news as the agent reads it. */
 function reportOf(tty: Tty, newEnd: Tty['lastEnd']): TtyReport {
   const fullScreen = tty.emulator.alternateScreen && tty.alive;
@@ -55,6 +67,8 @@ function reportOf(tty: Tty, newEnd: Tty['lastEnd']): TtyReport {
   } else {
     tty.emulator.flushRowsAbove();
     ({ text, totalLines, elidedLines } = renderNewOutput(tty.tracker.collect(tty.emulator), `${files.scrollback} (then ${files.screen})`));
+    const repeated = Math.min(totalLines, tty.possiblyRepeatedRows());
+    if (repeated > 0) text = `${possiblyRepeatedNote(repeated)}\n${text}`;
   }
   const item: TtyReport = { tty: tty.number, program: tty.program, alive: tty.alive, fullScreen, text, totalLines, elidedLines, files };
   if (!tty.alive) {

@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { TTY_STATUS_FILE, parseTtyStatusFile } from '../../config/tty-status-file.js';
 
 /**
  * The operator's view of an instance's terminals, read from the per-TTY `status` files
@@ -11,34 +12,21 @@ export interface TtyStatusRow {
   program: string;
   command: string;
   state: string;
-  /** A line count when the terminal layer records one, else whether anything is unseen. */
-  unseen: number | boolean;
+  unseen: boolean;
   lastActivity: string;
 }
 
-interface StatusFile {
-  tty?: unknown;
-  command?: unknown;
-  program?: unknown;
-  alive?: unknown;
-  exitCode?: unknown;
-  lastActivity?: unknown;
-  unseen?: unknown;
-  unseenLines?: unknown;
-}
-
 /** Pure: one status file's JSON → a row (undefined when it is not a status file). */
-export function statusRow(tty: number, json: unknown): TtyStatusRow | undefined {
-  if (typeof json !== 'object' || json === null) return undefined;
-  const s = json as StatusFile;
-  const exitCode = typeof s.exitCode === 'number' ? s.exitCode : undefined;
+export function statusRow(json: unknown): TtyStatusRow | undefined {
+  const s = parseTtyStatusFile(json);
+  if (!s) return undefined;
   return {
-    tty: typeof s.tty === 'number' ? s.tty : tty,
-    program: typeof s.program === 'string' ? s.program : '?',
-    command: typeof s.command === 'string' ? s.command : '?',
-    state: s.alive === false ? `exited${exitCode === undefined ? '' : ` (${exitCode})`}` : 'running',
-    unseen: typeof s.unseenLines === 'number' ? s.unseenLines : s.unseen === true,
-    lastActivity: typeof s.lastActivity === 'string' ? s.lastActivity : '',
+    tty: s.tty,
+    program: s.program,
+    command: s.command,
+    state: s.alive ? 'running' : `exited${s.exitCode === undefined ? '' : ` (${s.exitCode})`}`,
+    unseen: s.unseen,
+    lastActivity: s.lastActivity,
   };
 }
 
@@ -57,7 +45,7 @@ export async function readTtyStatuses(sessionsDir: string): Promise<TtyStatusRow
     const dir = path.join(sessionsDir, name);
     let row: TtyStatusRow | undefined;
     try {
-      row = statusRow(tty, JSON.parse(await readFile(path.join(dir, 'status'), 'utf8')));
+      row = statusRow(JSON.parse(await readFile(path.join(dir, TTY_STATUS_FILE), 'utf8')));
     } catch {
       // No status: a terminal lost to a container restart keeps only scrollback.prev.
       const files = await readdir(dir).catch(() => [] as string[]);
@@ -77,7 +65,7 @@ export function formatTtyTable(rows: readonly TtyStatusRow[]): string {
       String(r.tty),
       r.program,
       r.state,
-      typeof r.unseen === 'number' ? String(r.unseen) : r.unseen ? 'yes' : '-',
+      r.unseen ? 'yes' : '-',
       r.lastActivity.replace(/\.\d+Z$/, 'Z'),
       r.command.length > 50 ? `${r.command.slice(0, 47)}...` : r.command,
     ]),

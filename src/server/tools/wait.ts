@@ -2,6 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { MAX_WAIT_SECONDS } from '../../tty/types.js';
 import { MAX_RESULT_TEXT_CHARS, renderWait } from '../render.js';
+import { deliveryId } from '../deliveries.js';
 import { guarded, loggedInTerminals, toolInput, type ToolDeps } from './context.js';
 
 export const DEFAULT_WAIT_SECONDS = 30;
@@ -62,7 +63,11 @@ export function registerWaitTool(server: McpServer, deps: ToolDeps): void {
     ({ timeout }, extra) =>
       guarded('wait', deps, async () => {
         const terminals = await loggedInTerminals(deps);
-        const result = await terminals.wait({ timeoutMs: Math.round((timeout ?? DEFAULT_WAIT_SECONDS) * 1000), signal: extra.signal });
+        const result = await terminals.wait({
+          timeoutMs: Math.round((timeout ?? DEFAULT_WAIT_SECONDS) * 1000),
+          signal: extra.signal,
+          deliveryId: deliveryId(extra.sessionId, extra.requestId),
+        });
         const rendered = withNotices(renderWait(result), terminals.takeNotices?.() ?? []);
         deps.logger.debug({ reason: result.reason, ms: result.elapsedMs, changed: result.changed.map((c) => c.tty) }, 'waited');
         return { content: [{ type: 'text', text: rendered.text }], structuredContent: rendered.structured };

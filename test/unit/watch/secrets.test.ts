@@ -16,14 +16,23 @@ describe('loadSecrets', () => {
   it('reads one variable a file, trims trailing newlines, skips dotfiles and directories', async () => {
     await writeFile(path.join(dir, 'API_KEY'), 'sk-123456\n');
     await writeFile(path.join(dir, 'MULTI'), 'line1\nline2\n\n');
-    await writeFile(path.join(dir, 'CRLF'), 'value\r\n');
+    await writeFile(path.join(dir, 'CRLF'), 'value1\r\n');
     await writeFile(path.join(dir, 'SPACES'), '  keep spaces  ');
     await writeFile(path.join(dir, '.hidden'), 'nope');
     await mkdir(path.join(dir, 'SUBDIR'));
     await writeFile(path.join(dir, 'SUBDIR', 'INNER'), 'nope');
     const { values, skipped } = await loadSecrets(dir);
-    expect(values).toEqual({ API_KEY: 'sk-123456', MULTI: 'line1\nline2', CRLF: 'value', SPACES: '  keep spaces  ' });
+    expect(values).toEqual({ API_KEY: 'sk-123456', MULTI: 'line1\nline2', CRLF: 'value1', SPACES: '  keep spaces  ' });
     expect(skipped).toEqual([]);
+  });
+
+  it('refuses a value too short to redact from logs, naming the file and never the value', async () => {
+    await writeFile(path.join(dir, 'PIN'), 'q7#Zk\n');
+    await writeFile(path.join(dir, 'EMPTY'), '');
+    const { values, skipped } = await loadSecrets(dir);
+    expect(values).toEqual({ EMPTY: '' });
+    expect(skipped).toEqual([{ file: 'PIN', reason: expect.stringMatching(/shorter than 6 characters.*use a longer value/) as string }]);
+    expect(JSON.stringify(skipped)).not.toContain('q7#Zk');
   });
 
   it('gives none for a missing directory', async () => {

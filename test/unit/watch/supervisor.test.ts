@@ -5,6 +5,7 @@ import {
   type SupervisorPolicy,
   backoffDelay,
   decideAfterTick,
+  recordRestart,
   recordTickEnd,
   settleCounters,
 } from '../../../src/runner/watch/supervisor.js';
@@ -69,5 +70,15 @@ describe('counters', () => {
     expect(settleCounters(c, policy('on-failure'), 1000 + backoff.resetAfter - 1)).toBe(c);
     expect(settleCounters(c, policy('on-failure'), 1000 + backoff.resetAfter)).toEqual(INITIAL_COUNTERS);
     expect(recordTickEnd(c, true, 1000 + backoff.resetAfter, policy('on-failure'))).toMatchObject({ failures: 1, restarts: 0 });
+  });
+});
+
+describe('restart periods', () => {
+  it('healthy "always" restarts count from the first restart and reset after reset_after', () => {
+    let c = recordRestart(INITIAL_COUNTERS, 1000);
+    c = recordRestart(c, 2000);
+    expect(c).toMatchObject({ restarts: 2, firstRestartAt: 1000 });
+    expect(settleCounters(c, policy('always', 2), 1000 + backoff.resetAfter - 1)).toBe(c);
+    expect(settleCounters(c, policy('always', 2), 1000 + backoff.resetAfter)).toEqual(INITIAL_COUNTERS);
   });
 });

@@ -183,6 +183,28 @@ describe('watch loop (injected tick)', () => {
     expect(ticks.ticks[1]!.messages[0]).toMatch(/Restarted by the restart policy/);
   });
 
+  it('with "always", healthy ticks go on past max_restarts: the count resets after reset_after', async () => {
+    await writeConfig({ restart: 'always', max_restarts: 2, backoff: { initial: '20ms', max: '200ms', reset_after: '300ms' } });
+    ticks.autoFinish = { failed: false, status: 'normal' };
+    await startWatch();
+    await sendMessage(inbox(), { text: 'start' });
+    await until(() => ticks.ticks.length >= 8, 'eight ticks');
+  });
+
+  it('recovers after giving up: once reset_after passes without a failure, restarts resume', async () => {
+    await writeConfig({ restart: 'on-failure', max_restarts: 1, backoff: { initial: '20ms', max: '50ms', reset_after: '400ms' } });
+    ticks.autoFinish = { failed: true, status: 'abnormal', error: 'boom' };
+    await startWatch();
+    await sendMessage(inbox(), { text: 'start' });
+    await until(() => watch!.status().state === 'gave-up', 'gave up');
+    expect(ticks.ticks).toHaveLength(2);
+    ticks.autoFinish = { failed: false, status: 'normal' };
+    const restarted = await until(() => ticks.ticks[2], 'a restart once the counters reset');
+    expect(restarted.messages[0]).toMatch(/ended abnormally/);
+    await until(() => watch!.status().state === 'idle', 'idle after a healthy tick');
+    expect(watch!.status()).toMatchObject({ restarts: 1, failures: 0 });
+  });
+
   it('does not restart with "no" after a runner died mid-tick, but tells the next tick', async () => {
     await writeConfig({ restart: 'no' });
     await startWatch({ detect: 'Notice: the runner died during tick 7.' });
@@ -233,10 +255,12 @@ describe('watch loop (injected tick)', () => {
     await writeFile(path.join(secrets, 'API_TOKEN'), 'tok-very-secret-1234\n');
     await writeFile(path.join(secrets, 'OVERRIDDEN'), 'from-secret-file\n');
     await writeFile(path.join(secrets, '.ignored'), 'x');
+    await writeFile(path.join(secrets, 'PIN'), 'q7#Zk\n');
     await writeConfig({ env: { OVERRIDDEN: 'from-config' } });
     await startWatch();
     await sendMessage(inbox(), { text: 'use tok-very-secret-1234 please' });
     const tick = await until(() => ticks.ticks[0], 'a tick');
+    // A value too short to redact reliably is refused: never handed over, never logged.
     expect(tick.env).toEqual({ API_TOKEN: 'tok-very-secret-1234', OVERRIDDEN: 'from-config' });
     watch!.log.info({ leaked: tick.env.API_TOKEN }, 'a log line that carries the secret');
     tick.finish({ failed: false, status: 'normal' });
@@ -245,6 +269,8 @@ describe('watch loop (injected tick)', () => {
     expect(text).toContain('a log line that carries the secret');
     expect(text).toContain('[REDACTED]');
     expect(text).not.toContain('tok-very-secret-1234');
+    expect(text).toMatch(/secret file skipped: .*shorter than 6 characters/);
+    expect(text).not.toContain('q7#Zk');
   });
 
   it('stops a running tick when watch stops', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CronSyntaxError, nextCronTime, parseCron } from '../../../src/runner/watch/cron.js';
+import { CronSyntaxError, nextCronTime, parseCron } from '../../../../src/runner/watch/cron.js';
 
 /** Local time, as cron uses: `local(2026, 11, 22, 8, 30)` is 22 Nov 2026 08:30 on this host. */
 function local(year: number, month: number, day: number, hour = 0, minute = 0, second = 0): Date {
@@ -71,5 +71,11 @@ describe('parseCron errors name the field', () => {
   ])('%s', (expression, message) => {
     expect(() => parseCron(expression)).toThrow(CronSyntaxError);
     expect(() => parseCron(expression)).toThrow(message);
+  });
+});
+
+describe('parseCron refuses what cron cannot run, in our words', () => {
+  it('a step longer than the field', () => {
+    expect(() => parseCron('*/90 * * * *')).toThrow(CronSyntaxError);
   });
 });
