@@ -27,12 +27,12 @@ export function terminalsOf(manager: TtyManager, where: string, maxTtys: number)
  * Bring an instance's terminals up: the sandbox (engine, image, container), then the
  * TtyManager, which takes the instance lock and re-adopts the TTYs still in tmux.
  */
-export async function startTerminals(instance: Instance, logger: Logger): Promise<Terminals> {
+export async function startTerminals(instance: Instance, logger: Logger, options: { hostTmux?: boolean } = {}): Promise<Terminals> {
   const sandbox = await openSandbox(instance, {
     logger,
     onProgress: (line: string) => logger.info({ phase: 'start-up' }, line),
   });
   logger.info({ sandbox: sandbox.description }, 'sandbox ready');
-  const manager = await TtyManager.start({ instance, sandbox, logger, tick: await loadTick(instance.paths.state, logger) });
+  const manager = await TtyManager.start({ instance, sandbox, logger, tick: await loadTick(instance.paths.state, logger), ...options });
   return terminalsOf(manager, sandbox.description, instance.config.tty.max_ttys);
 }

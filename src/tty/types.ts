@@ -7,8 +7,6 @@
 export const MAX_TTYS = 20;
 /** Under the 60 s request timeout of the TypeScript SDK and of clients built on it (a longer wait needs a second call). */
 export const MAX_WAIT_SECONDS = 50;
-/** Lines of a terminal's new output shown inline; more is shown as head and tail. */
-export const INLINE_LINES = 20;
 
 export interface Capacity {
   used: number;
