@@ -1,17 +1,24 @@
-import { renderNewOutput, renderScreen } from '../observe/render-new-output.js';
+import { renderNewOutput, renderScreen, withoutEcho } from '../observe/render-new-output.js';
 import { type Persistence } from './persistence.js';
 import { closeTty } from './open-close.js';
 import { syncAll } from './terminal-sync.js';
 import type { Tty } from './tty.js';
 import type { TtyContext } from './tty-context.js';
-import type { TtyReport, WaitReason, WaitResult } from './types.js';
+import type { TtyReport, WaitResult } from './types.js';
+import type { Judgement } from './wait-judge.js';
 
 /**
  * What wait() returns: every terminal with something the agent has not seen (new lines,
  * the whole screen of a full-screen program, a command's end, the process's end), which is
  * then marked seen; terminals whose process ended are closed and archived.
  */
-export async function reportChanges(ctx: TtyContext, persistence: Persistence, reason: WaitReason, started: number, signal?: AbortSignal): Promise<WaitResult> {
+export async function reportChanges(
+  ctx: TtyContext,
+  persistence: Persistence,
+  judgement: Judgement,
+  started: number,
+  signal?: AbortSignal,
+): Promise<WaitResult> {
   const states = await syncAll(ctx);
   signal?.throwIfAborted();
   const changed: TtyReport[] = [];
@@ -35,7 +42,8 @@ export async function reportChanges(ctx: TtyContext, persistence: Persistence, r
   }
   await persistence.saveState();
   return {
-    reason,
+    reason: judgement.reason,
+    ...(judgement.input ? { input: judgement.input } : {}),
     elapsedMs: Date.now() - started,
     changed,
     open: ctx.ttys.all().map((t) => ({ tty: t.number, program: t.program, alive: t.alive })),
@@ -54,7 +62,7 @@ function reportOf(tty: Tty, newEnd: Tty['lastEnd']): TtyReport {
     totalLines = text ? text.split('\n').length : 0;
   } else {
     tty.emulator.flushRowsAbove();
-    ({ text, totalLines, elidedLines } = renderNewOutput(tty.tracker.collect(tty.emulator), `${files.scrollback} (then ${files.screen})`));
+    ({ text, totalLines, elidedLines } = renderNewOutput(withoutEcho(tty.tracker.collect(tty.emulator), tty.pending?.text), `${files.scrollback} (then ${files.screen})`));
   }
   const item: TtyReport = { tty: tty.number, program: tty.program, alive: tty.alive, fullScreen, text, totalLines, elidedLines, files };
   if (!tty.alive) {

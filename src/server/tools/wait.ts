@@ -30,7 +30,11 @@ const diffSchema = z.object({
 });
 
 export const waitOutputSchema = z.object({
-  reason: z.enum(['command-finished', 'exited', 'settled', 'timeout', 'idle']),
+  reason: z.enum(['command-finished', 'exited', 'settled', 'timeout', 'idle', 'input']),
+  input: z
+    .object({ tty: z.number(), prompt: z.string() })
+    .optional()
+    .describe('with reason input: the terminal whose program waits for input, and its prompt (empty for a full-screen program)'),
   elapsedMs: z.number(),
   changed: z.array(diffSchema).describe('terminals with something new'),
   open: z.array(z.object({ tty: z.number(), program: z.string(), alive: z.boolean() })).describe('every open terminal'),
