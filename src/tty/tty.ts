@@ -9,6 +9,8 @@ import { type ShellMark, TtyEmulator } from './tty-emulator.js';
 export interface PendingAction {
   kind: 'open' | 'type';
   at: number;
+  /** The one line of text typed, to leave its echo out of the report. */
+  text?: string;
   /** Command-finished marks seen before the action. */
   endsBefore: number;
 }
@@ -179,8 +181,8 @@ export class Tty {
   }
 
   /** The agent opened it (`integrated`: the kernel's bash) or typed into it. */
-  acted(kind: PendingAction['kind'], integrated = false): void {
-    this.ownPending = { kind, at: Date.now(), endsBefore: this.ends };
+  acted(kind: PendingAction['kind'], integrated = false, text?: string): void {
+    this.ownPending = { kind, at: Date.now(), endsBefore: this.ends, ...(text ? { text } : {}) };
     if (kind === 'open') this.ownIntegrated = integrated;
     this.readingKeys = undefined;
     this.ownLastActivity = Date.now();

@@ -6,6 +6,8 @@ import { deliveryId } from '../deliveries.js';
 import { guarded, loggedInTerminals, toolInput, type ToolDeps } from './context.js';
 
 export const DEFAULT_WAIT_SECONDS = 30;
+/** How often a long wait tells a client that asked (a progress token) that it is still working. */
+export const PROGRESS_INTERVAL_MS = 5000;
 
 const DESCRIPTION = `Wait for your terminals and see what changed: the only way to observe output.
 
@@ -29,7 +31,11 @@ const diffSchema = z.object({
 });
 
 export const waitOutputSchema = z.object({
-  reason: z.enum(['command-finished', 'exited', 'settled', 'timeout', 'idle']),
+  reason: z.enum(['command-finished', 'exited', 'settled', 'timeout', 'idle', 'input']),
+  input: z
+    .object({ tty: z.number(), prompt: z.string() })
+    .optional()
+    .describe('with reason input: the terminal whose program waits for input, and its prompt (empty for a full-screen program)'),
   elapsedMs: z.number(),
   changed: z.array(diffSchema).describe('terminals with something new'),
   open: z.array(z.object({ tty: z.number(), program: z.string(), alive: z.boolean() })).describe('every open terminal'),
@@ -63,14 +69,30 @@ export function registerWaitTool(server: McpServer, deps: ToolDeps): void {
     ({ timeout }, extra) =>
       guarded('wait', deps, async () => {
         const terminals = await loggedInTerminals(deps);
-        const result = await terminals.wait({
-          timeoutMs: Math.round((timeout ?? DEFAULT_WAIT_SECONDS) * 1000),
-          signal: extra.signal,
-          deliveryId: deliveryId(extra.sessionId, extra.requestId),
-        });
+        const timeoutMs = Math.round((timeout ?? DEFAULT_WAIT_SECONDS) * 1000);
+        const progressToken = extra._meta?.progressToken;
+        const stopProgress = progressToken === undefined ? () => {} : reportProgress(timeoutMs, (progress, message) =>
+          extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total: timeoutMs / 1000, message } }));
+        const result = await terminals
+          .wait({ timeoutMs, signal: extra.signal, deliveryId: deliveryId(extra.sessionId, extra.requestId) })
+          .finally(stopProgress);
         const rendered = withNotices(renderWait(result), terminals.takeNotices?.() ?? []);
         deps.logger.debug({ reason: result.reason, ms: result.elapsedMs, changed: result.changed.map((c) => c.tty) }, 'waited');
         return { content: [{ type: 'text', text: rendered.text }], structuredContent: rendered.structured };
       }, extra.signal),
   );
+}
+
+/**
+ * A progress notification every PROGRESS_INTERVAL_MS while a wait runs: clients that reset
+ * their request timeout on progress (the TypeScript SDK's resetTimeoutOnProgress) then never
+ * time out a long wait. Returns the function that stops it.
+ */
+function reportProgress(timeoutMs: number, send: (progress: number, message: string) => Promise<void>): () => void {
+  const began = Date.now();
+  const timer = setInterval(() => {
+    const seconds = Math.round((Date.now() - began) / 1000);
+    send(Math.min(seconds, timeoutMs / 1000), `waiting: ${seconds} s of at most ${timeoutMs / 1000} s`).catch(() => {});
+  }, PROGRESS_INTERVAL_MS);
+  return () => clearInterval(timer);
 }
