@@ -1,3 +1,6 @@
+import type { AgentConfig } from '../../config/agent-config.js';
+import { backoffDelay } from '../backoff.js';
+
 /**
  * The supervision policy of watch, as pure functions: after a tick ends, should another one
  * start on its own (restart policy), and how long must the next tick wait (backoff)?
@@ -36,11 +39,9 @@ export interface SupervisorCounters {
 
 export const INITIAL_COUNTERS: SupervisorCounters = { failures: 0, restarts: 0 };
 
-/** Pure: the delay before tick number `failures + 1` after `failures` failures in a row. */
-export function backoffDelay(failures: number, backoff: SupervisorPolicy['backoff']): number {
-  if (failures <= 0) return 0;
-  const exponent = Math.min(failures - 1, 40);
-  return Math.min(backoff.initial * 2 ** exponent, backoff.max);
+/** Pure: the delay before tick number `failures + 1` after `failures` failures in a row (no jitter: one watch per instance). */
+export function failureDelay(failures: number, backoff: SupervisorPolicy['backoff']): number {
+  return failures <= 0 ? 0 : backoffDelay(failures, { initialMs: backoff.initial, maxMs: backoff.max }, () => 1);
 }
 
 /** Pure: counters after a stable period without failures are reset. */
@@ -75,7 +76,7 @@ export interface RestartDecision {
 
 /** Pure: given the counters after recordTickEnd, what happens next. */
 export function decideAfterTick(counters: SupervisorCounters, failed: boolean, policy: SupervisorPolicy): RestartDecision {
-  const delayMs = failed ? backoffDelay(counters.failures, policy.backoff) : policy.restart === 'always' ? policy.backoff.initial : 0;
+  const delayMs = failed ? failureDelay(counters.failures, policy.backoff) : policy.restart === 'always' ? policy.backoff.initial : 0;
   const wants = policy.restart === 'always' || (policy.restart === 'on-failure' && failed);
   if (!wants) {
     const reason = failed ? `tick failed; restart policy "${policy.restart}": waiting for a message or a scheduled wake` : 'tick ended normally';
@@ -93,4 +94,13 @@ export function decideAfterTick(counters: SupervisorCounters, failed: boolean, p
     ? `tick failed (${counters.failures} in a row): restart ${counters.restarts + 1}${policy.maxRestarts ? `/${policy.maxRestarts}` : ''} in ${Math.round(delayMs / 1000)}s`
     : `restart policy "always": next tick in ${Math.round(delayMs / 1000)}s`;
   return { restart: true, delayMs, reason, gaveUp: false };
+}
+
+/** The policy from `runner` in agent_config.json. */
+export function supervisorPolicy(runner: AgentConfig['runner']): SupervisorPolicy {
+  return {
+    restart: runner.restart,
+    maxRestarts: runner.max_restarts,
+    backoff: { initial: runner.backoff.initial, max: runner.backoff.max, resetAfter: runner.backoff.reset_after },
+  };
 }

@@ -6,7 +6,8 @@ import { type InboxMessage, formatMessage, markDelivered, readPending, watchInbo
 import { type DueWake, type LoadedSchedule, loadSchedule, nextWake, removeFiredWake } from './schedule.js';
 import { harnessEnvironment, loadSecrets, secretsDir } from './secrets.js';
 import type { AgentStatus, WatchState } from './status-api.js';
-import { type SupervisorCounters, type SupervisorPolicy, INITIAL_COUNTERS, decideAfterTick, recordRestart, recordTickEnd, settleCounters } from './supervisor.js';
+import { type SupervisorCounters, INITIAL_COUNTERS, supervisorPolicy, decideAfterTick, recordRestart, recordTickEnd, settleCounters } from './supervisor.js';
+import { describeNextWake, tickMessages } from './tick-messages.js';
 import { Waker } from './waker.js';
 
 /**
@@ -62,14 +63,6 @@ export interface WatchDependencies {
   readonly pollMs?: number;
 }
 
-function policyOf(instance: Instance): SupervisorPolicy {
-  const runner = instance.config.runner;
-  return {
-    restart: runner.restart,
-    maxRestarts: runner.max_restarts,
-    backoff: { initial: runner.backoff.initial, max: runner.backoff.max, resetAfter: runner.backoff.reset_after },
-  };
-}
 
 async function readPaused(file: string): Promise<string | undefined> {
   try {
@@ -281,7 +274,7 @@ export class Watch {
       return;
     }
     const now = Date.now();
-    const policy = policyOf(this.instance);
+    const policy = supervisorPolicy(this.instance.config.runner);
     const before = this.counters;
     this.counters = settleCounters(before, policy, now);
     if (this.gaveUp && this.counters !== before) {
@@ -295,7 +288,7 @@ export class Watch {
     const wakeDue = schedule?.due && schedule.due.time.getTime() <= now ? schedule.due : undefined;
     const trigger: Trigger | undefined = messages.length > 0 ? 'message' : wakeDue ? 'schedule' : this.restartPending ? 'restart' : undefined;
 
-    this.nextWakeInfo = this.describeNextWake(schedule?.due, now);
+    this.nextWakeInfo = describeNextWake(schedule?.due, this.restartPending ? Math.max(now, this.notBefore) : undefined);
     if (trigger && now >= this.notBefore) {
       await this.runTick(trigger, messages, wakeDue, schedule?.loaded);
       return;
@@ -309,15 +302,6 @@ export class Watch {
     }
     const until = Math.min(trigger ? this.notBefore : Infinity, schedule?.due ? schedule.due.time.getTime() : Infinity, now + this.pollMs);
     if (!signal.aborted) await this.waker.wait(until - now);
-  }
-
-  private describeNextWake(due: DueWake | undefined, now: number): AgentStatus['nextWake'] {
-    const candidates: { time: number; reason: string }[] = [];
-    if (due) candidates.push({ time: due.time.getTime(), reason: `${due.kind} ${due.spec}${due.note ? `: ${due.note}` : ''}` });
-    if (this.restartPending) candidates.push({ time: Math.max(now, this.notBefore), reason: 'restart' });
-    candidates.sort((a, b) => a.time - b.time);
-    const first = candidates[0];
-    return first ? { time: new Date(first.time).toISOString(), reason: first.reason } : undefined;
   }
 
   private async tickEnvironment(): Promise<Record<string, string>> {
@@ -334,12 +318,8 @@ export class Watch {
   }
 
   private async runTick(trigger: Trigger, messages: InboxMessage[], wake: DueWake | undefined, schedule: LoadedSchedule | undefined): Promise<void> {
-    const policy = policyOf(this.instance);
-    const texts: string[] = [];
-    if (this.crashNotice) texts.push(this.crashNotice);
-    if (wake) texts.push(`Scheduled wake (${wake.kind} ${wake.spec})${wake.note ? `: ${wake.note}` : ''}`);
-    if (trigger === 'restart' && !this.crashNotice) texts.push('Restarted by the restart policy ("always"): continue your work.');
-    texts.push(...messages.map(formatMessage));
+    const policy = supervisorPolicy(this.instance.config.runner);
+    const texts = tickMessages({ crashNotice: this.crashNotice, wake, restart: trigger === 'restart', messages });
 
     const env = await this.tickEnvironment();
     const tickController = new AbortController();

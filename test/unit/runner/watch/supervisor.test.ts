@@ -3,7 +3,7 @@ import {
   INITIAL_COUNTERS,
   type SupervisorCounters,
   type SupervisorPolicy,
-  backoffDelay,
+  failureDelay,
   decideAfterTick,
   recordRestart,
   recordTickEnd,
@@ -13,7 +13,7 @@ import {
 const backoff = { initial: 5_000, max: 60_000, resetAfter: 600_000 };
 const policy = (restart: SupervisorPolicy['restart'], maxRestarts = 0): SupervisorPolicy => ({ restart, maxRestarts, backoff });
 
-describe('backoffDelay', () => {
+describe('failureDelay', () => {
   it.each([
     [0, 0],
     [1, 5_000],
@@ -23,7 +23,7 @@ describe('backoffDelay', () => {
     [5, 60_000],
     [50, 60_000],
   ])('after %i failures waits %i ms', (failures, expected) => {
-    expect(backoffDelay(failures, backoff)).toBe(expected);
+    expect(failureDelay(failures, backoff)).toBe(expected);
   });
 });
 
