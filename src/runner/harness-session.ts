@@ -10,6 +10,7 @@ import { settlesWithin } from '../util/race-timeout.js';
 import { sleep } from './backoff.js';
 import { type Classification, type ErrorClass, type ErrorSignals } from './harnesses/classify.js';
 import { ContextTracker, type ContextSnapshot, wrapUpMessage } from './context.js';
+import { BLOCK_COMPACTION, decideStop } from './hook-policy.js';
 import { type HookChannel, type HookEventKind, type HookReply, hookSocketPath, listenHookChannel } from './hook-channel.js';
 import { type Harness, type HarnessEvent, type HarnessSetup, MCP_SERVER_NAME } from './harnesses/harness.js';
 import { kernelFiles } from './kernel-files.js';
@@ -379,7 +380,7 @@ export class HarnessSession {
       case 'pre-compact':
         logger.warn({ trigger: input.trigger }, 'compaction requested: blocking it and ending the tick');
         this.end('context', 'the context was about to be compacted');
-        return { stdout: JSON.stringify({ decision: 'block', reason: 'agent-kernel ends the tick instead of compacting the context.' }) };
+        return BLOCK_COMPACTION;
       case 'stop': {
         if (this.endedBy) return {};
         const issues = await this.options.hooks.preStopIssues().catch((error: unknown) => {
@@ -387,16 +388,16 @@ export class HarnessSession {
           return [] as string[];
         });
         this.lastEventAt = Date.now();
-        if (issues.length === 0) return {};
-        if (this.stopBlocks >= MAX_STOP_BLOCKS) {
+        const decision = decideStop(issues, this.stopBlocks, MAX_STOP_BLOCKS);
+        if (decision.kind === 'allow') return {};
+        if (decision.kind === 'give-up') {
           logger.warn({ issues }, `pre-stop issues remain after ${MAX_STOP_BLOCKS} reminders; letting the agent stop`);
           this.marker({ event: 'pre-stop-gave-up', issues });
           return {};
         }
         this.stopBlocks++;
         this.marker({ event: 'pre-stop-block', issues });
-        const reason = `Before you end this tick, fix these (reminder ${this.stopBlocks} of ${MAX_STOP_BLOCKS}):\n${issues.map((i) => `- ${i}`).join('\n')}`;
-        return { stdout: JSON.stringify({ decision: 'block', reason }) };
+        return decision.reply;
       }
     }
   }
