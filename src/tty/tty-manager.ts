@@ -6,6 +6,8 @@ import { KernelError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { renderNewOutput, renderScreen } from '../observe/render-new-output.js';
 import { type TtyState, loadSeenState, saveSeenState } from '../observe/seen-store.js';
+import { EventLog } from '../observe/events/event-log.js';
+import { TerminalObserver } from '../observe/terminal-observer.js';
 import { TtyFiles, keepLostScrollback } from '../observe/tty-files.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
@@ -60,6 +62,9 @@ const POLL_MS = 100;
 const DEFAULT_WAIT_SECONDS = 30;
 /** How long a dead pane may lack its exit status before it is reported without one. */
 const DEAD_STATUS_GRACE_MS = 2000;
+/** Cap of one terminal's recording in one tick, and of all recordings of the instance. */
+const RECORDING_MAX_BYTES = 32 * 1024 * 1024;
+const RECORDINGS_TOTAL_BYTES = 512 * 1024 * 1024;
 /** How long a new integrated shell may take to show its first prompt before silence counts. */
 const FIRST_PROMPT_MS = 10_000;
 
@@ -87,6 +92,8 @@ export class TtyManager {
   private readonly paths: Instance['paths'];
   private readonly config: Instance['config']['tty'];
   private tmuxGone: string | undefined;
+  /** Recordings and events of these terminals. */
+  readonly observer: TerminalObserver;
 
   private constructor(
     private readonly instance: Instance,
@@ -99,6 +106,13 @@ export class TtyManager {
     this.paths = instance.paths;
     this.config = instance.config.tty;
     this.activity.setMaxListeners(0);
+    this.observer = new TerminalObserver({
+      recordingsDir: this.paths.recordings,
+      events: new EventLog(this.paths.events, () => this.tick),
+      tick,
+      maxRecordingBytes: RECORDING_MAX_BYTES,
+      maxTotalBytes: RECORDINGS_TOTAL_BYTES,
+    });
   }
 
   /** Take the instance's lock, start or find tmux (or PTYs: see startHost), and re-adopt the terminals that are still alive. */
@@ -121,6 +135,7 @@ export class TtyManager {
 
   setTick(tick: number): void {
     this.tick = tick;
+    this.observer.setTick(tick);
   }
 
   // ---------------------------------------------------------------- start and adoption
@@ -246,7 +261,9 @@ export class TtyManager {
   }
 
   private createTty(number: number, command: string, paneId: string, openedAt: string, size: { cols: number; rows: number }, markAbs: number): Tty {
-    return new Tty(number, command, paneId, openedAt, size, markAbs, () => this.wake());
+    const tty = new Tty(number, command, paneId, openedAt, size, markAbs, () => this.wake());
+    tty.observer = this.observer;
+    return tty;
   }
 
   private async openFiles(tty: Tty, scrollbackRows: number): Promise<TtyFiles> {
@@ -302,6 +319,7 @@ export class TtyManager {
       tty.tracker.markSeen(tty.emulator);
       tty.pending = { kind: 'open', at: Date.now(), endsBefore: 0 };
       tty.integrated = !command?.trim();
+      this.observer.opened(tty);
       this.register(tty);
       await this.saveState();
       await this.writeRegistry();
@@ -423,6 +441,7 @@ export class TtyManager {
     const archivedTo = this.archivePath(tty.number);
     await tty.files.archive(archivedTo, finalRows);
     tty.emulator.dispose();
+    this.observer.closed(tty.number, archivedTo);
     await this.saveState();
     await this.writeRegistry();
     this.logger.info({ tty: tty.number, archivedTo }, 'terminal closed');
@@ -512,6 +531,7 @@ export class TtyManager {
       }
       if (verdict === 'ask-termios') {
         tty.readingKeys = { key: `${tty.pane?.pid}:${tty.program}`, value: await this.readingKeys(tty) };
+        if (tty.readingKeys.value) this.observer.waitingForInput(tty, tty.program);
         verdict = tty.readingKeys.value ? 'settled' : 'running';
       }
       verdicts.set(tty, verdict === 'running' ? undefined : verdict);
@@ -551,7 +571,10 @@ export class TtyManager {
         totalLines = text ? text.split('\n').length : 0;
       } else {
         tty.emulator.flushRowsAbove();
-        const rendered = renderNewOutput(tty.tracker.collect(tty.emulator), `${files.scrollback} (then ${files.screen})`);
+        const rendered = renderNewOutput(
+          tty.tracker.collect(tty.emulator),
+          `${files.scrollback} (then ${files.screen}; replay: ${this.observer.describeRecording(tty.number)})`,
+        );
         ({ text, totalLines, elidedLines } = rendered);
       }
       const item: TtyReport = { tty: tty.number, program: tty.program, alive: tty.alive, fullScreen, text, totalLines, elidedLines, files };
@@ -625,6 +648,7 @@ export class TtyManager {
           tty.alive = false;
           tty.exitCode = tty.emulator.wrapperExitStatus;
           tty.pendingExitReport = true;
+          this.observer.died(tty, tty.exitCode);
         }
         continue;
       }
@@ -641,6 +665,7 @@ export class TtyManager {
         tty.exitCode = pane.deadStatus ?? tty.emulator.wrapperExitStatus;
         tty.pendingExitReport = true;
         tty.files.schedule();
+        this.observer.died(tty, tty.exitCode);
       }
     }
     return panes;
@@ -812,6 +837,7 @@ export class TtyManager {
       await this.syncAll().catch(() => []);
       for (const tty of this.ttys.values()) tty.emulator.flushRowsAbove();
       await Promise.all([...this.ttys.values()].map((t) => t.files.close()));
+      await this.observer.close();
       await this.saveState().catch(() => {});
       this.host.detach();
     }

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { TtyFiles, TtySnapshot } from '../observe/tty-files.js';
+import { typedCommandLine } from '../observe/command-line.js';
+import type { ObservedTerminal, TerminalObserver } from '../observe/terminal-observer.js';
 import { UnseenTracker } from '../observe/unseen-tracker.js';
 import type { PaneInfo } from './tmux-server.js';
 import { type ShellMark, TtyEmulator } from './tty-emulator.js';
@@ -13,7 +15,11 @@ export interface PendingAction {
 }
 
 /** One of the agent's terminals as the server holds it: emulator, what was seen, files, state. */
-export class Tty {
+export class Tty implements ObservedTerminal {
+  /** Recordings and events; set by the manager. */
+  observer: TerminalObserver | undefined;
+  /** Where the command line starts (the end of the prompt, mark B). */
+  private inputStart: { abs: number; x: number } | undefined;
   readonly emulator: TtyEmulator;
   readonly tracker: UnseenTracker;
   files!: TtyFiles;
@@ -64,8 +70,21 @@ export class Tty {
   onOutput(data: Buffer): void {
     this.emulator.write(data);
     this.files.appendRaw(data);
+    this.observer?.output(this, data);
     this.lastActivity = Date.now();
     this.onActivity();
+  }
+
+  get cols(): number {
+    return this.emulator.cols;
+  }
+
+  get rows(): number {
+    return this.emulator.rows;
+  }
+
+  screenAnsi(): string {
+    return this.emulator.screenAnsi();
   }
 
   hasUnseen(): boolean {
@@ -125,6 +144,7 @@ export class Tty {
     if (mark.kind === 'C') {
       this.commandStartedAt = mark.at;
       this.commandRunning = true;
+      this.observer?.commandStarted(this, typedCommandLine(this.emulator, this.inputStart));
     } else if (mark.kind === 'D') {
       const durationMs = this.commandStartedAt === undefined || !this.commandRunning ? undefined : mark.at - this.commandStartedAt;
       this.endingAt = {
@@ -134,7 +154,9 @@ export class Tty {
       };
       this.commandRunning = false;
       this.commandStartedAt = undefined;
+      this.observer?.commandFinished(this, mark.exitCode, durationMs);
     } else if (mark.kind === 'B') {
+      this.inputStart = { abs: this.emulator.cursorAbs, x: this.emulator.cursorX };
       this.finishEnding();
     }
     this.onActivity();
