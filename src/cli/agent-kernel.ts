@@ -10,6 +10,8 @@ await runCli(
     container: async () => (await import('./commands/container.js')).containerCommand,
     image: async () => (await import('./commands/image.js')).imageCommand,
     doctor: async () => (await import('./commands/doctor.js')).doctorCommand,
+    events: async () => (await import('./commands/events.js')).eventsCommand,
+    web: async () => (await import('./commands/web.js')).webCommand,
   },
   process.argv.slice(2),
 );

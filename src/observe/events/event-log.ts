@@ -41,6 +41,13 @@ export class EventLog {
   }
 }
 
+/** Append one event now (a process that logs one thing and moves on: a tick starting, a message delivered). Never throws. */
+export async function appendEvent(file: string, event: NewKernelEvent): Promise<void> {
+  const log = new EventLog(file);
+  log.emit(event);
+  await log.flush();
+}
+
 async function appendLines(file: string, text: string): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const size = await stat(file).then(

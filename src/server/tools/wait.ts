@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { personInputSince } from '../../observe/person-input.js';
 import { MAX_WAIT_SECONDS } from '../../tty/types.js';
 import { MAX_RESULT_TEXT_CHARS, renderWait } from '../render.js';
 import { guarded, loggedInTerminals, toolInput, type ToolDeps } from './context.js';
@@ -57,6 +58,8 @@ export function registerWaitTool(server: McpServer, deps: ToolDeps): void {
         const terminals = await loggedInTerminals(deps);
         const result = await terminals.wait({ timeoutMs: Math.round((timeout ?? DEFAULT_WAIT_SECONDS) * 1000), signal: extra.signal });
         const rendered = renderWait(result);
+        const person = await personInputSince(deps.instance.paths.events).catch(() => undefined);
+        if (person) rendered.text = `${person}\n${rendered.text}`;
         deps.logger.debug({ reason: result.reason, ms: result.elapsedMs, changed: result.changed.map((c) => c.tty) }, 'waited');
         return { content: [{ type: 'text', text: rendered.text }], structuredContent: rendered.structured };
       }, extra.signal),
