@@ -52,11 +52,11 @@ function terminalCard(name, info, config) {
   const term = new Terminal({ cols: 120, rows: 40, disableStdin: !config.write, convertEol: false, scrollback: 5000, fontSize: 12 });
   term.open(screen);
   const update = (t) => {
-    const exit = t.lastExitCode === undefined ? '' : ` → exit ${t.lastExitCode}`;
     title.replaceChildren(
       h('strong', {}, `TTY ${t.tty}`),
-      h('span', {}, ` ${t.program} · ${t.state}`),
-      t.lastCommand ? h('code', { class: 'last' }, ` ${t.lastCommand}${exit}`) : '',
+      h('span', {}, `${t.program} · ${t.state}`),
+      t.lastExitCode === undefined ? '' : h('span', { class: t.lastExitCode === 0 ? 'badge good exit' : 'badge bad exit' }, `exit ${t.lastExitCode}`),
+      t.lastCommand ? h('code', { class: 'last', title: t.lastCommand }, t.lastCommand) : '',
       t.recording ? h('a', { href: `#/i/${encodeURIComponent(name)}/replay/${encodeURIComponent(t.recording)}`, class: 'replay' }, 'replay') : '',
     );
   };
@@ -76,13 +76,25 @@ function terminalCard(name, info, config) {
     }
   });
   if (config.write) {
-    term.onData((data) =>
-      fetch(api(name, 'terminals', String(info.tty), 'input'), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ data }),
-      }),
-    );
+    // One request at a time, in order: keys typed while one is on its way go together in the next.
+    let queued = '';
+    let sending = false;
+    const flush = () => {
+      if (sending || !queued) return;
+      sending = true;
+      const data = queued;
+      queued = '';
+      fetch(api(name, 'terminals', String(info.tty), 'input'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data }) })
+        .catch(() => {})
+        .finally(() => {
+          sending = false;
+          flush();
+        });
+    };
+    term.onData((data) => {
+      queued += data;
+      flush();
+    });
   }
   return { card, update, dispose: () => (source.close(), term.dispose()) };
 }

@@ -13,7 +13,20 @@ export const MAX_PERSON_INPUT_BYTES = 4096;
  * arrow keys arrive as typed), and the typing is logged as an event, which the agent is
  * shown at its next wait.
  */
-export async function typeForPerson(instance: Instance, tty: number, data: string): Promise<number> {
+export function typeForPerson(instance: Instance, tty: number, data: string): Promise<number> {
+  // Keys from several requests (tabs) must arrive in order: one send at a time per terminal.
+  const key = `${instance.name}:${tty}`;
+  const run = (queues.get(key) ?? Promise.resolve()).then(() => sendKeys(instance, tty, data));
+  const tail = run.catch(() => undefined).then(() => {
+    if (queues.get(key) === tail) queues.delete(key);
+  });
+  queues.set(key, tail);
+  return run;
+}
+
+const queues = new Map<string, Promise<unknown>>();
+
+async function sendKeys(instance: Instance, tty: number, data: string): Promise<number> {
   const bytes = Buffer.from(data, 'utf8');
   if (bytes.length === 0) return 0;
   if (bytes.length > MAX_PERSON_INPUT_BYTES) throw new KernelError('USAGE', `At most ${MAX_PERSON_INPUT_BYTES} bytes at a time; got ${bytes.length}.`);

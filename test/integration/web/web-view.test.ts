@@ -108,7 +108,7 @@ run('agent-kernel web (real chromium)', () => {
     const ms = await pollUntil(async () => (await xtermText(page, tty)).includes('live-23'), 5000, 'live-23 in the browser');
     console.log(`web view: output reached the browser ${Date.now() - typed} ms after type() (${ms} ms of polling)`);
     expect(Date.now() - typed).toBeLessThan(1000);
-    await pollUntil(async () => (await page.locator('.tty-title .last').innerText().catch(() => '')).includes('exit 0'), 5000, 'the exit code in the title');
+    await pollUntil(async () => (await page.locator('.tty-title .exit').innerText().catch(() => '')).includes('exit 0'), 5000, 'the exit code in the title');
     expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
     await screenshot(page, 'terminals');
     await t.manager.wait(2);
