@@ -106,13 +106,13 @@ async function append(file: string, text: string): Promise<void> {
   }
 }
 
-/** `tty_N-tick-NNN.cast`: one recording per terminal per tick. */
-export function recordingName(tty: number, tick: number): string {
-  return `tty_${tty}-tick-${String(tick).padStart(3, '0')}.cast`;
+/** `tty_N-tick-NNN.cast`: one recording per terminal per tick (`-2`, `-3`... when the number is reused in the tick). */
+export function recordingName(tty: number, tick: number, part = 1): string {
+  return `tty_${tty}-tick-${String(tick).padStart(3, '0')}${part > 1 ? `-${part}` : ''}.cast`;
 }
 
-/** Pure: the terminal and tick of a recording's file name, or undefined for another name. */
-export function parseRecordingName(name: string): { tty: number; tick: number } | undefined {
-  const match = /^tty_(\d{1,2})-tick-(\d{3,})\.cast$/.exec(name);
-  return match ? { tty: Number(match[1]), tick: Number(match[2]) } : undefined;
+/** Pure: the terminal, tick and part of a recording's file name, or undefined for another name. */
+export function parseRecordingName(name: string): { tty: number; tick: number; part: number } | undefined {
+  const match = /^tty_(\d{1,2})-tick-(\d{3,9})(?:-(\d{1,4}))?\.cast$/.exec(name);
+  return match ? { tty: Number(match[1]), tick: Number(match[2]), part: match[3] ? Number(match[3]) : 1 } : undefined;
 }

@@ -1,5 +1,5 @@
-import { INLINE_LINES } from '../tty/types.js';
-
+/** Lines of a terminal's new output shown inline; more is shown as head and tail. */
+export const INLINE_LINES = 20;
 /** Lines shown before and after the elision mark when new output is longer than INLINE_LINES. */
 export const HEAD_LINES = 10;
 export const TAIL_LINES = 10;

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { EventLog } from './events/event-log.js';
@@ -5,12 +6,11 @@ import { Recording, parseRecordingName, recordingName } from './recording.js';
 
 /** What the observer needs to know about a terminal when its recording starts. */
 export interface ObservedTerminal {
-  number: number;
   command: string;
   cols: number;
   rows: number;
   /** The screen as it is now (escape sequences), so that a recording started mid-session replays from a true picture. */
-  screenAnsi(): string;
+  screenAnsi: string;
 }
 
 export interface TerminalObserverOptions {
@@ -21,6 +21,8 @@ export interface TerminalObserverOptions {
   maxRecordingBytes: number;
   /** Cap of all recordings of the instance: the oldest files go first. */
   maxTotalBytes: number;
+  /** Asked when a terminal's recording starts. */
+  describe(tty: number): ObservedTerminal | undefined;
 }
 
 /**
@@ -56,7 +58,15 @@ export class TerminalObserver {
 
   /** The recording of a terminal in this tick (its path: the `wait` pointer names it). */
   recordingPath(tty: number): string {
-    return path.join(this.options.recordingsDir, recordingName(tty, this.tick));
+    return this.recordings.get(tty)?.file ?? path.join(this.options.recordingsDir, recordingName(tty, this.tick));
+  }
+
+  /** A file name not used yet in this tick (a terminal number can be closed and opened again). */
+  private freshPath(tty: number): string {
+    for (let part = 1; ; part++) {
+      const file = path.join(this.options.recordingsDir, recordingName(tty, this.tick, part));
+      if (!existsSync(file)) return file;
+    }
   }
 
   /** For the pointer of elided output: the recording, and the command the output belongs to. */
@@ -66,45 +76,44 @@ export class TerminalObserver {
     return `the recording ${this.recordingPath(tty)}${short ? `, at the command "${short}"` : ''}`;
   }
 
-  opened(terminal: ObservedTerminal): void {
-    this.recordings.delete(terminal.number);
-    this.events.emit({ type: 'tty.opened', tty: terminal.number, command: terminal.command });
+  opened(tty: number, command: string): void {
+    this.events.emit({ type: 'tty.opened', tty, command });
   }
 
-  output(terminal: ObservedTerminal, data: Buffer): void {
-    this.recording(terminal).output(data);
+  output(tty: number, data: Buffer): void {
+    this.recording(tty).output(data);
   }
 
-  commandStarted(terminal: ObservedTerminal, command: string): void {
-    this.commands.set(terminal.number, command);
-    this.lastCommands.set(terminal.number, command);
-    this.recording(terminal).marker(`$ ${command}`);
-    this.events.emit({ type: 'command.started', tty: terminal.number, command, recording: this.recordingPath(terminal.number) });
+  commandStarted(tty: number, command: string): void {
+    this.commands.set(tty, command);
+    this.lastCommands.set(tty, command);
+    this.recording(tty).marker(`$ ${command}`);
+    this.events.emit({ type: 'command.started', tty, command, recording: this.recordingPath(tty) });
   }
 
-  commandFinished(terminal: ObservedTerminal, exitCode: number | undefined, durationMs: number | undefined): void {
-    const command = this.commands.get(terminal.number);
-    this.commands.delete(terminal.number);
+  commandFinished(tty: number, exitCode: number | undefined, durationMs: number | undefined): void {
+    const command = this.commands.get(tty);
+    this.commands.delete(tty);
     // The prompt after the first start-up has no command: no event for it.
     if (command === undefined) return;
-    this.recording(terminal).marker(`exit ${exitCode ?? '?'}${durationMs === undefined ? '' : ` after ${durationMs} ms`}`);
+    this.recording(tty).marker(`exit ${exitCode ?? '?'}${durationMs === undefined ? '' : ` after ${durationMs} ms`}`);
     this.events.emit({
       type: 'command.finished',
-      tty: terminal.number,
+      tty,
       command,
       ...(exitCode === undefined ? {} : { exitCode }),
       ...(durationMs === undefined ? {} : { durationMs }),
-      recording: this.recordingPath(terminal.number),
+      recording: this.recordingPath(tty),
     });
   }
 
-  waitingForInput(terminal: ObservedTerminal, program: string): void {
-    this.events.emit({ type: 'tty.waiting-for-input', tty: terminal.number, program });
+  waitingForInput(tty: number, program: string): void {
+    this.events.emit({ type: 'tty.waiting-for-input', tty, program });
   }
 
-  died(terminal: ObservedTerminal, exitCode: number | undefined): void {
-    this.recordings.get(terminal.number)?.marker(`terminal ended${exitCode === undefined ? '' : ` with status ${exitCode}`}`);
-    this.events.emit({ type: 'tty.died', tty: terminal.number, ...(exitCode === undefined ? {} : { exitCode }) });
+  died(tty: number, exitCode: number | undefined): void {
+    this.recordings.get(tty)?.marker(`terminal ended${exitCode === undefined ? '' : ` with status ${exitCode}`}`);
+    this.events.emit({ type: 'tty.died', tty, ...(exitCode === undefined ? {} : { exitCode }) });
   }
 
   closed(tty: number, archivedTo: string): void {
@@ -120,16 +129,16 @@ export class TerminalObserver {
     await this.events.flush();
   }
 
-  private recording(terminal: ObservedTerminal): Recording {
-    let recording = this.recordings.get(terminal.number);
+  private recording(tty: number): Recording {
+    let recording = this.recordings.get(tty);
     if (!recording) {
+      const terminal = this.options.describe(tty) ?? { command: '?', cols: 120, rows: 40, screenAnsi: '' };
       const { cols, rows } = terminal;
-      const title = `TTY ${terminal.number}: ${terminal.command} (tick ${this.tick})`;
-      recording = new Recording(this.recordingPath(terminal.number), { cols, rows, title }, this.options.maxRecordingBytes);
-      const screen = terminal.screenAnsi();
+      const title = `TTY ${tty}: ${terminal.command} (tick ${this.tick})`;
+      recording = new Recording(this.freshPath(tty), { cols, rows, title }, this.options.maxRecordingBytes);
       // Start from what the screen shows (a terminal adopted after a restart, a new tick): clear, home, then the screen.
-      if (screen) recording.output(`\x1b[H\x1b[2J${screen}`);
-      this.recordings.set(terminal.number, recording);
+      if (terminal.screenAnsi) recording.output(`\x1b[H\x1b[2J${terminal.screenAnsi}`);
+      this.recordings.set(tty, recording);
     }
     return recording;
   }

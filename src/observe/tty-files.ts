@@ -1,7 +1,7 @@
 import { appendFile, copyFile, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '../util/atomic-write.js';
-import type { Row } from '../tty/tty-emulator.js';
+import type { Row } from './screen-source.js';
 
 /** What `status` says about a terminal (JSON, for people and hooks). */
 export interface TtyStatusFile {

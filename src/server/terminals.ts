@@ -21,5 +21,7 @@ export interface Terminals {
   /** The tick login read from state.json, for archive names (`tty_N-tick-NNN`). */
   setTick(tick: number): void;
   /** Detach from the terminals (they live on in tmux) and release the instance lock. */
+  /** Where a terminal's recording of this tick is, and the command its output belongs to (for elided output). */
+  describeRecording?(tty: number): string | undefined;
   dispose(): Promise<void>;
 }

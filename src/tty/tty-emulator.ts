@@ -1,17 +1,10 @@
 import xterm from '@xterm/headless';
 import serializeAddon from '@xterm/addon-serialize';
+import type { Row, ScreenSource } from '../observe/screen-source.js';
 import { EXIT_STATUS_OSC } from './shell-integration.js';
 
 type Terminal = InstanceType<typeof xterm.Terminal>;
 type BufferLine = NonNullable<ReturnType<Terminal['buffer']['normal']['getLine']>>;
-
-/** One row of the normal screen, numbered from the first line the terminal ever showed. */
-export interface Row {
-  abs: number;
-  text: string;
-  /** This row continues the previous one (a long line that wrapped). */
-  wrapped: boolean;
-}
 
 /** A shell-integration mark (OSC 133): A prompt, B input, C command start, D command end. */
 export interface ShellMark {
@@ -40,7 +33,7 @@ const FLUSH_BATCH = EMULATOR_SCROLLBACK / 2;
  * the normal screen, so that a row has a stable absolute number (`abs`) no matter how much
  * the emulator has forgotten, and hands rows to the caller before forgetting them.
  */
-export class TtyEmulator {
+export class TtyEmulator implements ScreenSource {
   readonly terminal: Terminal;
   private readonly serializer = new serializeAddon.SerializeAddon();
   /** Lines that have scrolled off the top of the normal screen, ever. */

@@ -6,8 +6,6 @@
 
 export const MAX_TTYS = 20;
 export const MAX_WAIT_SECONDS = 60;
-/** Lines of a terminal's new output shown inline; more is shown as head and tail. */
-export const INLINE_LINES = 20;
 
 export interface Capacity {
   used: number;

@@ -106,6 +106,7 @@ export interface RecordingInfo {
   file: string;
   tty: number;
   tick: number;
+  part: number;
   size: number;
 }
 
@@ -118,7 +119,7 @@ export async function listRecordings(instance: Instance): Promise<RecordingInfo[
     const read = await readRegularFile(path.join(instance.paths.recordings, entry.name), { maxBytes: 0 });
     if (read) out.push({ file: entry.name, ...parsed, size: read.size });
   }
-  return out.sort((a, b) => b.tick - a.tick || a.tty - b.tty);
+  return out.sort((a, b) => b.tick - a.tick || a.tty - b.tty || b.part - a.part);
 }
 
 /** The instance's terminals: the status files, the last command of each from the events, and its newest recording. */

@@ -60,6 +60,8 @@ export function registerWaitTool(server: McpServer, deps: ToolDeps): void {
         const rendered = renderWait(result);
         const person = await personInputSince(deps.instance.paths.events).catch(() => undefined);
         if (person) rendered.text = `${person}\n${rendered.text}`;
+        const replays = result.changed.filter((c) => c.elidedLines > 0).map((c) => terminals.describeRecording?.(c.tty)).filter(Boolean);
+        if (replays.length > 0) rendered.text += `\nTo replay with timing: ${replays.join('; ')}.`;
         deps.logger.debug({ reason: result.reason, ms: result.elapsedMs, changed: result.changed.map((c) => c.tty) }, 'waited');
         return { content: [{ type: 'text', text: rendered.text }], structuredContent: rendered.structured };
       }, extra.signal),

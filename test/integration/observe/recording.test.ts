@@ -5,6 +5,8 @@ import pty from 'node-pty';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEvents } from '../../../src/observe/events/event-log.js';
 import type { KernelEvent } from '../../../src/observe/events/event-schema.js';
+import type { TerminalObserver } from '../../../src/observe/terminal-observer.js';
+import { recordTerminals } from '../../../src/server/record-terminals.js';
 import { type Terminals, startTerminals, waitFor } from '../tty/helpers/terminals.js';
 
 /** Poll until `check` returns something (files are written a few tens of ms after the bytes arrive). */
@@ -39,11 +41,14 @@ function hasAsciinema(): boolean {
 
 describe('recordings and events (host tmux)', () => {
   let t: Terminals;
+  let recorder: TerminalObserver;
   beforeAll(async () => {
     t = await startTerminals('host');
+    recorder = recordTerminals(t.manager, t.test.instance, 0);
   });
   afterAll(async () => {
     await t?.cleanup();
+    await recorder?.close();
   });
 
   it('records a terminal as asciicast v2 with a marker per command, and logs opened, started, finished and closed', async () => {

@@ -7,6 +7,8 @@ import { registerInstance } from '../../../src/config/registry.js';
 import { personInputSince } from '../../../src/observe/person-input.js';
 import { CONTENT_SECURITY_POLICY } from '../../../src/web/web-server.js';
 import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
+import type { TerminalObserver } from '../../../src/observe/terminal-observer.js';
+import { recordTerminals } from '../../../src/server/record-terminals.js';
 import { type Terminals, startTerminals, waitFor } from '../tty/helpers/terminals.js';
 import { type WebProcess, chromiumAvailable, launchBrowser, pollUntil, screenshot, startWeb } from './web-helpers.js';
 
@@ -35,6 +37,7 @@ run('agent-kernel web (real chromium)', () => {
   let configDir: string;
   let env: NodeJS.ProcessEnv;
   let t: Terminals;
+  let recorder: TerminalObserver;
   let paused: TestInstance;
   let web: WebProcess;
   let browser: Browser;
@@ -43,6 +46,7 @@ run('agent-kernel web (real chromium)', () => {
     configDir = await mkdtemp(path.join(os.tmpdir(), 'ak-web-'));
     env = { ...process.env, AGENT_KERNEL_CONFIG_DIR: configDir, AGENT_KERNEL_TOKEN: 'web-test-token-0123456789abcdef' };
     t = await startTerminals('host');
+    recorder = recordTerminals(t.manager, t.test.instance, 0);
     await registerInstance(t.test.name, t.test.dataDir, env);
     paused = await createTestInstance({ containerfile: false, config: { container: { backend: 'host' } } });
     const p = paused.instance.paths;
@@ -61,6 +65,7 @@ run('agent-kernel web (real chromium)', () => {
     await browser?.close();
     await web?.stop();
     await t?.cleanup();
+    await recorder?.close();
     await paused?.cleanup();
     await rm(configDir, { recursive: true, force: true });
   });

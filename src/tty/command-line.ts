@@ -1,4 +1,4 @@
-import type { TtyEmulator } from '../tty/tty-emulator.js';
+import type { TtyEmulator } from './tty-emulator.js';
 
 const MAX_COMMAND_CHARS = 1000;
 

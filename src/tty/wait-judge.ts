@@ -1,0 +1,56 @@
+import { judgeCompletion } from './completion.js';
+import { isShell } from './program-name.js';
+import { readsKeys } from './terminal-sync.js';
+import type { Tty } from './tty.js';
+import type { TtyContext } from './tty-context.js';
+import type { WaitReason } from './types.js';
+
+/** How long wait() gives a type() that was called at the same time to arrive. */
+const IDLE_GRACE_MS = 400;
+/** How long a new integrated shell may take to show its first prompt before silence counts. */
+const FIRST_PROMPT_MS = 10_000;
+
+/**
+ * Is the wait that began at `started` over, and why? What the agent started (open, type)
+ * must all be done; when it started nothing, the first terminal with news ends the wait.
+ * undefined: keep waiting.
+ */
+export async function judgeWait(ctx: TtyContext, started: number): Promise<WaitReason | undefined> {
+  const ttys = ctx.ttys.all();
+  const acted = ttys.filter((t) => t.pending);
+  const now = Date.now();
+  const consider = acted.length > 0 ? acted : ttys.filter((t) => t.hasUnseen() || t.commandRunning || (t.alive && t.program && !isShell(t.program)));
+  if (consider.length === 0) return now - started >= IDLE_GRACE_MS ? 'idle' : undefined;
+  const done: Array<[Tty, WaitReason]> = [];
+  for (const tty of consider) {
+    const verdict = await judgeTty(ctx, tty, now);
+    if (verdict) done.push([tty, verdict]);
+  }
+  if (acted.length > 0 ? done.length < consider.length : done.length === 0) return undefined;
+  return done.sort(([a], [b]) => a.number - b.number)[0]?.[1];
+}
+
+/** Is what runs on this terminal done (undefined: still running)? */
+async function judgeTty(ctx: TtyContext, tty: Tty, now: number): Promise<WaitReason | undefined> {
+  const since = Math.max(tty.pending?.at ?? 0, tty.emulator.lastOutputAt);
+  tty.settleEnding(now, now - since);
+  let verdict = judgeCompletion({
+    dead: !tty.alive,
+    commandFinished: tty.pending ? tty.commandEnds > tty.pending.endsBefore : tty.commandEnds > tty.reportedEnds,
+    program: tty.program,
+    alternateScreen: tty.emulator.alternateScreen,
+    readingKeys: tty.readsKeys(),
+    quietMs: now - since,
+    settleMs: ctx.config.settle_ms,
+  });
+  // A shell the kernel started is ready at its first prompt (it may be slow to read its rc files).
+  if (verdict === 'settled' && tty.pending?.kind === 'open' && tty.integrated && tty.commandEnds === 0 && now - tty.pending.at < FIRST_PROMPT_MS) {
+    verdict = 'running';
+  }
+  if (verdict === 'ask-termios') {
+    tty.rememberReadsKeys(await readsKeys(ctx, tty));
+    verdict = tty.readsKeys() ? 'settled' : 'running';
+  }
+  if (verdict === 'settled' || verdict === 'command-finished') tty.waitingForInput();
+  return verdict === 'running' ? undefined : verdict;
+}
