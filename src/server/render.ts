@@ -1,3 +1,4 @@
+import { describeProcesses } from '../tty/process-tree.js';
 import type { CloseResult, LostTty, OpenResult, TtyInfo, TtyReport, TypeResult, WaitResult } from '../tty/types.js';
 
 /**
@@ -204,7 +205,8 @@ export function renderType(result: TypeResult, enter: boolean): string {
 }
 
 export function renderClose(result: CloseResult): string {
-  return `Closed TTY ${result.tty}; its scrollback is archived at ${result.archivedTo} (${result.capacity.used} of ${result.capacity.max} in use).`;
+  const ended = result.ended?.length ? ` Ended ${result.ended.length} process${result.ended.length === 1 ? '' : 'es'}: ${describeProcesses(result.ended)}.` : '';
+  return `Closed TTY ${result.tty}; its scrollback is archived at ${result.archivedTo} (${result.capacity.used} of ${result.capacity.max} in use).${ended}`;
 }
 
 /** Terminals as `ls` and `login` show them. */

@@ -143,8 +143,8 @@ export class TtyManager {
   /** End a terminal's processes and archive its scrollback. */
   close(number: number): Promise<CloseResult> {
     return this.serialized(async () => {
-      const archivedTo = await closeTty(this.ctx, this.persistence, this.ctx.ttys.get(number, this.ctx.config.max_ttys));
-      return { tty: number, archivedTo, capacity: capacity(this.ctx) };
+      const { archivedTo, ended } = await closeTty(this.ctx, this.persistence, this.ctx.ttys.get(number, this.ctx.config.max_ttys));
+      return { tty: number, archivedTo, ended, capacity: capacity(this.ctx) };
     });
   }
 

@@ -1,6 +1,9 @@
 import { renderNewOutput, renderScreen } from '../observe/render-new-output.js';
 import { type Persistence } from './persistence.js';
 import { closeTty } from './open-close.js';
+import { readProcessTable } from './process-table.js';
+import { terminalProcesses } from './process-tree.js';
+import { isShell } from './program-name.js';
 import { syncAll } from './terminal-sync.js';
 import type { Tty } from './tty.js';
 import type { TtyContext } from './tty-context.js';
@@ -23,6 +26,7 @@ export async function reportChanges(
   signal?.throwIfAborted();
   const changed: TtyReport[] = [];
   const closing: Tty[] = [];
+  const background: Array<[Tty, TtyReport]> = [];
   for (const tty of ctx.ttys.all()) {
     const newEnd = tty.commandEnds > tty.reportedEnds ? tty.lastEnd : undefined;
     if (!tty.hasUnseen() && !newEnd && tty.alive) {
@@ -31,13 +35,15 @@ export async function reportChanges(
     }
     const item = reportOf(tty, newEnd);
     if (!tty.alive) closing.push(tty);
+    else if (tty.emulator.backgroundJobs > 0 && isShell(tty.program) && !tty.commandRunning) background.push([tty, item]);
     changed.push(item);
     tty.reported(deliveryId);
     await tty.files.flush();
   }
+  if (background.length > 0) await nameBackground(ctx, background);
   for (const tty of closing) {
     const item = changed.find((c) => c.tty === tty.number);
-    const archivedTo = await closeTty(ctx, persistence, tty);
+    const { archivedTo } = await closeTty(ctx, persistence, tty);
     if (item) item.archivedTo = archivedTo;
   }
   await persistence.saveState();
@@ -47,6 +53,21 @@ export async function reportChanges(
     changed,
     open: ctx.ttys.all().map((t) => ({ tty: t.number, program: t.program, alive: t.alive })),
   };
+}
+
+/** An idle shell with jobs still running: say which, briefly, below its new lines. */
+async function nameBackground(ctx: TtyContext, reports: ReadonlyArray<[Tty, TtyReport]>): Promise<void> {
+  const table = await readProcessTable(ctx.sandbox);
+  if (!table) return;
+  for (const [tty, item] of reports) {
+    const shell = tty.state?.pid;
+    if (!shell) continue;
+    const running = terminalProcesses(table, shell, new Set()).filter((p) => p.pid !== shell);
+    if (running.length === 0) continue;
+    const named = running.slice(0, 3).map((p) => `${p.name} (pid ${p.pid}, ${Math.round(p.rssKb / 1024)} MB)`);
+    const more = running.length > named.length ? ` and ${running.length - named.length} more` : '';
+    item.text += `${item.text ? '\n' : ''}… still running in the background: ${named.join(', ')}${more} …`;
+  }
 }
 
 /** The server died while a reply was on its way: its lines come again, labelled. */

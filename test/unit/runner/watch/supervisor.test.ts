@@ -8,7 +8,7 @@ import {
   recordRestart,
   recordTickEnd,
   settleCounters,
-} from '../../../src/runner/watch/supervisor.js';
+} from '../../../../src/runner/watch/supervisor.js';
 
 const backoff = { initial: 5_000, max: 60_000, resetAfter: 600_000 };
 const policy = (restart: SupervisorPolicy['restart'], maxRestarts = 0): SupervisorPolicy => ({ restart, maxRestarts, backoff });

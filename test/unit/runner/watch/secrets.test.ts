@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { harnessEnvironment, loadSecrets, secretsDir } from '../../../src/runner/watch/secrets.js';
+import { harnessEnvironment, loadSecrets, secretsDir } from '../../../../src/runner/watch/secrets.js';
 
 let dir: string;
 beforeEach(async () => {

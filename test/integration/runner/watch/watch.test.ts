@@ -5,16 +5,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, expect, it } from 'vitest';
-import { createLogger } from '../../../src/log/logger.js';
-import { loadState } from '../../../src/runner/state.js';
-import { sendMessage } from '../../../src/runner/watch/inbox.js';
-import { type RunningWatch, runWatch } from '../../../src/runner/watch/run-watch.js';
-import { type AgentStatus, queryStatusSocket, statusSocketPath } from '../../../src/runner/watch/status-api.js';
-import { describeWithEngine } from '../../helpers/engine.js';
-import { type TickTestInstance, isAlive, pollUntil, survivors, tickTestInstance } from '../runner/tick-helpers.js';
+import { createLogger } from '../../../../src/log/logger.js';
+import { loadState } from '../../../../src/runner/state.js';
+import { sendMessage } from '../../../../src/runner/watch/inbox.js';
+import { type RunningWatch, runWatch } from '../../../../src/runner/watch/run-watch.js';
+import { type AgentStatus, queryStatusSocket, statusSocketPath } from '../../../../src/runner/watch/status-api.js';
+import { describeWithEngine } from '../../../helpers/engine.js';
+import { type TickTestInstance, isAlive, pollUntil, survivors, tickTestInstance } from '../tick-helpers.js';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const BIN = path.join(ROOT, 'dist', 'cli', 'kernel-runner.js');
 /** Polls for a tick: generous, the machine is shared (containers, node start-ups); nothing here is timed. */
 const LONG = 150_000;

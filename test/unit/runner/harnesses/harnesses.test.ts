@@ -2,15 +2,15 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseAgentConfig } from '../../../src/config/agent-config.js';
-import { dataPaths } from '../../../src/config/paths.js';
-import { isKernelError } from '../../../src/errors.js';
-import { customArgv, customHarness, splitCommandTemplate } from '../../../src/runner/harnesses/custom.js';
-import { geminiCliHarness } from '../../../src/runner/harnesses/gemini-cli.js';
-import type { HarnessSetup } from '../../../src/runner/harnesses/harness.js';
-import { getHarness } from '../../../src/runner/harnesses/index.js';
-import { opencodeHarness } from '../../../src/runner/harnesses/opencode.js';
-import { checkHarnessAvailable, findExecutable } from '../../../src/runner/watch/harness-check.js';
+import { parseAgentConfig } from '../../../../src/config/agent-config.js';
+import { dataPaths } from '../../../../src/config/paths.js';
+import { isKernelError } from '../../../../src/errors.js';
+import { customArgv, customHarness, splitCommandTemplate } from '../../../../src/runner/harnesses/custom.js';
+import { geminiCliHarness } from '../../../../src/runner/harnesses/gemini-cli.js';
+import type { HarnessSetup } from '../../../../src/runner/harnesses/harness.js';
+import { getHarness } from '../../../../src/runner/harnesses/index.js';
+import { opencodeHarness } from '../../../../src/runner/harnesses/opencode.js';
+import { checkHarnessAvailable, findExecutable } from '../../../../src/runner/harnesses/harness-check.js';
 
 describe('splitCommandTemplate', () => {
   it.each([

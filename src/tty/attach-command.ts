@@ -1,5 +1,5 @@
-import { containerName } from '../../sandbox/container.js';
-import { TMUX_SESSION, tmuxSocketName } from '../../tty/tmux-server.js';
+import { containerName } from '../sandbox/container.js';
+import { TMUX_SESSION, tmuxSocketName } from './tmux-server.js';
 
 export interface TmuxTarget {
   backend: 'docker' | 'host';

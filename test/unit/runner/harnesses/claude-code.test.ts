@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseAgentConfig } from '../../../src/config/agent-config.js';
-import { claudeCodeHarness, claudeProjectDirName, defaultAllowedTools, parseClaudeCodeLine } from '../../../src/runner/harnesses/claude-code.js';
-import type { HarnessSetup } from '../../../src/runner/harnesses/harness.js';
+import { parseAgentConfig } from '../../../../src/config/agent-config.js';
+import { claudeCodeHarness, claudeProjectDirName, defaultAllowedTools, parseClaudeCodeLine } from '../../../../src/runner/harnesses/claude-code.js';
+import type { HarnessSetup } from '../../../../src/runner/harnesses/harness.js';
 
 function setup(runner: Record<string, unknown> = {}, top: Record<string, unknown> = {}): HarnessSetup {
   const config = parseAgentConfig({ ...top, runner });

@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Instance } from '../../config/instance.js';
 import { KernelError } from '../../errors.js';
-import { MCP_SERVER_NAME } from '../harnesses/harness.js';
-import { getHarness } from '../harnesses/index.js';
+import { MCP_SERVER_NAME } from './harness.js';
+import { getHarness } from './index.js';
 
 /** Pure-ish: the first executable called `command` on PATH (or the path itself when it has a slash). */
 export function findExecutable(command: string, pathVariable: string | undefined, cwd: string): string | undefined {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderUnit, unitEnvironment, unitPath } from '../../../src/runner/watch/systemd.js';
+import { renderUnit, unitEnvironment, unitPath } from '../../../../src/runner/watch/systemd.js';
 
 describe('renderUnit', () => {
   const base = { name: 'scout', dataDir: '/data/scout', nodePath: '/usr/bin/node', binPath: '/opt/ak/dist/cli/kernel-runner.js', environment: {} };

@@ -2,12 +2,12 @@ import { mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadAgentConfig } from '../../../src/config/agent-config.js';
-import type { Instance } from '../../../src/config/instance.js';
-import { dataPaths } from '../../../src/config/paths.js';
-import { createLogger } from '../../../src/log/logger.js';
-import { sendMessage } from '../../../src/runner/watch/inbox.js';
-import { Watch } from '../../../src/runner/watch/watch.js';
+import { loadAgentConfig } from '../../../../src/config/agent-config.js';
+import type { Instance } from '../../../../src/config/instance.js';
+import { dataPaths } from '../../../../src/config/paths.js';
+import { createLogger } from '../../../../src/log/logger.js';
+import { sendMessage } from '../../../../src/runner/watch/inbox.js';
+import { Watch } from '../../../../src/runner/watch/watch.js';
 import { TickRecorder, until } from './fake-ticks.js';
 
 let root: string;

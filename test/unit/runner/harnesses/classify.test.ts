@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type ErrorSignals, classifyHarnessError, isRetryable } from '../../../src/runner/classify.js';
+import { type ErrorSignals, classifyHarnessError, isRetryable } from '../../../../src/runner/harnesses/classify.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 

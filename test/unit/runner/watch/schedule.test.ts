@@ -2,8 +2,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isKernelError } from '../../../src/errors.js';
-import { loadSchedule, nextWake, parseSchedule, removeFiredWake } from '../../../src/runner/watch/schedule.js';
+import { isKernelError } from '../../../../src/errors.js';
+import { loadSchedule, nextWake, parseSchedule, removeFiredWake } from '../../../../src/runner/watch/schedule.js';
 
 describe('parseSchedule', () => {
   it('accepts one-shot times and cron expressions with notes', () => {

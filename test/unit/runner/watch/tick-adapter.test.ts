@@ -2,10 +2,10 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseAgentConfig } from '../../../src/config/agent-config.js';
-import { dataPaths } from '../../../src/config/paths.js';
-import type { TickOutcome } from '../../../src/runner/tick.js';
-import { detectInterruptedTick, watchResultOf } from '../../../src/runner/watch/tick-adapter.js';
+import { parseAgentConfig } from '../../../../src/config/agent-config.js';
+import { dataPaths } from '../../../../src/config/paths.js';
+import type { TickOutcome } from '../../../../src/runner/tick.js';
+import { detectInterruptedTick, watchResultOf } from '../../../../src/runner/watch/tick-adapter.js';
 
 const base: TickOutcome = {
   tick: 3,

@@ -10,7 +10,7 @@ import {
   readPending,
   sendMessage,
   watchInbox,
-} from '../../../src/runner/watch/inbox.js';
+} from '../../../../src/runner/watch/inbox.js';
 
 let root: string;
 let paths: { inbox: string; inboxDone: string };

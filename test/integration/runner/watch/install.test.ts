@@ -6,10 +6,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { registerInstance } from '../../../src/config/registry.js';
+import { registerInstance } from '../../../../src/config/registry.js';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 const BIN = path.join(ROOT, 'dist', 'cli', 'kernel-runner.js');
 
 function systemdAnalyze(): string | undefined {

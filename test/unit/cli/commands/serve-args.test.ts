@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseListen, parseServeArgs } from '../../../src/cli/commands/serve.js';
+import { parseListen, parseServeArgs } from '../../../../src/cli/commands/serve.js';
 
 describe('serve arguments', () => {
   it.each([
