@@ -56,3 +56,15 @@ export function renderNewOutput(output: NewOutput, fullTextAt: string): Rendered
 export function renderScreen(screen: string): string {
   return screen.replace(/ +$/gm, '');
 }
+
+/**
+ * New output without its first line when that line is the prompt and the command line the
+ * agent just typed (`$ ls`, `>>> 6*7`): the agent knows what it typed.
+ */
+export function withoutEcho(output: NewOutput, typed: string | undefined): NewOutput {
+  const line = typed?.trim();
+  const first = output.head[0]?.trimEnd();
+  if (!line || first === undefined || !first.endsWith(line)) return output;
+  const total = output.total - 1;
+  return { head: output.head.slice(1), tail: output.tail.slice(Math.max(0, output.tail.length - total)), total };
+}

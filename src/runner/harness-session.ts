@@ -8,7 +8,7 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { settlesWithin } from '../util/race-timeout.js';
 import { sleep } from './backoff.js';
-import { type Classification, type ErrorClass, type ErrorSignals } from './classify.js';
+import { type Classification, type ErrorClass, type ErrorSignals } from './harnesses/classify.js';
 import { ContextTracker, type ContextSnapshot, wrapUpMessage } from './context.js';
 import { type HookChannel, type HookEventKind, type HookReply, hookSocketPath, listenHookChannel } from './hook-channel.js';
 import { type Harness, type HarnessEvent, type HarnessSetup, MCP_SERVER_NAME } from './harnesses/harness.js';

@@ -1,3 +1,4 @@
+import type { NetworkSummary } from './render.js';
 import type { AdoptReport, CloseResult, OpenResult, TtyInfo, TypeInput, TypeResult, WaitResult } from '../tty/types.js';
 
 /**
@@ -25,6 +26,12 @@ export interface Terminals {
   readonly maxTtys: number;
   /** The tick login read from state.json, for archive names (`tty_N-tick-NNN`). */
   setTick(tick: number): void;
+  /** The network policy, for login; absent on the host backend. */
+  readonly network?: NetworkSummary | undefined;
+  /** Lines for the next wait that are not terminal output (`network: refused ...`); each is returned once. */
+  takeNotices?(): string[];
   /** Detach from the terminals (they live on in tmux) and release the instance lock. */
+  /** Where a terminal's recording of this tick is, and the command its output belongs to (for elided output). */
+  describeRecording?(tty: number): string | undefined;
   dispose(): Promise<void>;
 }

@@ -2,6 +2,7 @@ import type { Instance } from '../config/instance.js';
 import type { Logger } from '../log/logger.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { LiveTtys } from './live-ttys.js';
+import type { InputWatch } from './input-watch.js';
 import type { TerminalHost } from './terminal-host.js';
 import type { TtyEventSource } from './tty-events.js';
 
@@ -15,6 +16,8 @@ export interface TtyContext {
   readonly paths: Instance['paths'];
   readonly ttys: LiveTtys;
   readonly events: TtyEventSource;
+  /** Which terminals' programs wait for input (asked of the sandbox's /proc). */
+  readonly inputWatch: InputWatch;
   /** The bash rcfile with shell integration (written at start). */
   readonly rcfile: string;
   /** The tick number, for archive names. */

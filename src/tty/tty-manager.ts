@@ -4,6 +4,8 @@ import type { Logger } from '../log/logger.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { adoptAll } from './adoption.js';
 import { startTerminalHost } from './choose-host.js';
+import { ForegroundProbe } from './foreground-probe.js';
+import { InputWatch } from './input-watch.js';
 import { LiveTtys } from './live-ttys.js';
 import { type OpenOptions, capacity, closeTty, openTty } from './open-close.js';
 import { Persistence } from './persistence.js';
@@ -52,6 +54,7 @@ export class TtyManager {
   private isDisposed = false;
   private hostGone: string | undefined;
   private tick: number;
+  private readonly probe: ForegroundProbe;
 
   private constructor(
     parts: { instance: Instance; sandbox: Sandbox; logger: Logger; host: TerminalHost; rcfile: string; tick: number },
@@ -59,6 +62,7 @@ export class TtyManager {
   ) {
     const { instance, logger } = parts;
     this.tick = parts.tick;
+    this.probe = new ForegroundProbe(parts.sandbox, logger);
     this.eventSource = new TtyEventSource((error) => logger.warn({ error: describeError(error) }, 'a terminal event listener failed'));
     this.ctx = {
       instance,
@@ -70,6 +74,7 @@ export class TtyManager {
       ttys: new LiveTtys(),
       events: this.eventSource,
       rcfile: parts.rcfile,
+      inputWatch: new InputWatch(this.probe),
       tick: () => this.tick,
       wake: () => this.activity.wake(),
     };
@@ -170,9 +175,9 @@ export class TtyManager {
    */
   async wait(timeoutSeconds: number = DEFAULT_WAIT_SECONDS, signal?: AbortSignal, deliveryId?: string): Promise<WaitResult> {
     this.assertUsable();
-    const { reason, started } = await waitUntilDone(this.ctx, this.activity, timeoutSeconds, () => this.hostGone !== undefined, signal);
+    const { started, ...judgement } = await waitUntilDone(this.ctx, this.activity, timeoutSeconds, () => this.hostGone !== undefined, signal);
     signal?.throwIfAborted();
-    return this.serialized(() => reportChanges(this.ctx, this.persistence, reason, started, { signal, deliveryId }));
+    return this.serialized(() => reportChanges(this.ctx, this.persistence, judgement, started, { signal, deliveryId }));
   }
 
   /**
@@ -184,6 +189,12 @@ export class TtyManager {
     let any = false;
     for (const tty of this.ctx.ttys.all()) any = tty.delivered(deliveryId) || any;
     if (any) this.persistence.saveState().catch((error: unknown) => this.ctx.logger.warn({ error: describeError(error) }, 'saving terminal state failed'));
+  }
+
+  /** A terminal's screen as escape sequences, and its size (an observer starting a recording mid-session). */
+  screenOf(number: number): { ansi: string; cols: number; rows: number } | undefined {
+    const tty = this.ctx.ttys.all().find((t) => t.number === number);
+    return tty && { ansi: tty.emulator.screenAnsi(), cols: tty.emulator.cols, rows: tty.emulator.rows };
   }
 
   list(): TtyInfo[] {
@@ -219,6 +230,7 @@ export class TtyManager {
       this.ctx.host.detach();
     }
     for (const tty of ttys) tty.emulator.dispose();
+    this.probe.close();
     await this.lock.release();
   }
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { TtyFiles, TtySnapshot } from '../observe/tty-files.js';
 import { UnseenTracker } from '../observe/unseen-tracker.js';
+import { typedCommandLine } from './command-line.js';
 import type { TerminalState } from './terminal-host.js';
 import type { TtyEventSource } from './tty-events.js';
 import { type ShellMark, TtyEmulator } from './tty-emulator.js';
@@ -9,6 +10,8 @@ import { type ShellMark, TtyEmulator } from './tty-emulator.js';
 export interface PendingAction {
   kind: 'open' | 'type';
   at: number;
+  /** The one line of text typed, to leave its echo out of the report. */
+  text?: string;
   /** Command-finished marks seen before the action. */
   endsBefore: number;
 }
@@ -69,6 +72,8 @@ export class Tty {
   private ownLastEnd: CommandEnd | undefined;
   private ownReportedEnds = 0;
   private commandStartedAt: number | undefined;
+  /** Where the command line starts: the end of the prompt (mark B). */
+  private inputStart: { abs: number; x: number } | undefined;
   private running = false;
   private ownLastActivity = Date.now();
   private readingKeys: { key: string; value: boolean | undefined } | undefined;
@@ -188,8 +193,8 @@ export class Tty {
   }
 
   /** The agent opened it (`integrated`: the kernel's bash) or typed into it. */
-  acted(kind: PendingAction['kind'], integrated = false): void {
-    this.ownPending = { kind, at: Date.now(), endsBefore: this.ends };
+  acted(kind: PendingAction['kind'], integrated = false, text?: string): void {
+    this.ownPending = { kind, at: Date.now(), endsBefore: this.ends, ...(text ? { text } : {}) };
     if (kind === 'open') this.ownIntegrated = integrated;
     this.readingKeys = undefined;
     this.ownLastActivity = Date.now();
@@ -352,7 +357,7 @@ export class Tty {
     if (mark.kind === 'C') {
       this.commandStartedAt = mark.at;
       this.running = true;
-      this.events.commandStarted.fire({ tty: this.number, at: mark.at });
+      this.events.commandStarted.fire({ tty: this.number, at: mark.at, command: typedCommandLine(this.emulator, this.inputStart) });
     } else if (mark.kind === 'D') {
       const durationMs = this.commandStartedAt === undefined || !this.running ? undefined : mark.at - this.commandStartedAt;
       this.endingAt = {
@@ -363,6 +368,7 @@ export class Tty {
       this.running = false;
       this.commandStartedAt = undefined;
     } else if (mark.kind === 'B') {
+      this.inputStart = { abs: this.emulator.cursorAbs, x: this.emulator.cursorX };
       this.finishEnding();
     }
     this.onActivity();

@@ -1,6 +1,6 @@
 import { KernelError } from '../errors.js';
 import { INTERRUPT_KEYS, parseTypedText } from './keys.js';
-import { programMatches } from './program-name.js';
+import { isShell, programMatches } from './program-name.js';
 import { syncAll } from './terminal-sync.js';
 import type { TtyContext } from './tty-context.js';
 import type { TypeInput, TypeResult } from './types.js';
@@ -43,12 +43,15 @@ export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeR
       { details: { tty: tty.number, expected: input.expect, actual } },
     );
   }
-  tty.acted('type');
-  await ctx.host.send(tty.id, typed, {
-    enter: input.enter ?? true,
-    bracketed: tty.emulator.bracketedPaste,
-    applicationCursor: tty.emulator.applicationCursor,
-  });
+  tty.acted('type', false, typed.kind === 'text' ? typed.text : undefined);
+  const enter = typed.kind !== 'key' && (input.enter ?? true);
+  const modes = { bracketed: tty.emulator.bracketedPaste, applicationCursor: tty.emulator.applicationCursor };
+  await ctx.host.send(tty.id, typed, { enter, ...modes });
+  // A REPL ends an indented block at an empty line: a paste that ends inside one runs without a second call.
+  if (enter && typed.kind === 'paste' && !isShell(tty.program) && /\n[ \t]+\S[^\n]*$/.test(typed.text)) {
+    await ctx.host.send(tty.id, { kind: 'key', key: 'Enter' }, { enter: false, ...modes });
+  }
   ctx.wake();
-  return { tty: tty.number, sent: typed.kind, bytes: typed.kind === 'key' ? 0 : Buffer.byteLength(typed.text) };
+  if (typed.kind === 'key') return { tty: tty.number, sent: 'key', key: typed.key, bytes: 0, enter: false };
+  return { tty: tty.number, sent: typed.kind, bytes: Buffer.byteLength(typed.text), enter };
 }

@@ -1,4 +1,5 @@
-import { judgeCompletion } from './completion.js';
+import { type Completion, judgeCompletion } from './completion.js';
+import { promptText } from './input-wait.js';
 import { isShell } from './program-name.js';
 import { readsKeys } from './terminal-sync.js';
 import type { Tty } from './tty.js';
@@ -15,26 +16,48 @@ const FIRST_PROMPT_MS = 10_000;
  * must all be done; when it started nothing, the first terminal with news ends the wait.
  * undefined: keep waiting.
  */
-export async function judgeWait(ctx: TtyContext, started: number): Promise<WaitReason | undefined> {
+export async function judgeWait(ctx: TtyContext, started: number): Promise<Judgement | undefined> {
   const ttys = ctx.ttys.all();
   const acted = ttys.filter((t) => t.pending);
   const now = Date.now();
   const consider = acted.length > 0 ? acted : ttys.filter((t) => t.hasUnseen() || t.commandRunning || (t.alive && t.program && !isShell(t.program)));
-  if (consider.length === 0) return now - started >= IDLE_GRACE_MS ? 'idle' : undefined;
+  if (consider.length === 0) return now - started >= IDLE_GRACE_MS ? { reason: 'idle' } : undefined;
   const done: Array<[Tty, WaitReason]> = [];
+  const undecided: Tty[] = [];
   for (const tty of consider) {
     const verdict = await judgeTty(ctx, tty, now);
     if (verdict) done.push([tty, verdict]);
+    // Waiting for input ends a wait for what the agent did, or for news it has not seen (not for an idle REPL).
+    else if (tty.pending || tty.hasUnseen()) undecided.push(tty);
+  }
+  for (const tty of await ctx.inputWatch.waiting(undecided, now)) {
+    tty.waitingForInput();
+    done.push([tty, 'input']);
   }
   if (acted.length > 0 ? done.length < consider.length : done.length === 0) return undefined;
-  return done.sort(([a], [b]) => a.number - b.number)[0]?.[1];
+  const [first] = done.sort(([a], [b]) => a.number - b.number);
+  if (!first) return undefined;
+  const [tty, reason] = first;
+  return reason === 'input' ? { reason, input: { tty: tty.number, prompt: tty.emulator.alternateScreen ? '' : promptOf(tty) } } : { reason };
+}
+
+/** Why a wait ends, and for `input`, which terminal waits at which prompt. */
+export interface Judgement {
+  reason: WaitReason;
+  input?: { tty: number; prompt: string };
+}
+
+function promptOf(tty: Tty): string {
+  const emulator = tty.emulator;
+  const row = emulator.readRows(emulator.cursorAbs, emulator.cursorAbs + 1)[0]?.text ?? '';
+  return promptText(row, emulator.cursorX);
 }
 
 /** Is what runs on this terminal done (undefined: still running)? */
 async function judgeTty(ctx: TtyContext, tty: Tty, now: number): Promise<WaitReason | undefined> {
   const since = Math.max(tty.pending?.at ?? 0, tty.emulator.lastOutputAt);
   tty.settleEnding(now, now - since);
-  let verdict = judgeCompletion({
+  let verdict: Completion | 'input' = judgeCompletion({
     dead: !tty.alive,
     commandFinished: tty.pending ? tty.commandEnds > tty.pending.endsBefore : tty.commandEnds > tty.reportedEnds,
     program: tty.program,
@@ -51,6 +74,8 @@ async function judgeTty(ctx: TtyContext, tty: Tty, now: number): Promise<WaitRea
     tty.rememberReadsKeys(await readsKeys(ctx, tty));
     verdict = tty.readsKeys() ? 'settled' : 'running';
   }
-  if (verdict === 'settled' || verdict === 'command-finished') tty.waitingForInput();
+  // A prompt without a command before it (the first one, an empty Enter): nothing finished, the shell waits.
+  if (verdict === 'command-finished' && tty.lastEnd?.durationMs === undefined) verdict = 'input';
+  if (verdict === 'settled' || verdict === 'command-finished' || verdict === 'input') tty.waitingForInput();
   return verdict === 'running' ? undefined : verdict;
 }

@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { syncAll } from './terminal-sync.js';
 import type { TtyContext } from './tty-context.js';
-import { MAX_WAIT_SECONDS, type WaitReason } from './types.js';
-import { judgeWait } from './wait-judge.js';
+import { MAX_WAIT_SECONDS } from './types.js';
+import { type Judgement, judgeWait } from './wait-judge.js';
 
 /** How often the wait asks the host about the terminals (foreground program, exit). */
 const POLL_MS = 100;
@@ -46,7 +46,7 @@ export async function waitUntilDone(
   timeoutSeconds: number,
   hostGone: () => boolean,
   signal?: AbortSignal,
-): Promise<{ reason: WaitReason; started: number }> {
+): Promise<Judgement & { started: number }> {
   const started = Date.now();
   const seconds = Number.isFinite(timeoutSeconds) ? timeoutSeconds : DEFAULT_WAIT_SECONDS;
   const deadline = started + Math.max(0, Math.min(MAX_WAIT_SECONDS, seconds)) * 1000;
@@ -58,10 +58,10 @@ export async function waitUntilDone(
       await syncAll(ctx);
       lastPoll = Date.now();
     }
-    const reason = await judgeWait(ctx, started);
-    if (reason) return { reason, started };
+    const judgement = await judgeWait(ctx, started);
+    if (judgement) return { ...judgement, started };
     const now = Date.now();
     if (now >= deadline) return { reason: 'timeout', started };
-    await activity.next(Math.min(POLL_MS, deadline - now), signal);
+    await activity.next(Math.min(POLL_MS, ctx.inputWatch.recheckInMs ?? POLL_MS, deadline - now), signal);
   }
 }

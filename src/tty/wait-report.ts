@@ -1,4 +1,4 @@
-import { renderNewOutput, renderScreen } from '../observe/render-new-output.js';
+import { renderNewOutput, renderScreen, withoutEcho } from '../observe/render-new-output.js';
 import { type Persistence } from './persistence.js';
 import { closeTty } from './open-close.js';
 import { readProcessTable } from './process-table.js';
@@ -7,7 +7,8 @@ import { isShell } from './program-name.js';
 import { syncAll } from './terminal-sync.js';
 import type { Tty } from './tty.js';
 import type { TtyContext } from './tty-context.js';
-import type { TtyReport, WaitReason, WaitResult } from './types.js';
+import type { TtyReport, WaitResult } from './types.js';
+import type { Judgement } from './wait-judge.js';
 
 /**
  * What wait() returns: every terminal with something the agent has not seen (new lines,
@@ -17,7 +18,7 @@ import type { TtyReport, WaitReason, WaitResult } from './types.js';
 export async function reportChanges(
   ctx: TtyContext,
   persistence: Persistence,
-  reason: WaitReason,
+  judgement: Judgement,
   started: number,
   options: { signal?: AbortSignal | undefined; deliveryId?: string | undefined } = {},
 ): Promise<WaitResult> {
@@ -52,7 +53,8 @@ export async function reportChanges(
   }
   await persistence.saveState();
   return {
-    reason,
+    reason: judgement.reason,
+    ...(judgement.input ? { input: judgement.input } : {}),
     elapsedMs: Date.now() - started,
     changed,
     open: ctx.ttys.all().map((t) => ({ tty: t.number, program: t.program, alive: t.alive })),
@@ -92,7 +94,7 @@ function reportOf(tty: Tty, newEnd: Tty['lastEnd']): TtyReport {
     totalLines = text ? text.split('\n').length : 0;
   } else {
     tty.emulator.flushRowsAbove();
-    ({ text, totalLines, elidedLines } = renderNewOutput(tty.tracker.collect(tty.emulator), `${files.scrollback} (then ${files.screen})`));
+    ({ text, totalLines, elidedLines } = renderNewOutput(withoutEcho(tty.tracker.collect(tty.emulator), tty.pending?.text), `${files.scrollback} (then ${files.screen})`));
     const repeated = Math.min(totalLines, tty.possiblyRepeatedRows());
     if (repeated > 0) text = `${possiblyRepeatedNote(repeated)}\n${text}`;
   }
