@@ -14,6 +14,8 @@ export const registryTerminalSchema = z.looseObject({
   exitCode: z.int().optional(),
   openedAt: z.string(),
   dir: z.string(),
+  /** Background jobs an idle shell still ran when wait last looked ("sleep (pid 42, 1 MB)"). */
+  background: z.array(z.string()).optional(),
 });
 
 export const sessionRegistrySchema = z.looseObject({

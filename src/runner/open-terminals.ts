@@ -4,11 +4,13 @@ import { type RegistryTerminal, readSessionRegistry } from '../config/session-re
 export interface OpenTerminal {
   tty: number;
   command?: string;
+  /** Background processes still running there, as wait last named them. */
+  background?: string[];
 }
 
 /** Pure: the open terminals of a parsed registry, by number. */
 export function openTerminalsOf(ttys: readonly RegistryTerminal[]): OpenTerminal[] {
-  return ttys.map((t) => ({ tty: t.tty, command: t.command })).sort((a, b) => a.tty - b.tty);
+  return ttys.map((t) => ({ tty: t.tty, command: t.command, ...(t.background?.length ? { background: t.background } : {}) })).sort((a, b) => a.tty - b.tty);
 }
 
 /**
@@ -24,9 +26,13 @@ export async function readOpenTerminals(file: string, onInvalid?: (error: unknow
   }
 }
 
-/** Pure: the pre-stop issue for terminals left open that are not startup terminals. */
+/** Pure: the pre-stop issues for terminals left open that are not startup terminals, and for leftover background processes. */
 export function openTerminalIssues(open: readonly OpenTerminal[], startupTtys: ReadonlySet<number>): string[] {
-  return open
-    .filter((t) => !startupTtys.has(t.tty))
-    .map((t) => `Terminal ${t.tty}${t.command ? ` (${t.command})` : ''} is still open: finish what runs there and close(${t.tty}) before ending the tick.`);
+  return open.flatMap((t) => {
+    const background = t.background?.length ? ` Still running in the background there: ${t.background.join(', ')}.` : '';
+    if (!startupTtys.has(t.tty)) {
+      return [`Terminal ${t.tty}${t.command ? ` (${t.command})` : ''} is still open: finish what runs there and close(${t.tty}) before ending the tick.${background}`];
+    }
+    return background ? [`Terminal ${t.tty} has background processes left:${background.replace(' Still running in the background there:', '')} Stop them (or close(${t.tty})) before ending the tick.`] : [];
+  });
 }

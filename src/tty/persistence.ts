@@ -58,6 +58,7 @@ export class Persistence {
         ...(t.exitCode === undefined ? {} : { exitCode: t.exitCode }),
         openedAt: t.openedAt,
         dir: t.files.dir,
+        ...(t.background.length > 0 ? { background: [...t.background] } : {}),
       })),
     };
     await writeFileAtomic(ctx.paths.sessionRegistry, `${JSON.stringify(registry, null, 2)}\n`);

@@ -90,6 +90,15 @@ export class Tty {
   private endingAt: CommandEnd | undefined;
   /** A dead terminal is reported once, then closed. */
   private exitUnreported = false;
+  /** Background processes wait last named under this idle shell ("sleep (pid 42, 1 MB)"). */
+  private ownBackground: readonly string[] = [];
+  get background(): readonly string[] {
+    return this.ownBackground;
+  }
+  /** What runs in the background under the idle shell now (none: its jobs ended). */
+  runsInBackground(names: readonly string[]): void {
+    this.ownBackground = names;
+  }
   /** waitingForInput was fired since the last output or action. */
   private waitingAnnounced = false;
   /** When the host first said the terminal is dead but did not know its exit status yet. */

@@ -37,11 +37,15 @@ export async function reportChanges(
     const item = reportOf(tty, newEnd);
     if (!tty.alive) closing.push(tty);
     else if (tty.emulator.backgroundJobs > 0 && isShell(tty.program) && !tty.commandRunning) background.push([tty, item]);
+    else if (newEnd) tty.runsInBackground([]);
     changed.push(item);
     tty.reported(deliveryId);
     await tty.files.flush();
   }
+  const before = ctx.ttys.all().map((t) => t.background.join());
   if (background.length > 0) await nameBackground(ctx, background);
+  // The runner's pre-stop check reads them from the registry.
+  if (ctx.ttys.all().some((t, i) => t.background.join() !== before[i])) await persistence.writeRegistry();
   for (const tty of closing) {
     const item = changed.find((c) => c.tty === tty.number);
     const { archivedTo } = await closeTty(ctx, persistence, tty);
@@ -65,8 +69,9 @@ async function nameBackground(ctx: TtyContext, reports: ReadonlyArray<[Tty, TtyR
     const shell = tty.state?.pid;
     if (!shell) continue;
     const running = terminalProcesses(table, shell, new Set()).filter((p) => p.pid !== shell);
+    tty.runsInBackground(running.map((p) => `${p.name} (pid ${p.pid}, ${Math.round(p.rssKb / 1024)} MB)`));
     if (running.length === 0) continue;
-    const named = running.slice(0, 3).map((p) => `${p.name} (pid ${p.pid}, ${Math.round(p.rssKb / 1024)} MB)`);
+    const named = tty.background.slice(0, 3);
     const more = running.length > named.length ? ` and ${running.length - named.length} more` : '';
     item.text += `${item.text ? '\n' : ''}… still running in the background: ${named.join(', ')}${more} …`;
   }

@@ -288,6 +288,9 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       const report = reportOf(await run(t, tty, 'sleep 4545 & echo job-started'), tty);
       expect(report.text).toContain('job-started');
       expect(report.text).toMatch(/still running in the background: sleep \(pid \d+, \d+ MB\)/);
+      // The runner's pre-stop check reads them from the registry.
+      const registry = JSON.parse(await readFile(t.test.instance.paths.sessionRegistry, 'utf8')) as { ttys: Array<{ tty: number; background?: string[] }> };
+      expect(registry.ttys.find((r) => r.tty === tty)?.background?.[0]).toMatch(/^sleep \(pid/);
       await run(t, tty, 'kill %1; wait');
       expect(reportOf(await run(t, tty, 'echo quiet-now'), tty).text).not.toContain('background');
     });

@@ -58,6 +58,11 @@ describe('open terminals at stop', () => {
     expect(openTerminalIssues([{ tty: 0 }, { tty: 3, command: 'python3' }], new Set([0]))).toEqual([
       'Terminal 3 (python3) is still open: finish what runs there and close(3) before ending the tick.',
     ]);
+    const leftovers = [{ tty: 0, background: ['sleep (pid 42, 1 MB)'] }, { tty: 2, command: 'bash', background: ['python3 (pid 50, 120 MB)'] }];
+    expect(openTerminalIssues(leftovers, new Set([0]))).toEqual([
+      'Terminal 0 has background processes left: sleep (pid 42, 1 MB). Stop them (or close(0)) before ending the tick.',
+      'Terminal 2 (bash) is still open: finish what runs there and close(2) before ending the tick. Still running in the background there: python3 (pid 50, 120 MB).',
+    ]);
   });
 });
 
