@@ -9,6 +9,7 @@ await runCli(
     attach: async () => (await import('./commands/attach.js')).attachCommand,
     container: async () => (await import('./commands/container.js')).containerCommand,
     image: async () => (await import('./commands/image.js')).imageCommand,
+    egress: async () => (await import('./commands/egress.js')).egressCommand,
     doctor: async () => (await import('./commands/doctor.js')).doctorCommand,
   },
   process.argv.slice(2),

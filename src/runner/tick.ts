@@ -10,7 +10,7 @@ import type { Logger } from '../log/logger.js';
 import { openSandbox } from '../sandbox/open-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { backoffDelay, sleep } from './backoff.js';
-import { type ErrorClass, isRetryable } from './classify.js';
+import { type ErrorClass, isRetryable } from './harnesses/classify.js';
 import { HarnessSession, type SessionResult } from './harness-session.js';
 import type { Harness } from './harnesses/harness.js';
 import { getHarness } from './harnesses/index.js';
@@ -20,7 +20,7 @@ import { acquireTickLock, type TickLock } from './lock.js';
 import { openTerminalIssues, readOpenTerminals } from './open-terminals.js';
 import { assertNotPaused, writePaused } from './paused.js';
 import { composeTickPrompt, loadTickPrompt } from './prompt.js';
-import { checkHarnessAvailable } from './watch/harness-check.js';
+import { checkHarnessAvailable } from './harnesses/harness-check.js';
 import { beginTickRecord, finishTickRecord, loadState, type TickRecord, type TickTokens, updateTickRecord } from './state.js';
 import { groupAlive, signalGroup } from './process-group.js';
 
@@ -329,7 +329,7 @@ class TickRun {
     } catch (error) {
       this.logger.warn({ err: describeError(error) }, 'startup.json cannot be read; counting every open terminal');
     }
-    const open = await readOpenTerminals(this.instance.paths.sessionRegistry);
+    const open = await readOpenTerminals(this.instance.paths.sessionRegistry, (error) => this.logger.warn({ err: describeError(error) }, 'the terminal registry is unreadable; not counting open terminals'));
     return [...preStopIssues(results), ...openTerminalIssues(open, startupTtys)];
   }
 

@@ -1,3 +1,4 @@
+import { describeProcesses } from '../tty/process-tree.js';
 import type { CloseResult, LostTty, OpenResult, TtyInfo, TtyReport, TypeResult, WaitResult } from '../tty/types.js';
 
 /**
@@ -156,6 +157,21 @@ export interface LoginSummary {
   /** Startup terminals that could not be opened, with why. */
   startupErrors: Array<{ tty: number; error: string }>;
   alreadyLoggedIn: boolean;
+  /** The instance's network policy; absent on the host backend. */
+  network?: NetworkSummary | undefined;
+}
+
+export interface NetworkSummary {
+  policy: 'allowlist' | 'none' | 'open';
+  /** How many destinations container.allow names (allowlist only). */
+  allowed: number;
+}
+
+/** Pure: the login line about the network, in the agent's terms. */
+export function renderNetwork(network: NetworkSummary): string {
+  if (network.policy === 'none') return 'Network: none (this computer has no network at all).';
+  if (network.policy === 'open') return 'Network: open (no restrictions).';
+  return `Network: allowlist, ${network.allowed} destination${network.allowed === 1 ? '' : 's'} allowed through the proxy already set in HTTP_PROXY/HTTPS_PROXY (including the package sources, so apt-get works); everything else is refused, and wait() reports each refusal.`;
 }
 
 export function renderLogin(summary: LoginSummary): string {
@@ -163,6 +179,7 @@ export function renderLogin(summary: LoginSummary): string {
     `Logged in to instance ${summary.instance}, tick ${summary.tick}${summary.alreadyLoggedIn ? ' (already logged in; nothing was reopened)' : ''}.`,
     `Sandbox: ${summary.sandbox}. Terminals in use: ${summary.capacity.used} of ${summary.capacity.max}.`,
   ];
+  if (summary.network) lines.push(renderNetwork(summary.network));
   if (summary.terminals.length > 0) {
     lines.push(
       `Open terminals: ${summary.terminals.map((t) => `${t.tty} ${t.program}${t.alive ? '' : ' (exited)'}`).join(', ')}.`,
@@ -198,7 +215,8 @@ export function renderType(result: TypeResult): string {
 }
 
 export function renderClose(result: CloseResult): string {
-  return `Closed TTY ${result.tty}; its scrollback is archived at ${result.archivedTo} (${result.capacity.used} of ${result.capacity.max} in use).`;
+  const ended = result.ended?.length ? ` Ended ${result.ended.length} process${result.ended.length === 1 ? '' : 'es'}: ${describeProcesses(result.ended)}.` : '';
+  return `Closed TTY ${result.tty}; its scrollback is archived at ${result.archivedTo} (${result.capacity.used} of ${result.capacity.max} in use).${ended}`;
 }
 
 /** Terminals as `ls` and `login` show them. */

@@ -1,14 +1,18 @@
 import type { Instance } from '../config/instance.js';
 import type { Logger } from '../log/logger.js';
+import { EgressWatch } from '../sandbox/egress-watch.js';
+import { connectEngine } from '../sandbox/engine.js';
 import { openSandbox } from '../sandbox/open-sandbox.js';
 import { TtyManager } from '../tty/tty-manager.js';
+import type { NetworkSummary } from './render.js';
 import type { Terminals } from './terminals.js';
 import { loadTick } from './tick.js';
 
 /** The real TtyManager seen as the Terminals the tools use. */
-export function terminalsOf(manager: TtyManager, where: string, maxTtys: number): Terminals {
+export function terminalsOf(manager: TtyManager, where: string, maxTtys: number, egress?: { watch: EgressWatch; network: NetworkSummary }): Terminals {
   return {
     where,
+    network: egress?.network,
     maxTtys,
     get adoptReport() {
       return manager.adoptReport;
@@ -16,10 +20,15 @@ export function terminalsOf(manager: TtyManager, where: string, maxTtys: number)
     setTick: (tick) => manager.setTick(tick),
     open: (options = {}) => manager.open(options),
     type: (input) => manager.type(input),
-    wait: ({ timeoutMs, signal }) => manager.wait(timeoutMs / 1000, signal),
+    wait: ({ timeoutMs, signal, deliveryId }) => manager.wait(timeoutMs / 1000, signal, deliveryId),
+    delivered: (deliveryId) => manager.delivered(deliveryId),
     close: (tty) => manager.close(tty),
     list: () => Promise.resolve(manager.list()),
-    dispose: () => manager.dispose(),
+    takeNotices: () => egress?.watch.takeNotices() ?? [],
+    dispose: () => {
+      egress?.watch.stop();
+      return manager.dispose();
+    },
   };
 }
 
@@ -34,5 +43,12 @@ export async function startTerminals(instance: Instance, logger: Logger, options
   });
   logger.info({ sandbox: sandbox.description }, 'sandbox ready');
   const manager = await TtyManager.start({ instance, sandbox, logger, tick: await loadTick(instance.paths.state, logger), ...options });
-  return terminalsOf(manager, sandbox.description, instance.config.tty.max_ttys);
+  const egress =
+    sandbox.kind === 'docker'
+      ? {
+          watch: new EgressWatch(await connectEngine({ socket: instance.config.container.engine_socket }), instance, logger).start(),
+          network: { policy: instance.config.container.network, allowed: instance.config.container.allow.length },
+        }
+      : undefined;
+  return terminalsOf(manager, sandbox.description, instance.config.tty.max_ttys, egress);
 }

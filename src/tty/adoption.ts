@@ -84,7 +84,8 @@ async function adopt(ctx: TtyContext, saved: TtyState | undefined, terminal: Ter
   if (now.dead) tty.died(now.exitStatus);
   const changed = !saved || tty.digest(normalCursor(now)) !== saved.markDigest || now.historySize < saved.markHistory;
   tty.tracker.adopted(emulator, changed);
-  tty.restoreMark({ row: markRow, history: saved?.markHistory ?? 0, digest: saved?.markDigest ?? '' });
+  const shown = saved?.shown && now.historySize >= saved.shown.history ? saved.shown : undefined;
+  tty.restoreMark({ row: markRow, history: saved?.markHistory ?? 0, digest: saved?.markDigest ?? '' }, shown);
   ctx.ttys.add(tty);
   void tty.files.flush();
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { KernelError, describeError } from '../errors.js';
 import { createTty } from './new-tty.js';
 import type { Persistence } from './persistence.js';
+import { type EndedProcess, endTerminalProcesses, terminalMarker } from './process-tree.js';
 import { normalizeProgram } from './program-name.js';
 import { commandLine, integratedShellCommand } from './shell-integration.js';
 import type { Tty } from './tty.js';
@@ -29,7 +30,9 @@ export async function openTty(ctx: TtyContext, persistence: Persistence, options
   const display = command || ctx.config.shell;
   const shellLine = command ? commandLine(command) : integratedShellCommand(ctx.config.shell, ctx.rcfile);
   const { cols, rows } = ctx.config;
-  const id = await ctx.host.open({ number, shellLine, cwd, env: { AGENT_KERNEL_TTY: String(number) }, cols, rows });
+  const [markerName, markerValue] = terminalMarker(ctx.instance.name, number).split('=') as [string, string];
+  const env = { AGENT_KERNEL_TTY: String(number), [markerName]: markerValue };
+  const id = await ctx.host.open({ number, shellLine, cwd, env, cols, rows });
   // A new terminal's directory starts empty (old files belong to an earlier terminal with the same number).
   await clearFiles(ctx.paths.tty(number));
   const tty = await createTty(ctx, { number, command: display, id, openedAt: new Date().toISOString(), cols, rows }, 0, 0);
@@ -49,15 +52,17 @@ export function capacity(ctx: TtyContext): OpenResult['capacity'] {
   return { used: ctx.ttys.size, max: ctx.config.max_ttys };
 }
 
-/** End a terminal's processes, remove it from the host and archive its scrollback; resolves with the archive's path. */
-export async function closeTty(ctx: TtyContext, persistence: Persistence, tty: Tty): Promise<string> {
-  const pid = tty.state?.pid ?? (await ctx.host.terminals()).find((t) => t.id === tty.id)?.pid;
-  if (pid && tty.alive) {
-    // The whole session of the terminal: background jobs have their own process groups and may ignore SIGHUP.
-    await ctx.sandbox
-      .run(['sh', '-c', `pkill -KILL -s ${pid} 2>/dev/null; kill -KILL -- -${pid} 2>/dev/null; true`], { timeoutMs: 10_000 })
-      .catch((error: unknown) => ctx.logger.warn({ tty: tty.number, error: describeError(error) }, 'killing the terminal processes failed'));
-  }
+/**
+ * End every process of a terminal (also those that left its session with setsid), remove it
+ * from the host and archive its scrollback; resolves with the archive's path and what was ended.
+ */
+export async function closeTty(ctx: TtyContext, persistence: Persistence, tty: Tty): Promise<{ archivedTo: string; ended: EndedProcess[] }> {
+  // A dead terminal's first pid may belong to someone else by now: then only its marker counts.
+  const pid = tty.alive ? (tty.state?.pid ?? (await ctx.host.terminals()).find((t) => t.id === tty.id)?.pid) : undefined;
+  const ended = await endTerminalProcesses(ctx.sandbox, pid || undefined, terminalMarker(ctx.instance.name, tty.number)).catch((error: unknown) => {
+    ctx.logger.warn({ tty: tty.number, error: describeError(error) }, 'ending the terminal processes failed');
+    return [];
+  });
   await ctx.host.kill(tty.id);
   ctx.ttys.remove(tty);
   await tty.emulator.drain();
@@ -68,9 +73,9 @@ export async function closeTty(ctx: TtyContext, persistence: Persistence, tty: T
   tty.emulator.dispose();
   await persistence.saveState();
   await persistence.writeRegistry();
-  ctx.logger.info({ tty: tty.number, archivedTo }, 'terminal closed');
+  ctx.logger.info({ tty: tty.number, archivedTo, ended }, 'terminal closed');
   ctx.events.closed.fire({ tty: tty.number, archivedTo });
-  return archivedTo;
+  return { archivedTo, ended };
 }
 
 function lowestFree(ctx: TtyContext): number {

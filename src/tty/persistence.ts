@@ -1,3 +1,4 @@
+import type { SessionRegistry } from '../config/session-registry.js';
 import { describeError } from '../errors.js';
 import { type TtyState, saveSeenState } from '../observe/seen-store.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
@@ -37,13 +38,14 @@ export class Persistence {
       markHistory: t.mark.history,
       markDigest: t.mark.digest,
       scrollbackRows: t.files.scrollbackRows,
+      ...(t.shownMark ? { shown: t.shownMark } : {}),
     }));
     await saveSeenState(this.ctx.paths.kernelState, ttys);
   }
 
   async writeRegistry(): Promise<void> {
     const { ctx } = this;
-    const registry = {
+    const registry: SessionRegistry = {
       instance: ctx.instance.name,
       sandbox: ctx.sandbox.description,
       ...ctx.host.registryFields,

@@ -59,7 +59,9 @@ export class PtyHost extends EventEmitter<TerminalHostEvents> implements Termina
     return this.detached;
   }
 
-  terminals(): Promise<TerminalState[]> {
+  terminals(atInstant?: () => void): Promise<TerminalState[]> {
+    // Every byte a PTY wrote was emitted as it was read: now is the instant.
+    atInstant?.();
     return Promise.resolve([...this.byId.entries()].map(([paneId, pane]) => describe(paneId, pane)));
   }
 

@@ -76,8 +76,11 @@ export interface TerminalHost extends EventEmitter<TerminalHostEvents> {
   /** What the session registry records so people can attach (`{ tmuxSocket }`, or `{ persistent: false }`). */
   readonly registryFields: Readonly<Record<string, unknown>>;
   readonly closed: boolean;
-  /** Every terminal of TTYs 0-19, dead ones included until kill(). */
-  terminals(): Promise<TerminalState[]>;
+  /**
+   * Every terminal of TTYs 0-19, dead ones included until kill(). `atInstant` runs at the
+   * instant described: output before it was emitted already, output after it was not.
+   */
+  terminals(atInstant?: () => void): Promise<TerminalState[]>;
   /** Start a terminal for TTY `spec.number`; resolves with its id. */
   open(spec: TerminalSpec): Promise<string>;
   /** Type a key, literal text or a paste (bracketed when the program asked for it), then Enter if asked. */

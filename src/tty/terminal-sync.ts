@@ -16,8 +16,12 @@ const FOREGROUND_CACHE_MS = 1000;
  * the host had at that instant. Updates each terminal's program and notices ended ones.
  */
 export async function syncAll(ctx: TtyContext): Promise<TerminalState[]> {
-  const states = await ctx.host.terminals();
   const ttys = ctx.ttys.all();
+  // Each emulator's count of scrolled rows at the host's instant, to turn our rows into its rows.
+  const scrolls = new Map<Tty, Promise<number>>();
+  const states = await ctx.host.terminals(() => {
+    for (const t of ttys) scrolls.set(t, t.emulator.checkpoint(() => t.emulator.totalScrolls));
+  });
   await Promise.all(ttys.map((t) => t.emulator.drain()));
   for (const tty of ttys) {
     const state = states.find((s) => s.id === tty.id);
@@ -25,7 +29,7 @@ export async function syncAll(ctx: TtyContext): Promise<TerminalState[]> {
       tty.died(undefined);
       continue;
     }
-    tty.observed(state, await foregroundProgram(ctx, tty, state));
+    tty.observed(state, await foregroundProgram(ctx, tty, state), await scrolls.get(tty));
     if (state.dead && tty.alive) {
       // tmux marks a pane dead when its pty closes and learns the exit status only when it reaps
       // the process, a moment later on a busy machine: give the status a little time to arrive.

@@ -56,8 +56,8 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
     return this.control.closed;
   }
 
-  async terminals(): Promise<TerminalState[]> {
-    const lines = await this.control.command(`list-panes -s -t ${TMUX_SESSION} -F ${quoteTmuxArgument(PANE_FORMAT)}`);
+  async terminals(atInstant?: () => void): Promise<TerminalState[]> {
+    const [lines = []] = await this.control.commands([`list-panes -s -t ${TMUX_SESSION} -F ${quoteTmuxArgument(PANE_FORMAT)}`], atInstant);
     return lines.map(parsePaneLine).filter((p): p is TerminalState => p !== undefined && p.number < MAX_TTYS);
   }
 

@@ -1,7 +1,7 @@
 import xterm from '@xterm/headless';
 import serializeAddon from '@xterm/addon-serialize';
 import type { Row, ScreenSource } from '../observe/screen-source.js';
-import { EXIT_STATUS_OSC } from './shell-integration.js';
+import { EXIT_STATUS_OSC, JOBS_OSC } from './shell-integration.js';
 
 type Terminal = InstanceType<typeof xterm.Terminal>;
 type BufferLine = NonNullable<ReturnType<Terminal['buffer']['normal']['getLine']>>;
@@ -66,6 +66,10 @@ export class TtyEmulator implements ScreenSource {
       this.onShellMark(data);
       return true;
     });
+    this.terminal.parser.registerOscHandler(JOBS_OSC, (data) => {
+      if (/^\d+$/.test(data)) this.backgroundJobs = Number(data);
+      return true;
+    });
     this.terminal.parser.registerOscHandler(EXIT_STATUS_OSC, (data) => {
       if (/^\d+$/.test(data)) this.wrapperExitStatus = Number(data);
       return true;
@@ -80,6 +84,21 @@ export class TtyEmulator implements ScreenSource {
     this.terminal.write(data, () => {
       this.pendingWrites -= 1;
       if (this.pendingWrites === 0) for (const resolve of this.drainWaiters.splice(0)) resolve();
+    });
+  }
+
+  /**
+   * Read the emulator's state right after the bytes written so far are parsed and before any
+   * written later are: for numbers sampled at the same instant as another source's.
+   */
+  checkpoint<T>(read: () => T): Promise<T> {
+    this.pendingWrites += 1;
+    return new Promise((resolve) => {
+      this.terminal.write('', () => {
+        resolve(read());
+        this.pendingWrites -= 1;
+        if (this.pendingWrites === 0) for (const done of this.drainWaiters.splice(0)) done();
+      });
     });
   }
 
@@ -111,6 +130,9 @@ export class TtyEmulator implements ScreenSource {
 
   /** The exit status the command wrapper printed (terminals opened with a command), once it has. */
   wrapperExitStatus: number | undefined;
+
+  /** Background jobs the integrated shell said were running at its last prompt. */
+  backgroundJobs = 0;
 
   get alternateScreen(): boolean {
     return this.terminal.buffer.active.type === 'alternate';

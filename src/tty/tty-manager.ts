@@ -148,8 +148,8 @@ export class TtyManager {
   /** End a terminal's processes and archive its scrollback. */
   close(number: number): Promise<CloseResult> {
     return this.serialized(async () => {
-      const archivedTo = await closeTty(this.ctx, this.persistence, this.ctx.ttys.get(number, this.ctx.config.max_ttys));
-      return { tty: number, archivedTo, capacity: capacity(this.ctx) };
+      const { archivedTo, ended } = await closeTty(this.ctx, this.persistence, this.ctx.ttys.get(number, this.ctx.config.max_ttys));
+      return { tty: number, archivedTo, ended, capacity: capacity(this.ctx) };
     });
   }
 
@@ -173,11 +173,22 @@ export class TtyManager {
    * every terminal since the agent last looked, and mark it seen. An aborted wait reports
    * nothing and marks nothing.
    */
-  async wait(timeoutSeconds: number = DEFAULT_WAIT_SECONDS, signal?: AbortSignal): Promise<WaitResult> {
+  async wait(timeoutSeconds: number = DEFAULT_WAIT_SECONDS, signal?: AbortSignal, deliveryId?: string): Promise<WaitResult> {
     this.assertUsable();
     const { started, ...judgement } = await waitUntilDone(this.ctx, this.activity, timeoutSeconds, () => this.hostGone !== undefined, signal);
     signal?.throwIfAborted();
-    return this.serialized(() => reportChanges(this.ctx, this.persistence, judgement, started, signal));
+    return this.serialized(() => reportChanges(this.ctx, this.persistence, judgement, started, { signal, deliveryId }));
+  }
+
+  /**
+   * The reply of the wait called with `deliveryId` was handed to the client (written to
+   * the pipe or socket): what it showed is seen for good. Until then, a restart shows it
+   * again, labelled "possibly repeated": never lost, never silently repeated.
+   */
+  delivered(deliveryId: string): void {
+    let any = false;
+    for (const tty of this.ctx.ttys.all()) any = tty.delivered(deliveryId) || any;
+    if (any) this.persistence.saveState().catch((error: unknown) => this.ctx.logger.warn({ error: describeError(error) }, 'saving terminal state failed'));
   }
 
   list(): TtyInfo[] {

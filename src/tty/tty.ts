@@ -75,7 +75,14 @@ export class Tty {
   private ownLastActivity = Date.now();
   private readingKeys: { key: string; value: boolean | undefined } | undefined;
   private foreground: { pid: number; at: number; name: string } | undefined;
+  /** The mark of the last reply known to have reached the agent. */
   private ownMark: HostMark = { row: 0, history: 0, digest: '' };
+  /** Marks of replies sent but not known delivered, oldest first, by delivery id. */
+  private inFlight: Array<{ id: string; mark: HostMark }> = [];
+  /** Rows our numbering counts that the host no longer has (it trimmed its history), at the last sync. */
+  private hostOffset = 0;
+  /** After a restart: rows before this (our numbering) may have been shown by a reply that did not arrive. */
+  private repeatUntil: number | undefined;
   /** The last D mark, waiting for the prompt to be drawn (mark B) before it counts. */
   private endingAt: CommandEnd | undefined;
   /** A dead terminal is reported once, then closed. */
@@ -151,6 +158,10 @@ export class Tty {
   get mark(): HostMark {
     return this.ownMark;
   }
+  /** The latest reply's mark while its delivery is unconfirmed. */
+  get shownMark(): HostMark | undefined {
+    return this.inFlight.at(-1)?.mark;
+  }
 
   attachFiles(files: TtyFiles): void {
     this.ownFiles = files;
@@ -190,9 +201,13 @@ export class Tty {
     this.ownPending = undefined;
   }
 
-  /** The host described the terminal; `program` is what runs in its foreground. */
-  observed(state: TerminalState, program: string): void {
+  /**
+   * The host described the terminal; `program` is what runs in its foreground; `scrollsThen`
+   * is our count of scrolled rows at the instant the host described (see TerminalHost.terminals).
+   */
+  observed(state: TerminalState, program: string, scrollsThen?: number): void {
     this.ownState = state;
+    if (scrollsThen !== undefined) this.hostOffset = Math.max(0, scrollsThen - state.historySize);
     if (program !== this.ownProgram) this.readingKeys = undefined;
     this.ownProgram = program;
   }
@@ -222,21 +237,45 @@ export class Tty {
     this.onActivity();
   }
 
-  /** The agent was shown everything up to now; `state` gives the mark in the host's numbering. */
-  reported(state: TerminalState | undefined): void {
+  /**
+   * The agent is being shown everything up to now by the reply `deliveryId` (undefined: the
+   * caller has it already). The mark is taken from the emulator, at exactly the bytes shown,
+   * in the host's numbering.
+   */
+  reported(deliveryId: string | undefined): void {
     this.tracker.markSeen(this.emulator);
     this.ownReportedEnds = this.ends;
     this.ownPending = undefined;
     this.exitUnreported = false;
-    if (state) {
-      const normal = normalCursor(state);
-      this.ownMark = { row: normal.historySize + normal.cursorY, history: state.historySize, digest: this.digest(normal) };
+    this.repeatUntil = undefined;
+    const history = this.emulator.totalScrolls - this.hostOffset;
+    const cursorY = this.emulator.cursorAbs - this.emulator.totalScrolls;
+    const mark = { row: history + cursorY, history, digest: this.digest({ historySize: history, cursorX: this.emulator.cursorX, cursorY }) };
+    if (deliveryId === undefined) this.ownMark = mark;
+    else this.inFlight.push({ id: deliveryId, mark });
+  }
+
+  /** The reply `deliveryId` reached the client: what it showed is seen for good. */
+  delivered(deliveryId: string): boolean {
+    const index = this.inFlight.findIndex((f) => f.id === deliveryId);
+    if (index < 0) return false;
+    this.ownMark = this.inFlight[index]!.mark;
+    this.inFlight.splice(0, index + 1);
+    return true;
+  }
+
+  /** After re-adoption: the marks saved by the server before; rows up to `shown` may repeat a lost reply. */
+  restoreMark(mark: HostMark, shown: HostMark | undefined): void {
+    this.ownMark = mark;
+    if (shown && shown.row > mark.row) {
+      this.inFlight = [{ id: 'before-restart', mark: shown }];
+      this.repeatUntil = shown.row;
     }
   }
 
-  /** After re-adoption: the mark saved by the server before. */
-  restoreMark(mark: HostMark): void {
-    this.ownMark = mark;
+  /** How many of the rows the next report shows may repeat a reply lost in a restart. */
+  possiblyRepeatedRows(): number {
+    return this.repeatUntil === undefined ? 0 : Math.max(0, this.repeatUntil - this.tracker.markAbs);
   }
 
   /** Does the host's terminal on `key` (pid and program) read single keys? undefined: not asked. */

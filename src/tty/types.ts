@@ -85,6 +85,8 @@ export interface WaitResult {
 export interface CloseResult {
   tty: number;
   archivedTo: string;
+  /** The processes close ended (the shell, its jobs, and any that left its session). */
+  ended?: Array<{ pid: number; name: string }>;
   capacity: Capacity;
 }
 

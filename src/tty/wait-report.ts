@@ -1,6 +1,9 @@
 import { renderNewOutput, renderScreen, withoutEcho } from '../observe/render-new-output.js';
 import { type Persistence } from './persistence.js';
 import { closeTty } from './open-close.js';
+import { readProcessTable } from './process-table.js';
+import { terminalProcesses } from './process-tree.js';
+import { isShell } from './program-name.js';
 import { syncAll } from './terminal-sync.js';
 import type { Tty } from './tty.js';
 import type { TtyContext } from './tty-context.js';
@@ -17,12 +20,14 @@ export async function reportChanges(
   persistence: Persistence,
   judgement: Judgement,
   started: number,
-  signal?: AbortSignal,
+  options: { signal?: AbortSignal | undefined; deliveryId?: string | undefined } = {},
 ): Promise<WaitResult> {
-  const states = await syncAll(ctx);
+  const { signal, deliveryId } = options;
+  await syncAll(ctx);
   signal?.throwIfAborted();
   const changed: TtyReport[] = [];
   const closing: Tty[] = [];
+  const background: Array<[Tty, TtyReport]> = [];
   for (const tty of ctx.ttys.all()) {
     const newEnd = tty.commandEnds > tty.reportedEnds ? tty.lastEnd : undefined;
     if (!tty.hasUnseen() && !newEnd && tty.alive) {
@@ -31,13 +36,15 @@ export async function reportChanges(
     }
     const item = reportOf(tty, newEnd);
     if (!tty.alive) closing.push(tty);
+    else if (tty.emulator.backgroundJobs > 0 && isShell(tty.program) && !tty.commandRunning) background.push([tty, item]);
     changed.push(item);
-    tty.reported(states.find((s) => s.id === tty.id));
+    tty.reported(deliveryId);
     await tty.files.flush();
   }
+  if (background.length > 0) await nameBackground(ctx, background);
   for (const tty of closing) {
     const item = changed.find((c) => c.tty === tty.number);
-    const archivedTo = await closeTty(ctx, persistence, tty);
+    const { archivedTo } = await closeTty(ctx, persistence, tty);
     if (item) item.archivedTo = archivedTo;
   }
   await persistence.saveState();
@@ -48,6 +55,26 @@ export async function reportChanges(
     changed,
     open: ctx.ttys.all().map((t) => ({ tty: t.number, program: t.program, alive: t.alive })),
   };
+}
+
+/** An idle shell with jobs still running: say which, briefly, below its new lines. */
+async function nameBackground(ctx: TtyContext, reports: ReadonlyArray<[Tty, TtyReport]>): Promise<void> {
+  const table = await readProcessTable(ctx.sandbox);
+  if (!table) return;
+  for (const [tty, item] of reports) {
+    const shell = tty.state?.pid;
+    if (!shell) continue;
+    const running = terminalProcesses(table, shell, new Set()).filter((p) => p.pid !== shell);
+    if (running.length === 0) continue;
+    const named = running.slice(0, 3).map((p) => `${p.name} (pid ${p.pid}, ${Math.round(p.rssKb / 1024)} MB)`);
+    const more = running.length > named.length ? ` and ${running.length - named.length} more` : '';
+    item.text += `${item.text ? '\n' : ''}… still running in the background: ${named.join(', ')}${more} …`;
+  }
+}
+
+/** The server died while a reply was on its way: its lines come again, labelled. */
+export function possiblyRepeatedNote(lines: number): string {
+  return `… possibly repeated: the first ${lines} line${lines === 1 ? '' : 's'} below may already have reached you (the server restarted while a reply was on its way) …`;
 }
 
 /** One terminal's news as the agent reads it. */
@@ -63,6 +90,8 @@ function reportOf(tty: Tty, newEnd: Tty['lastEnd']): TtyReport {
   } else {
     tty.emulator.flushRowsAbove();
     ({ text, totalLines, elidedLines } = renderNewOutput(withoutEcho(tty.tracker.collect(tty.emulator), tty.pending?.text), `${files.scrollback} (then ${files.screen})`));
+    const repeated = Math.min(totalLines, tty.possiblyRepeatedRows());
+    if (repeated > 0) text = `${possiblyRepeatedNote(repeated)}\n${text}`;
   }
   const item: TtyReport = { tty: tty.number, program: tty.program, alive: tty.alive, fullScreen, text, totalLines, elidedLines, files };
   if (!tty.alive) {

@@ -89,7 +89,7 @@ export const serveCommand: Command = {
         // Outside the data directory: the agent's container sees everything in it.
         defaultFile: path.join(configHome(), 'tokens', `${instance.name}.token`),
       });
-      registerSecrets([token.token]);
+      registerSecrets(logger, [token.token]);
       const hint = `The token is in ${token.source}.`;
       const running = await startHttpServer({ ...deps, host: options.http.host, port: options.http.port, token: token.token, tokenHint: hint });
       if (token.generated) {
