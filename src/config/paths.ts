@@ -38,6 +38,10 @@ export function dataPaths(dataDir: string) {
     kernelState: path.join(root, 'tmp', 'kernel'),
     serverLock: path.join(root, 'tmp', 'kernel', 'server.lock'),
     tickLock: path.join(root, 'tmp', 'kernel', 'tick.lock'),
+    /** What happened (terminals, commands, ticks, messages), as JSON lines: `agent-kernel events`. */
+    events: path.join(root, 'tmp', 'kernel', 'events.jsonl'),
+    /** Terminal recordings (asciicast v2), `tty_N-tick-NNN.cast`. */
+    recordings: path.join(logs, 'recordings'),
   };
 }
 

@@ -7,6 +7,7 @@ import type { Instance } from '../config/instance.js';
 import { loadStartup } from '../config/startup.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { appendEvent } from '../observe/events/event-log.js';
 import { openSandbox } from '../sandbox/open-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { backoffDelay, sleep } from './backoff.js';
@@ -103,6 +104,7 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
     sandbox = await openSandbox(instance, { logger: options.logger, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
     record = await beginTickRecord(instance.dataDir, { started: new Date().toISOString(), pid: process.pid });
     await lock.update({ tick: record.tick });
+    await appendEvent(instance.paths.events, { type: 'tick.started', tick: record.tick });
   } catch (error) {
     await lock.release();
     throw error;
@@ -203,6 +205,13 @@ class TickRun {
         ...(outcome.sessionId ? { session_id: outcome.sessionId } : {}),
         tokens: outcome.tokens,
         cost_usd: outcome.costUsd,
+      });
+      await appendEvent(this.instance.paths.events, {
+        type: 'tick.ended',
+        tick: this.record.tick,
+        status: outcome.status,
+        durationMs: outcome.durationMs,
+        ...(outcome.errorClass ? { errorClass: outcome.errorClass } : {}),
       });
       await rm(workDir, { recursive: true, force: true }).catch(() => {});
     } catch (error) {

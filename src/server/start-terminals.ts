@@ -3,13 +3,21 @@ import type { Logger } from '../log/logger.js';
 import { EgressWatch } from '../sandbox/egress-watch.js';
 import { connectEngine } from '../sandbox/engine.js';
 import { openSandbox } from '../sandbox/open-sandbox.js';
+import type { TerminalObserver } from '../observe/terminal-observer.js';
 import { TtyManager } from '../tty/tty-manager.js';
 import type { NetworkSummary } from './render.js';
+import { recordTerminals } from './record-terminals.js';
 import type { Terminals } from './terminals.js';
 import { loadTick } from './tick.js';
 
 /** The real TtyManager seen as the Terminals the tools use. */
-export function terminalsOf(manager: TtyManager, where: string, maxTtys: number, egress?: { watch: EgressWatch; network: NetworkSummary }): Terminals {
+export function terminalsOf(
+  manager: TtyManager,
+  where: string,
+  maxTtys: number,
+  extras: { egress?: { watch: EgressWatch; network: NetworkSummary } | undefined; observer?: TerminalObserver | undefined } = {},
+): Terminals {
+  const { egress, observer } = extras;
   return {
     where,
     network: egress?.network,
@@ -17,7 +25,10 @@ export function terminalsOf(manager: TtyManager, where: string, maxTtys: number,
     get adoptReport() {
       return manager.adoptReport;
     },
-    setTick: (tick) => manager.setTick(tick),
+    setTick: (tick) => {
+      manager.setTick(tick);
+      observer?.setTick(tick);
+    },
     open: (options = {}) => manager.open(options),
     type: (input) => manager.type(input),
     wait: ({ timeoutMs, signal, deliveryId }) => manager.wait(timeoutMs / 1000, signal, deliveryId),
@@ -25,9 +36,11 @@ export function terminalsOf(manager: TtyManager, where: string, maxTtys: number,
     close: (tty) => manager.close(tty),
     list: () => Promise.resolve(manager.list()),
     takeNotices: () => egress?.watch.takeNotices() ?? [],
-    dispose: () => {
+    describeRecording: (tty) => observer?.describeRecording(tty),
+    dispose: async () => {
       egress?.watch.stop();
-      return manager.dispose();
+      await manager.dispose();
+      await observer?.close();
     },
   };
 }
@@ -42,7 +55,8 @@ export async function startTerminals(instance: Instance, logger: Logger, options
     onProgress: (line: string) => logger.info({ phase: 'start-up' }, line),
   });
   logger.info({ sandbox: sandbox.description }, 'sandbox ready');
-  const manager = await TtyManager.start({ instance, sandbox, logger, tick: await loadTick(instance.paths.state, logger), ...options });
+  const tick = await loadTick(instance.paths.state, logger);
+  const manager = await TtyManager.start({ instance, sandbox, logger, tick, ...options });
   const egress =
     sandbox.kind === 'docker'
       ? {
@@ -50,5 +64,5 @@ export async function startTerminals(instance: Instance, logger: Logger, options
           network: { policy: instance.config.container.network, allowed: instance.config.container.allow.length },
         }
       : undefined;
-  return terminalsOf(manager, sandbox.description, instance.config.tty.max_ttys, egress);
+  return terminalsOf(manager, sandbox.description, instance.config.tty.max_ttys, { egress, observer: recordTerminals(manager, instance, tick) });
 }

@@ -11,6 +11,13 @@ export interface TtyDied {
   exitCode?: number;
 }
 
+/** A shell-integrated command started, with its command line as the screen shows it ('' when unknown). */
+export interface CommandStarted {
+  tty: number;
+  at: number;
+  command: string;
+}
+
 export interface CommandFinished {
   tty: number;
   exitCode?: number;
@@ -27,7 +34,7 @@ export interface TtyEvents {
   /** Raw bytes a terminal wrote, as they arrive (before the emulator has parsed them). */
   onOutput(listener: Listener<{ tty: number; data: Buffer }>): Disposable;
   /** A shell-integrated command started (OSC 133 C). */
-  onCommandStarted(listener: Listener<{ tty: number; at: number }>): Disposable;
+  onCommandStarted(listener: Listener<CommandStarted>): Disposable;
   /** It finished (OSC 133 D, counted once its prompt is drawn), with its exit code. */
   onCommandFinished(listener: Listener<CommandFinished>): Disposable;
   onOpened(listener: Listener<{ tty: number; command: string }>): Disposable;
@@ -63,7 +70,7 @@ class Emitter<T> {
 /** The TtyManager's side: it fires, subscribers see only TtyEvents. */
 export class TtyEventSource implements TtyEvents {
   readonly output: Emitter<{ tty: number; data: Buffer }>;
-  readonly commandStarted: Emitter<{ tty: number; at: number }>;
+  readonly commandStarted: Emitter<CommandStarted>;
   readonly commandFinished: Emitter<CommandFinished>;
   readonly opened: Emitter<{ tty: number; command: string }>;
   readonly closed: Emitter<{ tty: number; archivedTo: string }>;
@@ -81,7 +88,7 @@ export class TtyEventSource implements TtyEvents {
   }
 
   onOutput = (l: Listener<{ tty: number; data: Buffer }>) => this.output.on(l);
-  onCommandStarted = (l: Listener<{ tty: number; at: number }>) => this.commandStarted.on(l);
+  onCommandStarted = (l: Listener<CommandStarted>) => this.commandStarted.on(l);
   onCommandFinished = (l: Listener<CommandFinished>) => this.commandFinished.on(l);
   onOpened = (l: Listener<{ tty: number; command: string }>) => this.opened.on(l);
   onClosed = (l: Listener<{ tty: number; archivedTo: string }>) => this.closed.on(l);

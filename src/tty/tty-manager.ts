@@ -191,6 +191,12 @@ export class TtyManager {
     if (any) this.persistence.saveState().catch((error: unknown) => this.ctx.logger.warn({ error: describeError(error) }, 'saving terminal state failed'));
   }
 
+  /** A terminal's screen as escape sequences, and its size (an observer starting a recording mid-session). */
+  screenOf(number: number): { ansi: string; cols: number; rows: number } | undefined {
+    const tty = this.ctx.ttys.all().find((t) => t.number === number);
+    return tty && { ansi: tty.emulator.screenAnsi(), cols: tty.emulator.cols, rows: tty.emulator.rows };
+  }
+
   list(): TtyInfo[] {
     return this.ctx.ttys.all().map(info);
   }

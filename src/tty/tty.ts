@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { TtyFiles, TtySnapshot } from '../observe/tty-files.js';
 import { UnseenTracker } from '../observe/unseen-tracker.js';
+import { typedCommandLine } from './command-line.js';
 import type { TerminalState } from './terminal-host.js';
 import type { TtyEventSource } from './tty-events.js';
 import { type ShellMark, TtyEmulator } from './tty-emulator.js';
@@ -71,6 +72,8 @@ export class Tty {
   private ownLastEnd: CommandEnd | undefined;
   private ownReportedEnds = 0;
   private commandStartedAt: number | undefined;
+  /** Where the command line starts: the end of the prompt (mark B). */
+  private inputStart: { abs: number; x: number } | undefined;
   private running = false;
   private ownLastActivity = Date.now();
   private readingKeys: { key: string; value: boolean | undefined } | undefined;
@@ -345,7 +348,7 @@ export class Tty {
     if (mark.kind === 'C') {
       this.commandStartedAt = mark.at;
       this.running = true;
-      this.events.commandStarted.fire({ tty: this.number, at: mark.at });
+      this.events.commandStarted.fire({ tty: this.number, at: mark.at, command: typedCommandLine(this.emulator, this.inputStart) });
     } else if (mark.kind === 'D') {
       const durationMs = this.commandStartedAt === undefined || !this.running ? undefined : mark.at - this.commandStartedAt;
       this.endingAt = {
@@ -356,6 +359,7 @@ export class Tty {
       this.running = false;
       this.commandStartedAt = undefined;
     } else if (mark.kind === 'B') {
+      this.inputStart = { abs: this.emulator.cursorAbs, x: this.emulator.cursorX };
       this.finishEnding();
     }
     this.onActivity();

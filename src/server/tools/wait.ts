@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { personInputSince } from '../../observe/person-input.js';
 import { MAX_WAIT_SECONDS } from '../../tty/types.js';
 import { MAX_RESULT_TEXT_CHARS, renderWait } from '../render.js';
 import { deliveryId } from '../deliveries.js';
@@ -77,6 +78,10 @@ export function registerWaitTool(server: McpServer, deps: ToolDeps): void {
           .wait({ timeoutMs, signal: extra.signal, deliveryId: deliveryId(extra.sessionId, extra.requestId) })
           .finally(stopProgress);
         const rendered = withNotices(renderWait(result), terminals.takeNotices?.() ?? []);
+        const person = await personInputSince(deps.instance.paths.events).catch(() => undefined);
+        if (person) rendered.text = `${person}\n${rendered.text}`;
+        const replays = result.changed.filter((c) => c.elidedLines > 0).map((c) => terminals.describeRecording?.(c.tty)).filter(Boolean);
+        if (replays.length > 0) rendered.text += `\nTo replay with timing: ${replays.join('; ')}.`;
         deps.logger.debug({ reason: result.reason, ms: result.elapsedMs, changed: result.changed.map((c) => c.tty) }, 'waited');
         return { content: [{ type: 'text', text: rendered.text }], structuredContent: rendered.structured };
       }, extra.signal),
