@@ -6,7 +6,7 @@ const EXAMPLES: Readonly<Record<string, string>> = {
   login: 'login()',
   open: 'open() for bash, or open({command: "python3"})',
   type: 'type({tty: 0, expect: "bash", text: "ls"}), or type({tty: 0, expect: "python3", text: "C-c"}) for a key',
-  wait: 'wait(), or wait({timeout: 10, until: ">>> "})',
+  wait: 'wait(), or wait({timeout: 10})',
   close: 'close({tty: 0})',
 };
 

@@ -8,6 +8,8 @@ const QUIET_MS = 12;
 const CONFIRM_MS = 12;
 /** After a type that drew nothing (Escape in vim), how long before waiting for input counts anyway. */
 const SILENT_KEY_MS = 250;
+/** A terminal quiet this long whose program waits at a prompt is asking the agent something. */
+const ASKING_QUIET_MS = 200;
 
 interface Seen {
   signature: string;
@@ -54,6 +56,19 @@ export class InputWatch {
       if (this.confirm(tty, sample, at)) ready.add(tty);
     }
     return ready;
+  }
+
+  /**
+   * For type()'s refusal rule, in one question: the terminals of `ttys` whose program now
+   * waits at a prompt (no timeout) after being quiet for ASKING_QUIET_MS.
+   */
+  async askingNow(ttys: readonly Tty[], now: number): Promise<Set<Tty>> {
+    const ask = ttys.filter((t) => t.state?.pid !== undefined && now - t.emulator.lastOutputAt >= ASKING_QUIET_MS);
+    const asking = new Set<Tty>();
+    if (ask.length === 0 || !this.probe.usable) return asking;
+    const samples = await this.probe.sample(ask.map((t) => t.state?.pid ?? 0));
+    for (const tty of ask) if (classifyForeground(samples?.get(tty.state?.pid ?? 0)) === 'input') asking.add(tty);
+    return asking;
   }
 
   private confirm(tty: Tty, sample: ForegroundSample | undefined, at: number): boolean {

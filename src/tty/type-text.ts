@@ -19,13 +19,17 @@ export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeR
   }
   const states = await syncAll(ctx);
   const interrupting = typed.kind === 'key' && INTERRUPT_KEYS.has(typed.key);
+  // The refusal rule: this terminal's news, and on others only what changes what the agent
+  // should do (a command finished, a program ended or asks for input); streaming progress elsewhere does not count.
+  const others = ctx.ttys.all().filter((t) => t !== tty && t.hasUnseen());
+  const asking = await ctx.inputWatch.askingNow(others.filter((t) => t.alive && t.commandEnds <= t.reportedEnds), Date.now());
   const unseen = ctx.ttys
     .all()
-    .filter((t) => t.hasUnseen() && !(interrupting && t === tty))
+    .filter((t) => (t === tty ? t.hasUnseen() && !interrupting : others.includes(t) && (!t.alive || t.commandEnds > t.reportedEnds || asking.has(t))))
     .map((t) => t.number);
   if (unseen.length > 0) {
     const which = unseen.length === 1 ? `TTY ${unseen[0]} has` : `TTYs ${unseen.join(', ')} have`;
-    throw new KernelError('UNSEEN_OUTPUT', `${which} output you have not seen. Call wait() first, then type again.`, { details: { ttys: unseen } });
+    throw new KernelError('UNSEEN_OUTPUT', `${which} news you have not seen (new output here, or elsewhere a finished command, an ended program or a prompt). Nothing was sent. Call wait() to see it, then type again.`, { details: { ttys: unseen } });
   }
   const state = states.find((s) => s.id === tty.id);
   if (!state || state.dead) {
@@ -36,7 +40,8 @@ export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeR
     );
   }
   const actual = tty.program;
-  if (!programMatches(input.expect, actual)) {
+  // C-c and C-z stop whatever runs under the shell the agent knows: naming the shell is enough.
+  if (!programMatches(input.expect, actual) && !(interrupting && isShell(input.expect))) {
     throw new KernelError(
       'EXPECT_MISMATCH',
       `TTY ${tty.number} is running ${actual || 'an unknown program'}, not ${input.expect}. Nothing was sent. Check its screen with wait(), then type again with expect: "${actual}".`,

@@ -8,7 +8,7 @@ const TEXT_SCHEMA_MAX = 1_048_576;
 
 const DESCRIPTION = `Type into a terminal: send text or one key to TTY tty.
 
-Observe before you act: type() is refused while any terminal has output you have not seen; call wait() first. One exception: C-c and C-z go through to a terminal whose own output keeps arriving (a runaway loop), so you can always stop it. Then say in expect which program you believe is in the foreground of that terminal ("bash", "python3", "vim", "less"...): if something else is running, nothing is sent and the error tells you what is there.
+Observe before you act: type() is refused while this terminal has output you have not seen, or another terminal has news you have not seen that matters (a command finished, a program ended, or a program now asks for input); output merely streaming on another terminal does not refuse. Call wait() first. C-c and C-z always go through to their terminal, so you can stop a runaway loop. Say in expect which program you believe is in the foreground of that terminal ("bash", "python3", "vim", "less"...; for C-c and C-z the shell that owns the job also works): if something else is running, nothing is sent and the error tells you what is there.
 
 text is sent literally and followed by Enter (set enter to false to leave the line unfinished). Multi-line text is pasted as one paste. A key name alone is sent as that key, without Enter: C-c (interrupt), C-d (end of input), C-z, Tab, Enter, Escape, Up, Down, Left, Right, Home, End, PageUp, PageDown, BSpace, F1-F12.
 

@@ -102,4 +102,29 @@ describeWithEngine('wait knows when a program waits for input (real container, r
     await type(':q!', 'vi');
     expect((await wait()).reason).toMatch(/command-finished|input/);
   });
+
+  it('streaming progress on another terminal does not refuse typing; a finished command or a prompt there does', async () => {
+    await session.call('open');
+    await wait();
+    await type('for i in $(seq 1 100); do echo tick $i; sleep 0.1; done; read -p "continue? " x', 'bash', 1);
+    await expect.poll(async () => (await wait(1)).text, { timeout: 20_000 }).toContain('tick');
+    // TTY 1 keeps printing between these calls: typing into TTY 0 is still allowed.
+    for (let i = 0; i < 3; i++) {
+      await wait(5);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      await type(`echo elsewhere ${i}`, 'bash');
+    }
+    await wait(5);
+    // C-c and C-z may name the shell whose foreground job they stop.
+    await type('sleep 30', 'bash');
+    const interrupted = await session.call('type', { tty: 0, expect: 'bash', text: 'C-c' });
+    expect(textOf(interrupted)).toBe('Sent C-c to TTY 0.');
+    await wait(5);
+    // Once TTY 1 asks its question, typing anywhere is refused until the agent has seen it.
+    await expect
+      .poll(async () => textOf(await session.call('type', { tty: 0, expect: 'bash', text: 'true' })), { timeout: 60_000, interval: 500 })
+      .toMatch(/UNSEEN_OUTPUT: TTYs? (0, )?1 ha(s|ve) news you have not seen[\s\S]*Call wait\(\)/);
+    await expect.poll(async () => (await wait(2)).text, { timeout: 30_000 }).toContain('continue?');
+    await type('y', 'bash', 1);
+  }, 120_000);
 });

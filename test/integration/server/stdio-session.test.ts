@@ -56,7 +56,7 @@ describeWithEngine('agent-kernel serve over stdio (real container, real tmux)', 
 
     const opened = await session.call('open', { command: 'python3' });
     expect(opened.structuredContent).toMatchObject({ tty: 2, command: 'python3' });
-    await waitFor(session.call, />>> /);
+    await waitFor(session.call, />>>/);
     await session.call('type', { tty: 2, expect: 'python3', text: 'print("py" * 3)' });
     await waitFor(session.call, /pypypy/);
     const closed = await session.call('close', { tty: 2 });
