@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /**
- * The log files of one process in `<data>/system/logs/`:
+ * The log files of one process in `<state>/logs/` (shown read-only at `<data>/system/logs`):
  * - `<process>.log`: today's lines (UTC days). At the first write of a new day it becomes
  *   `<process>.log.YYYY-MM-DD`; those are kept `keepDays` days.
  * - `<process>-current.log`: the latest lines, never more than `maxCurrentBytes`; when full

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 
 /**
- * Which terminals are open, from `<data>/tmp/sessions/registry.json` (written by the
+ * Which terminals are open, from `<state>/sessions/registry.json` (written by the
  * terminal layer on every lifecycle event). Read leniently: the runner only needs numbers
  * and whether each terminal is still open.
  */

@@ -8,7 +8,7 @@ export function parseTick(input: unknown): number {
   return typeof tick === 'number' && Number.isSafeInteger(tick) && tick >= 0 ? tick : 0;
 }
 
-/** Read the current tick from `<data>/system/state.json`; a missing or broken file means tick 0. */
+/** Read the current tick from the runner's host-private `state.json`; a missing or broken file means tick 0. */
 export async function loadTick(stateFile: string, logger?: Logger): Promise<number> {
   let text: string;
   try {

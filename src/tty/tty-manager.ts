@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Instance } from '../config/instance.js';
+import { containerView } from '../config/paths.js';
 import { KernelError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { renderNewOutput, renderScreen } from '../observe/render-new-output.js';
@@ -13,7 +14,7 @@ import { judgeCompletion, parseReadingKeys } from './completion.js';
 import { INTERRUPT_KEYS, parseTypedText } from './keys.js';
 import { isShell, normalizeProgram, programMatches } from './program-name.js';
 import { type ServerLock, acquireServerLock } from './server-lock.js';
-import { commandLine, integratedShellCommand, writeBashRcfile } from './shell-integration.js';
+import { bashRcfilePath, commandLine, integratedShellCommand, writeBashRcfile } from './shell-integration.js';
 import { PtyHost } from './pty-host.js';
 import type { TerminalHost } from './terminal-host.js';
 import { TmuxHost } from './tmux-host.js';
@@ -126,7 +127,9 @@ export class TtyManager {
   // ---------------------------------------------------------------- start and adoption
 
   private async init(): Promise<void> {
-    this.rcfile = await writeBashRcfile(this.paths.kernelState);
+    // Written host-private; a container sees it through the read-only mount at <data>/tmp/kernel.
+    const rcfile = await writeBashRcfile(this.paths.shell);
+    this.rcfile = this.sandbox.kind === 'host' ? rcfile : bashRcfilePath(this.paths.shownShell);
     const saved = await loadSeenState(this.paths.kernelState);
     this.host = await this.startHost();
     this.host.on('output', (paneId, data) => this.onPaneOutput(paneId, data));
@@ -189,7 +192,7 @@ export class TtyManager {
   private async recordLost(state: TtyState): Promise<LostTty> {
     const scrollbackPrev = await keepLostScrollback(this.paths.tty(state.tty));
     this.logger.warn({ tty: state.tty }, 'terminal lost (its tmux is gone)');
-    return { tty: state.tty, command: state.command, scrollbackPrev };
+    return { tty: state.tty, command: state.command, scrollbackPrev: this.agentPath(scrollbackPrev) };
   }
 
   /** Re-attach a live terminal: seed an emulator from tmux's history and work out what the agent has not seen. */
@@ -396,6 +399,11 @@ export class TtyManager {
     });
   }
 
+  /** A host-private file as the agent sees it: in the container, through the read-only mounts (paths.ts). */
+  private agentPath(hostPath: string): string {
+    return this.sandbox.kind === 'host' ? hostPath : containerView(this.paths, hostPath);
+  }
+
   /** End a terminal's processes and archive its scrollback. */
   close(number: number): Promise<CloseResult> {
     return this.serialized(async () => {
@@ -426,7 +434,7 @@ export class TtyManager {
     await this.saveState();
     await this.writeRegistry();
     this.logger.info({ tty: tty.number, archivedTo }, 'terminal closed');
-    return archivedTo;
+    return this.agentPath(archivedTo);
   }
 
   private archivePath(number: number): string {
@@ -542,7 +550,7 @@ export class TtyManager {
         continue;
       }
       const fullScreen = tty.emulator.alternateScreen && tty.alive;
-      const files = { scrollback: tty.files.scrollback, screen: tty.files.screen };
+      const files = { scrollback: this.agentPath(tty.files.scrollback), screen: this.agentPath(tty.files.screen) };
       let text: string;
       let totalLines: number;
       let elidedLines = 0;
