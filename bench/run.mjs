@@ -3,7 +3,7 @@
  * one run: `npm run bench` (builds, makes sure an engine runs, then runs this).
  * Prints a Markdown table and writes everything to bench/results/latest.json.
  *
- *   node bench/run.mjs [--quick] [--only=round-trip,throughput,context,startup,faults,memory,scale,tty-layer]
+ *   node bench/run.mjs [--quick] [--only=round-trip,throughput,context,startup,faults,memory,scale,tty-layer,egress]
  *
  * Absolute times drift on a shared machine; ratios to the baselines measured in the same
  * run hold. The load average is printed with the table.
@@ -17,6 +17,7 @@ import { ROOT } from './lib/paths.mjs';
 import { livePids, startServer } from './lib/server.mjs';
 import { mb, ms, ratio } from './lib/stats.mjs';
 import { contextCost } from './sections/context.mjs';
+import { egress } from './sections/egress.mjs';
 import { faults, memory, startUp } from './sections/lifecycle.mjs';
 import { roundTrip } from './sections/round-trip.mjs';
 import { scale } from './sections/scale.mjs';
@@ -25,12 +26,12 @@ import { throughput } from './sections/throughput.mjs';
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
-const SECTIONS = ['cold-start', 'round-trip', 'throughput', 'context', 'startup', 'faults', 'memory', 'scale', 'tty-layer'];
+const SECTIONS = ['cold-start', 'round-trip', 'throughput', 'context', 'startup', 'faults', 'memory', 'scale', 'tty-layer', 'egress'];
 for (const name of only ?? []) if (!SECTIONS.includes(name)) throw new Error(`unknown section ${name}; sections: ${SECTIONS.join(', ')}`);
 const wanted = (name) => !only || only.includes(name) || name === 'cold-start';
 const N = quick
-  ? { rt: 10, settle: 3, seq: 1, cat: 1, raw: 2, startup: 3, faults: 2, adopt: 2, scale: 5 }
-  : { rt: 30, settle: 5, seq: 3, cat: 2, raw: 3, startup: 5, faults: 3, adopt: 3, scale: 10 };
+  ? { rt: 10, settle: 3, seq: 1, cat: 1, raw: 2, startup: 3, faults: 2, adopt: 2, scale: 5, downloads: 2, requests: 20 }
+  : { rt: 30, settle: 5, seq: 3, cat: 2, raw: 3, startup: 5, faults: 3, adopt: 3, scale: 10, downloads: 5, requests: 50 };
 
 const created = [];
 let cleaning;
@@ -125,6 +126,7 @@ try {
     return scale({ instances, runs: N.scale });
   });
   await section('tty-layer', ttyLayer);
+  await section('egress', () => egress({ created, downloads: N.downloads, requests: N.requests }));
 } finally {
   log('cleaning up containers and images of this run');
   await cleanup();
@@ -196,6 +198,13 @@ if (fl && !fl.error) {
   row('faults: SIGKILL mid-output, restart to login answered', mp(fl.recovery), su && !su.error ? `clean start-up: ${ms(su.median)}` : '', su && !su.error ? ratio(fl.recovery.median, su.median) : '');
   row('faults: every line printed meanwhile arrives at the next waits, once', fl.pass ? `PASS (${fl.checks.length} runs)` : `FAIL: ${JSON.stringify(fl.checks.filter((c) => !c.pass))}`, '', '');
 } else fail('faults');
+
+const eg = results.egress;
+if (eg && !eg.error) {
+  const rate = (s) => `${s.median.toFixed(0)} MB/s (min ${s.min.toFixed(0)})`;
+  row(`egress: ${mb(eg.bytes)} HTTP download inside the container, allowlist (through the proxy)`, rate(eg.allowlist.mbps), `open (direct): ${rate(eg.open.mbps)}`, `${(eg.allowlist.mbps.median / eg.open.mbps.median).toFixed(2)}x rate`);
+  row('egress: small HTTP request on a new connection (connect + answer), allowlist', mp(eg.allowlist.requestMs), `open: ${mp(eg.open.requestMs)}`, ratio(eg.allowlist.requestMs.median, eg.open.requestMs.median));
+} else fail('egress');
 
 const header = [
   `agent-kernel bench, ${results.date} (${results.durationS} s), command: ${results.command}${quick ? ' -- --quick' : ''}`,

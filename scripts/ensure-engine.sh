@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Make sure this machine can run agent-kernel's containers:
-#   1. install Debian's docker.io, tmux and mmdebstrap when missing (apt-get update once first);
+#   1. install Debian's docker.io, tmux and mmdebstrap when missing (apt-get update once first),
+#      and chromium and asciinema (the web view's browser tests, recording checks);
 #   2. start dockerd in the background when no engine answers (log in .engine/dockerd.log);
 #   3. bootstrap the base image (debian:bookworm-slim) offline with mmdebstrap when it is missing.
 # Idempotent. When it starts dockerd it writes the PID to .engine/dockerd.pid and, if set,
@@ -20,6 +21,8 @@ install_packages() {
   if [ -z "${DOCKER_HOST:-}" ] && ! command -v dockerd >/dev/null 2>&1 && ! engine_answers; then missing+=(docker.io); fi
   command -v tmux >/dev/null 2>&1 || missing+=(tmux)
   command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  command -v asciinema >/dev/null 2>&1 || missing+=(asciinema)
   if [ ${#missing[@]} -eq 0 ]; then return; fi
   command -v apt-get >/dev/null 2>&1 || die "missing ${missing[*]} and there is no apt-get: install them with your package manager"
   local start; start=$(now)

@@ -58,7 +58,7 @@ export async function createInstance({ name = `bench-${randomBytes(3).toString('
   };
 }
 
-/** Remove the container and images labelled agent-kernel.instance=<name>, and nothing else. */
+/** Remove the containers, volumes and images labelled agent-kernel.instance=<name>, and nothing else. */
 export async function removeEngineResources(name) {
   const { docker } = await engine();
   try {
@@ -67,6 +67,11 @@ export async function removeEngineResources(name) {
   } catch (error) {
     if (statusCode(error) !== 404) throw error;
   }
+  // The egress proxy and link, and their socket volume (allowlist instances).
+  const egress = await docker.listContainers({ all: true, filters: { label: [`${LABEL.instance}=${name}`, LABEL.egressRole] } });
+  for (const c of egress) if (c.Labels[LABEL.instance] === name) await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
+  const { Volumes: volumes } = await docker.listVolumes({ filters: { label: [`${LABEL.instance}=${name}`] } });
+  for (const v of volumes ?? []) if (v.Labels?.[LABEL.instance] === name) await docker.getVolume(v.Name).remove().catch(() => undefined);
   const images = await docker.listImages({ filters: { label: [`${LABEL.instance}=${name}`] } });
   for (const image of images) {
     if (image.Labels?.[LABEL.instance] !== name) continue;

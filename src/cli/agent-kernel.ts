@@ -9,7 +9,10 @@ await runCli(
     attach: async () => (await import('./commands/attach.js')).attachCommand,
     container: async () => (await import('./commands/container.js')).containerCommand,
     image: async () => (await import('./commands/image.js')).imageCommand,
+    egress: async () => (await import('./commands/egress.js')).egressCommand,
     doctor: async () => (await import('./commands/doctor.js')).doctorCommand,
+    events: async () => (await import('./commands/events.js')).eventsCommand,
+    web: async () => (await import('./commands/web.js')).webCommand,
   },
   process.argv.slice(2),
 );

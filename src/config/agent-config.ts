@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_ALLOW, parseAllowEntry } from './egress-allow.js';
 import { dataPaths } from './paths.js';
 import { parseDuration, parseWith, readJsonFile } from './parse.js';
 
@@ -56,7 +57,25 @@ const containerSchema = z.strictObject({
     .string()
     .optional()
     .describe('engine address, like DOCKER_HOST (unix:///run/podman/podman.sock, tcp://..., ssh://...)'),
-  network: z.enum(['bridge', 'none']).default('bridge'),
+  network: z
+    .enum(['allowlist', 'none', 'open', 'bridge'])
+    .default('allowlist')
+    // "bridge" was the name of "open" before egress policies; existing configs keep working.
+    .transform((policy) => (policy === 'bridge' ? 'open' : policy))
+    .describe('allowlist: only container.allow is reachable, through a proxy; none: no network; open: everything the engine reaches ("bridge" is a deprecated name for it)'),
+  allow: z
+    .array(
+      z.string().superRefine((text, ctx) => {
+        try {
+          parseAllowEntry(text);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        }
+      }),
+    )
+    .max(1000)
+    .default([...DEFAULT_ALLOW])
+    .describe('destinations an allowlist instance may reach: host, *.domain, IPv4 or CIDR, each with an optional :port (default 80 and 443) or :*'),
   memory: z
     .string()
     .regex(/^\d+[kmg]?$/i, 'expected a size such as "512m" or "2g"')

@@ -92,6 +92,10 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
       { source: logs, target: data.shownLogs },
       { source: shell, target: data.shownShell },
     ] as ReadonlyArray<{ source: string; target: string }>,
+    /** What happened (terminals, commands, ticks, messages), as JSON lines: `agent-kernel events`. Host only. */
+    events: path.join(kernelState, 'events.jsonl'),
+    /** Terminal recordings (asciicast v2), `tty_N-tick-NNN.cast`. */
+    recordings: path.join(logs, 'recordings'),
   };
 }
 

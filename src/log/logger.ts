@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import pino from 'pino';
 import { RotatingLogFiles } from './rotating-files.js';
-import { REDACT_PATHS, REDACTED, redactSecrets } from './secrets.js';
+import { REDACT_PATHS, REDACTED, SecretRedactor } from './secrets.js';
 
-export { registerSecrets, clearSecrets, redactSecrets, REDACTED } from './secrets.js';
+export { REDACTED } from './secrets.js';
 
 export type Logger = pino.Logger;
 
@@ -26,10 +26,11 @@ class LogSink {
   constructor(
     private readonly toStderr: boolean,
     private readonly files: RotatingLogFiles | undefined,
+    private readonly secrets: SecretRedactor,
   ) {}
 
   write(line: string): void {
-    const safe = redactSecrets(line);
+    const safe = this.secrets.redact(line);
     if (this.toStderr) {
       try {
         fs.writeSync(2, safe);
@@ -45,18 +46,35 @@ class LogSink {
  * The one way to make a logger. Everything goes to stderr (never stdout, which the stdio
  * transport owns) and, given a logDir, to rotating files (see rotating-files.ts).
  * Token-like keys (`token`, `apiKey`, `authorization`...) and every value registered with
- * `registerSecrets` come out as [REDACTED].
+ * `registerSecrets(logger, ...)` come out as [REDACTED].
  */
 export function createLogger(options: LoggerOptions): Logger {
   const files = options.logDir ? new RotatingLogFiles({ dir: options.logDir, process: options.process }) : undefined;
-  return pino(
+  const secrets = new SecretRedactor();
+  const logger = pino(
     {
       name: options.process,
       level: options.level ?? process.env.AGENT_KERNEL_LOG_LEVEL ?? 'info',
       redact: { paths: [...REDACT_PATHS], censor: REDACTED },
     },
-    new LogSink(options.stderr !== false, files),
+    new LogSink(options.stderr !== false, files, secrets),
   );
+  // Child loggers inherit it (pino children are prototype-linked to their parent).
+  Object.defineProperty(logger, SECRETS, { value: secrets });
+  return logger;
+}
+
+const SECRETS = Symbol('agent-kernel secrets');
+
+/**
+ * From now on `logger` (and its children) write [REDACTED] for these values. A value shorter
+ * than MIN_SECRET_LENGTH throws: refuse it where it is loaded. A logger that writes nowhere
+ * (silentLogger) needs none.
+ */
+export function registerSecrets(logger: Logger, values: Iterable<string>): void {
+  const secrets = (logger as unknown as Record<symbol, SecretRedactor | undefined>)[SECRETS];
+  if (secrets) secrets.add(values);
+  else if (logger.level !== 'silent') throw new Error('registerSecrets: this logger was not made by createLogger, so it cannot redact');
 }
 
 /** A child logger for one terminal: its lines carry `tty: N`. */

@@ -1,54 +1,47 @@
 /**
  * Secret values that must never reach a log line. The runner registers the secrets it
- * hands to a harness; every line the logger writes has them replaced by [REDACTED].
+ * hands to a harness with the logger that writes its lines; each has them replaced by [REDACTED].
  */
 
 export const REDACTED = '[REDACTED]';
 
-/** Shorter values are ignored: replacing "abc" everywhere would garble logs and protect nothing. */
+/**
+ * Shorter values are refused where secrets are loaded: replacing "abc" everywhere would garble
+ * logs, and not replacing it would leak it.
+ */
 export const MIN_SECRET_LENGTH = 6;
-
-const secrets = new Set<string>();
-let pattern: RegExp | undefined;
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function rebuild(): void {
-  // Longest first, so a secret that contains another is replaced whole.
-  const alternatives = [...secrets].sort((a, b) => b.length - a.length).map(escapeRegExp);
-  pattern = alternatives.length === 0 ? undefined : new RegExp(alternatives.join('|'), 'g');
-}
+/** The secret values one logger redacts from every line it writes. */
+export class SecretRedactor {
+  private readonly secrets = new Set<string>();
+  private pattern: RegExp | undefined;
 
-/**
- * Register secret values (API keys, tokens). Each is also registered in its JSON-escaped
- * form, since log lines are JSON. Returns how many values were accepted.
- */
-export function registerSecrets(values: Iterable<string>): number {
-  let accepted = 0;
-  for (const value of values) {
-    if (typeof value !== 'string' || value.length < MIN_SECRET_LENGTH) continue;
-    secrets.add(value);
-    const escaped = JSON.stringify(value).slice(1, -1);
-    if (escaped !== value) secrets.add(escaped);
-    accepted += 1;
+  /**
+   * Register secret values (API keys, tokens), each also in its JSON-escaped form since log
+   * lines are JSON. Empty values are ignored; a value shorter than MIN_SECRET_LENGTH throws
+   * (callers refuse those at load), without quoting it.
+   */
+  add(values: Iterable<string>): void {
+    for (const value of values) {
+      if (value === '') continue;
+      if (value.length < MIN_SECRET_LENGTH) throw new Error(`A secret value shorter than ${MIN_SECRET_LENGTH} characters cannot be redacted from logs reliably; refused.`);
+      this.secrets.add(value);
+      const escaped = JSON.stringify(value).slice(1, -1);
+      if (escaped !== value) this.secrets.add(escaped);
+    }
+    // Longest first, so a secret that contains another is replaced whole.
+    const alternatives = [...this.secrets].sort((a, b) => b.length - a.length).map(escapeRegExp);
+    this.pattern = alternatives.length === 0 ? undefined : new RegExp(alternatives.join('|'), 'g');
   }
-  rebuild();
-  return accepted;
-}
 
-/** Forget every registered secret (tests). */
-export function clearSecrets(): void {
-  secrets.clear();
-  rebuild();
-}
-
-/** `line` with every registered secret replaced by [REDACTED]. */
-export function redactSecrets(line: string): string {
-  if (!pattern) return line;
-  pattern.lastIndex = 0;
-  return line.replace(pattern, REDACTED);
+  /** `line` with every registered secret replaced by [REDACTED]. */
+  redact(line: string): string {
+    return this.pattern ? line.replace(this.pattern, REDACTED) : line;
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
-import { INLINE_LINES } from '../tty/types.js';
-
+/** Lines of a terminal's new output shown inline; more is shown as head and tail. */
+export const INLINE_LINES = 20;
 /** Lines shown before and after the elision mark when new output is longer than INLINE_LINES. */
 export const HEAD_LINES = 10;
 export const TAIL_LINES = 10;
@@ -55,4 +55,16 @@ export function renderNewOutput(output: NewOutput, fullTextAt: string): Rendered
  */
 export function renderScreen(screen: string): string {
   return screen.replace(/ +$/gm, '');
+}
+
+/**
+ * New output without its first line when that line is the prompt and the command line the
+ * agent just typed (`$ ls`, `>>> 6*7`): the agent knows what it typed.
+ */
+export function withoutEcho(output: NewOutput, typed: string | undefined): NewOutput {
+  const line = typed?.trim();
+  const first = output.head[0]?.trimEnd();
+  if (!line || first === undefined || !first.endsWith(line)) return output;
+  const total = output.total - 1;
+  return { head: output.head.slice(1), tail: output.tail.slice(Math.max(0, output.tail.length - total)), total };
 }

@@ -24,6 +24,11 @@ const ttyStateSchema = z.object({
   markDigest: z.string(),
   /** Rows already written to the scrollback file. */
   scrollbackRows: z.int(),
+  /**
+   * The mark of the latest reply not yet known to have reached the client (markRow and the
+   * rest are the last one known delivered): rows between the two may have been shown already.
+   */
+  shown: z.object({ row: z.int(), history: z.int(), digest: z.string() }).optional(),
 });
 
 const seenStateSchema = z.object({

@@ -1,23 +1,10 @@
 import { appendFile, copyFile, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { TTY_STATUS_FILE, type TtyStatusFile } from '../config/tty-status-file.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
-import type { Row } from '../tty/tty-emulator.js';
+import type { Row } from './screen-source.js';
 
-/** What `status` says about a terminal (JSON, for people and hooks). */
-export interface TtyStatusFile {
-  tty: number;
-  command: string;
-  program: string;
-  alive: boolean;
-  exitCode?: number;
-  lastActivity: string;
-  /** The high-water mark: the agent has seen everything before this row (absolute, tmux's numbering). */
-  highWaterMark: number;
-  unseen: boolean;
-  cols: number;
-  rows: number;
-  fullScreen: boolean;
-}
+export type { TtyStatusFile } from '../config/tty-status-file.js';
 
 export interface TtySnapshot {
   screen: string;
@@ -117,7 +104,7 @@ export class TtyFiles {
         if (snapshot) {
           await writeFileAtomic(this.screen, `${snapshot.screen}\n`);
           await writeFileAtomic(path.join(this.dir, 'screen.ansi'), snapshot.screenAnsi);
-          await writeFileAtomic(path.join(this.dir, 'status'), `${JSON.stringify(snapshot.status, null, 2)}\n`);
+          await writeFileAtomic(path.join(this.dir, TTY_STATUS_FILE), `${JSON.stringify(snapshot.status, null, 2)}\n`);
         }
       })
       .catch(() => {

@@ -1,6 +1,5 @@
-import type { Row, TtyEmulator } from '../tty/tty-emulator.js';
-import { INLINE_LINES } from '../tty/types.js';
-import { MAX_LINE_CHARS, type NewOutput, TAIL_LINES } from './render-new-output.js';
+import { INLINE_LINES, MAX_LINE_CHARS, type NewOutput, TAIL_LINES } from './render-new-output.js';
+import type { Row, ScreenSource } from './screen-source.js';
 
 /**
  * What the agent has not seen yet on one terminal. The high-water mark is the absolute row
@@ -43,7 +42,7 @@ export class UnseenTracker {
    * invisible things (mode switches, titles). New means a row past the mark, a changed mark
    * row, or (full-screen) a changed screen.
    */
-  hasUnseen(emulator: TtyEmulator): boolean {
+  hasUnseen(emulator: ScreenSource): boolean {
     if (this.bytesAtMark < 0) return true;
     if (emulator.bytesWritten === this.bytesAtMark) return false;
     if (emulator.alternateScreen) return emulator.screenText() !== this.screenAtMark;
@@ -53,7 +52,7 @@ export class UnseenTracker {
   }
 
   /** The new output of the normal screen since the mark, as head, tail and count. */
-  collect(emulator: TtyEmulator): NewOutput {
+  collect(emulator: ScreenSource): NewOutput {
     const end = emulator.contentEndAbs();
     const fresh = joinRows(emulator.readRows(Math.max(this.markAbs, emulator.flushedAbs), end), this.markAbs);
     // An empty cursor row at the end (output ended with a newline) is not a line of output.
@@ -79,14 +78,14 @@ export class UnseenTracker {
    * that left during seeding were counted): what is on screen now is the baseline, unless
    * tmux's screen changed since the agent looked (`changed`).
    */
-  adopted(emulator: TtyEmulator, changed: boolean): void {
+  adopted(emulator: ScreenSource, changed: boolean): void {
     this.bytesAtMark = changed ? -1 : emulator.bytesWritten;
     this.markText = emulator.readRows(this.markAbs, this.markAbs + 1)[0]?.text.trimEnd() ?? '';
     this.screenAtMark = emulator.alternateScreen ? emulator.screenText() : undefined;
   }
 
   /** The agent has now seen everything up to the cursor. */
-  markSeen(emulator: TtyEmulator): void {
+  markSeen(emulator: ScreenSource): void {
     this.markAbs = emulator.cursorAbs;
     this.markText = emulator.readRows(this.markAbs, this.markAbs + 1)[0]?.text.trimEnd() ?? '';
     this.screenAtMark = emulator.alternateScreen ? emulator.screenText() : undefined;

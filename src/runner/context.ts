@@ -1,10 +1,6 @@
-/** Token usage as Claude Code reports it on an assistant message or a result. */
-export interface Usage {
-  input_tokens?: number;
-  output_tokens?: number;
-  cache_creation_input_tokens?: number;
-  cache_read_input_tokens?: number;
-}
+import type { Usage } from './harnesses/harness.js';
+
+export type { Usage } from './harnesses/harness.js';
 
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
 const ONE_MILLION = 1_000_000;

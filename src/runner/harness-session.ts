@@ -6,8 +6,9 @@ import readline from 'node:readline';
 import type { Instance } from '../config/instance.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { settlesWithin } from '../util/race-timeout.js';
 import { sleep } from './backoff.js';
-import { type Classification, type ErrorClass, type ErrorSignals } from './classify.js';
+import { type Classification, type ErrorClass, type ErrorSignals } from './harnesses/classify.js';
 import { ContextTracker, type ContextSnapshot, wrapUpMessage } from './context.js';
 import { type HookChannel, type HookEventKind, type HookReply, hookSocketPath, listenHookChannel } from './hook-channel.js';
 import { type Harness, type HarnessEvent, type HarnessSetup, MCP_SERVER_NAME } from './harnesses/harness.js';
@@ -196,7 +197,7 @@ export class HarnessSession {
       await this.stopping;
       await reapGroup(proc);
       // A process that left the group could keep the pipe open: do not wait for it forever.
-      await Promise.race([streamEnded, sleep(5000)]);
+      await settlesWithin(streamEnded, 5000);
       this.marker({ event: 'attempt-end', attempt: this.options.attempt, exit_code: exit.code, signal: exit.signal, ended_by: this.endedBy });
       const transcriptCopy = await this.copyTranscript(setup, invocation.env);
       return this.result(exit.code, transcriptCopy);

@@ -1,42 +1,25 @@
-import { readFile } from 'node:fs/promises';
+import { type RegistryTerminal, readSessionRegistry } from '../config/session-registry.js';
 
-/**
- * Which terminals are open, from `<state>/sessions/registry.json` (written by the
- * terminal layer on every lifecycle event). Read leniently: the runner only needs numbers
- * and whether each terminal is still open.
- */
+/** A terminal the session registry lists: open until the agent closes it, even once its program exited. */
 export interface OpenTerminal {
   tty: number;
   command?: string;
 }
 
-const CLOSED_STATES = new Set(['closed', 'archived', 'dead', 'exited', 'lost']);
-
-function entryOf(value: unknown, key?: string): OpenTerminal | undefined {
-  if (value === null || typeof value !== 'object') return undefined;
-  const entry = value as Record<string, unknown>;
-  const tty = typeof entry.tty === 'number' ? entry.tty : key !== undefined && /^\d+$/.test(key) ? Number(key) : undefined;
-  if (tty === undefined) return undefined;
-  if (entry.closed === true || entry.open === false) return undefined;
-  const state = typeof entry.status === 'string' ? entry.status : typeof entry.state === 'string' ? entry.state : undefined;
-  if (state && CLOSED_STATES.has(state)) return undefined;
-  return { tty, ...(typeof entry.command === 'string' ? { command: entry.command } : {}) };
+/** Pure: the open terminals of a parsed registry, by number. */
+export function openTerminalsOf(ttys: readonly RegistryTerminal[]): OpenTerminal[] {
+  return ttys.map((t) => ({ tty: t.tty, command: t.command })).sort((a, b) => a.tty - b.tty);
 }
 
-/** Pure: the open terminals listed in a parsed registry.json (an array, or an object keyed by number, or under `ttys`/`terminals`). */
-export function parseOpenTerminals(input: unknown): OpenTerminal[] {
-  if (input === null || typeof input !== 'object') return [];
-  const record = input as Record<string, unknown>;
-  const inner = record.ttys ?? record.terminals ?? record.sessions;
-  if (inner !== undefined && inner !== input) return parseOpenTerminals(inner);
-  const entries = Array.isArray(input) ? input.map((v) => entryOf(v)) : Object.entries(record).map(([k, v]) => entryOf(v, k));
-  return entries.filter((e): e is OpenTerminal => e !== undefined).sort((a, b) => a.tty - b.tty);
-}
-
-export async function readOpenTerminals(file: string): Promise<OpenTerminal[]> {
+/**
+ * The open terminals in `<state>/sessions/registry.json`; none when there is no registry.
+ * A registry that does not match its schema counts as none and is reported to `onInvalid`.
+ */
+export async function readOpenTerminals(file: string, onInvalid?: (error: unknown) => void): Promise<OpenTerminal[]> {
   try {
-    return parseOpenTerminals(JSON.parse(await readFile(file, 'utf8')));
-  } catch {
+    return openTerminalsOf((await readSessionRegistry(file))?.ttys ?? []);
+  } catch (error) {
+    onInvalid?.(error);
     return [];
   }
 }

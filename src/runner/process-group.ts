@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { KernelError } from '../errors.js';
+import { settlesWithin } from '../util/race-timeout.js';
 import { sleep } from './backoff.js';
 
 /**
@@ -81,7 +82,7 @@ async function waitGroupGone(pgid: number, timeoutMs: number): Promise<boolean> 
 export async function stopGroup(proc: GroupProcess, options: { signal: NodeJS.Signals; graceMs: number }): Promise<void> {
   if (!proc.hasExited()) {
     signalGroup(proc.pid, options.signal);
-    await Promise.race([proc.exited, sleep(options.graceMs)]);
+    await settlesWithin(proc.exited, options.graceMs);
   }
   await reapGroup(proc);
 }

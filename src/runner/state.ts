@@ -1,61 +1,21 @@
-import { z } from 'zod';
-import { parseWith, readJsonFile } from '../config/parse.js';
+import { type RunnerState, type TickRecord, loadState as loadStateFile } from '../config/runner-state.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 
 /**
- * `<state>/instances/<name>/kernel/state.json` (host-private; paths.ts): the runner's record of ticks. `tick` is the number of the
- * current (or latest) tick; it is written before the harness starts, because the MCP
+ * Writing the host-private `<state>/kernel/state.json` (paths.ts; schema: config/runner-state.ts). `tick` is the number of
+ * the current (or latest) tick; it is written before the harness starts, because the MCP
  * server reads it at login (terminal archives are named `tty_N-tick-NNN`).
  */
 
-const tokensSchema = z.strictObject({
-  input: z.number().default(0),
-  output: z.number().default(0),
-  cache_creation: z.number().default(0),
-  cache_read: z.number().default(0),
-  /** Context used by the last main-thread message, and the window it was measured against. */
-  context_used: z.number().default(0),
-  context_window: z.number().default(0),
-});
-
-const tickRecordSchema = z.object({
-  tick: z.int().min(1),
-  started: z.string(),
-  duration_ms: z.number().optional(),
-  status: z.enum(['running', 'ok', 'interrupted', 'failed']),
-  error_class: z.string().optional(),
-  error: z.string().optional(),
-  attempts: z.int().optional(),
-  session_id: z.string().optional(),
-  tokens: tokensSchema.optional(),
-  cost_usd: z.number().optional(),
-  pid: z.int().optional(),
-  /** The harness's process group while it runs (killed by the next tick if its runner died). */
-  harness_pgid: z.int().optional(),
-});
-
-const stateSchema = z.looseObject({
-  tick: z.int().min(0).default(0),
-  current: tickRecordSchema.nullable().default(null),
-  last: tickRecordSchema.nullable().default(null),
-  history: z.array(tickRecordSchema).default([]),
-});
-
-export type TickTokens = z.output<typeof tokensSchema>;
-export type TickRecord = z.output<typeof tickRecordSchema>;
-export type RunnerState = z.output<typeof stateSchema>;
-
-/** Ticks kept in `history` (the tick logs keep the rest). */
-const HISTORY_LENGTH = 50;
-
-export function parseState(input: unknown, file = 'state.json'): RunnerState {
-  return parseWith(stateSchema, input ?? {}, file);
-}
+export type { RunnerState, TickRecord, TickTokens } from '../config/runner-state.js';
 
 /** `file` is the instance's `paths.state`. */
 export async function loadState(file: string): Promise<RunnerState> {
-  return parseState(await readJsonFile(file), file);
+  return loadStateFile(file);
 }
+
+/** Ticks kept in `history` (the tick logs keep the rest). */
+const HISTORY_LENGTH = 50;
 
 async function saveState(file: string, state: RunnerState): Promise<void> {
   await writeFileAtomic(file, JSON.stringify(state, null, 2) + '\n', 0o600);

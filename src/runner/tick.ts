@@ -7,10 +7,11 @@ import type { Instance } from '../config/instance.js';
 import { loadStartup } from '../config/startup.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { appendEvent } from '../observe/events/event-log.js';
 import { openSandbox } from '../sandbox/open-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { backoffDelay, sleep } from './backoff.js';
-import { type ErrorClass, isRetryable } from './classify.js';
+import { type ErrorClass, isRetryable } from './harnesses/classify.js';
 import { HarnessSession, type SessionResult } from './harness-session.js';
 import type { Harness } from './harnesses/harness.js';
 import { getHarness } from './harnesses/index.js';
@@ -20,7 +21,7 @@ import { acquireTickLock, type TickLock } from './lock.js';
 import { openTerminalIssues, readOpenTerminals } from './open-terminals.js';
 import { assertNotPaused, writePaused } from './paused.js';
 import { composeTickPrompt, loadTickPrompt } from './prompt.js';
-import { checkHarnessAvailable } from './watch/harness-check.js';
+import { checkHarnessAvailable } from './harnesses/harness-check.js';
 import { beginTickRecord, finishTickRecord, loadState, type TickRecord, type TickTokens, updateTickRecord } from './state.js';
 import { groupAlive, signalGroup } from './process-group.js';
 
@@ -103,6 +104,7 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
     sandbox = await openSandbox(instance, { logger: options.logger, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
     record = await beginTickRecord(instance.paths.state, { started: new Date().toISOString(), pid: process.pid });
     await lock.update({ tick: record.tick });
+    await appendEvent(instance.paths.events, { type: 'tick.started', tick: record.tick });
   } catch (error) {
     await lock.release();
     throw error;
@@ -203,6 +205,13 @@ class TickRun {
         ...(outcome.sessionId ? { session_id: outcome.sessionId } : {}),
         tokens: outcome.tokens,
         cost_usd: outcome.costUsd,
+      });
+      await appendEvent(this.instance.paths.events, {
+        type: 'tick.ended',
+        tick: this.record.tick,
+        status: outcome.status,
+        durationMs: outcome.durationMs,
+        ...(outcome.errorClass ? { errorClass: outcome.errorClass } : {}),
       });
       await rm(workDir, { recursive: true, force: true }).catch(() => {});
     } catch (error) {
@@ -329,7 +338,7 @@ class TickRun {
     } catch (error) {
       this.logger.warn({ err: describeError(error) }, 'startup.json cannot be read; counting every open terminal');
     }
-    const open = await readOpenTerminals(this.instance.paths.sessionRegistry);
+    const open = await readOpenTerminals(this.instance.paths.sessionRegistry, (error) => this.logger.warn({ err: describeError(error) }, 'the terminal registry is unreadable; not counting open terminals'));
     return [...preStopIssues(results), ...openTerminalIssues(open, startupTtys)];
   }
 

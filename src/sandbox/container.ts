@@ -5,6 +5,7 @@ import { ensureStateDirs } from '../config/state-dir.js';
 import { KernelError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { type Engine, statusCode } from './engine.js';
+import { ensureEgress, removeEgress } from './egress-proxy.js';
 import { hardenedCreateOptions, hostFacts } from './hardening.js';
 import { type ImageRef, LABEL, type ProgressCallback, currentImageRef, ensureImage, imageTag, shortReference } from './image.js';
 
@@ -119,6 +120,12 @@ export async function containerStatus(engine: Engine, instance: Instance): Promi
   return statusFrom(containerName(instance.name), await inspectContainer(engine, instance), hash);
 }
 
+/** True when `container up` would recreate the container (its image, config or policy changed). */
+export async function isContainerStale(engine: Engine, instance: Instance): Promise<boolean> {
+  const image = await currentImageRef(instance);
+  return statusFrom(containerName(instance.name), await inspectContainer(engine, instance), image.hash, createOptions(instance, image)).stale;
+}
+
 async function removeContainer(engine: Engine, id: string): Promise<void> {
   try {
     await engine.docker.getContainer(id).remove({ force: true });
@@ -190,6 +197,7 @@ export async function containerUp(engine: Engine, instance: Instance, options: L
   if (!after?.State.Running) {
     throw new KernelError('CONTAINER_FAILED', `Container ${name} does not stay up (state: ${after?.State.Status ?? 'gone'}). Its log: docker logs ${name}`);
   }
+  await ensureEgress(engine, instance, after, { logger, onProgress });
   if (recreated) {
     // The old image is now unused: remove it (and anything else of ours that is stale).
     await prune(engine, instance, { logger }).catch((error: unknown) => logger.warn({ err: error }, 'prune after recreate failed'));
@@ -200,6 +208,7 @@ export async function containerUp(engine: Engine, instance: Instance, options: L
 /** Stop and remove the container. The data directory is untouched. */
 export async function containerDown(engine: Engine, instance: Instance, options: LifecycleOptions): Promise<ContainerStatus> {
   const info = await inspectContainer(engine, instance);
+  await removeEgress(engine, instance);
   if (info) {
     options.onProgress?.(`removing ${info.Name.replace(/^\//, '')}`);
     if (info.State.Running) {
@@ -240,6 +249,8 @@ export async function prune(engine: Engine, instance: Instance, options: Lifecyc
   const containers = await engine.docker.listContainers({ all: true, filters: filter });
   for (const c of containers) {
     if (c.Labels[LABEL.instance] !== instance.name) continue;
+    // Egress containers are kept in step by ensureEgress, not by image hash.
+    if (c.Labels[LABEL.egressRole] !== undefined) continue;
     const label = c.Names[0]?.replace(/^\//, '') ?? c.Id.slice(0, 12);
     if (c.Labels[LABEL.imageHash] === hash) continue;
     if (c.State === 'running') {

@@ -4,6 +4,7 @@ import type Dockerode from 'dockerode';
 import type { ContainerConfig } from '../config/agent-config.js';
 import { dataPaths } from '../config/paths.js';
 import { KernelError } from '../errors.js';
+import { proxyEnv } from './egress-squid.js';
 
 /**
  * Container hardening (seed 001): the one place that turns an instance's `container`
@@ -147,7 +148,8 @@ export function hardenedCreateOptions({ config, dataDir, shown = [], host }: Har
     MemorySwap: memory,
     NanoCpus: Math.round(config.cpus * 1e9),
     Init: true,
-    NetworkMode: config.network,
+    // allowlist: loopback only; the egress link (egress-proxy.ts) joins this namespace.
+    NetworkMode: config.network === 'open' ? 'bridge' : 'none',
     ReadonlyRootfs: config.read_only_root,
     Mounts: mounts,
     Ulimits: [
@@ -162,7 +164,7 @@ export function hardenedCreateOptions({ config, dataDir, shown = [], host }: Har
   }
   return {
     HostConfig: hostConfig,
-    Env: Object.entries(config.env).map(([key, value]) => `${key}=${value}`),
+    Env: Object.entries({ ...(config.network === 'allowlist' ? proxyEnv() : {}), ...config.env }).map(([key, value]) => `${key}=${value}`),
     WorkingDir: dataDir,
   };
 }

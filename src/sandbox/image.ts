@@ -15,6 +15,12 @@ export const LABEL = {
   imageHash: 'agent-kernel.image-hash',
   configHash: 'agent-kernel.config-hash',
   dataDir: 'agent-kernel.data-dir',
+  /** What an egress container is: `proxy` or `link`; the instance's own container has none. */
+  egressRole: 'agent-kernel.egress-role',
+  /** On a link: the agent container (id and start time) whose network namespace it serves. */
+  netnsOf: 'agent-kernel.netns-of',
+  /** On the shared egress image. */
+  egressImage: 'agent-kernel.egress-image',
 } as const;
 
 /** The built-in Containerfile, used when the data repo has none. */
@@ -126,7 +132,7 @@ function baseMissing(image: string, why: string): KernelError {
   );
 }
 
-async function ensureBaseImage(engine: Engine, image: string, logger: Logger, onProgress?: ProgressCallback): Promise<void> {
+export async function ensureBaseImage(engine: Engine, image: string, logger: Logger, onProgress?: ProgressCallback): Promise<void> {
   if (await imageExists(engine, image)) return;
   onProgress?.(`pulling ${image}`);
   try {
@@ -162,14 +168,14 @@ export function shortReference(reference: string): string {
 /** The build hit a layer that another process deleted meanwhile (a race between build cache and image removal). */
 const CACHE_LAYER_VANISHED = /failed to get digest|no such image|layer does not exist|unknown parent image|error getting parent/i;
 
-interface BuildAttempt {
+export interface BuildAttempt {
   failed: boolean;
   message: string;
   step: string;
   tail: string[];
 }
 
-async function runBuild(engine: Engine, context: BuildContext, tag: string, labels: Record<string, string>, options: EnsureImageOptions): Promise<BuildAttempt> {
+export async function runBuild(engine: Engine, context: BuildContext, tag: string, labels: Record<string, string>, options: EnsureImageOptions): Promise<BuildAttempt> {
   const { logger, onProgress } = options;
   const tail: string[] = [];
   let step = '';

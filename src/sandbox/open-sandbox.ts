@@ -38,3 +38,14 @@ export function openSandbox(instance: Instance, options: OpenSandboxOptions): Pr
   opening.set(key, open);
   return open;
 }
+
+/**
+ * The sandbox of an instance as it is now, for an operator tool that must not change it
+ * (the web view typing for a person): never builds, never starts a container.
+ */
+export async function attachSandbox(instance: Instance): Promise<Sandbox> {
+  const config = instance.config.container;
+  if (config.backend === 'host') return new HostSandbox({ cwd: instance.dataDir, env: config.env });
+  const engine = await connectEngine({ socket: config.engine_socket });
+  return new DockerSandbox({ engine, containerName: containerName(instance.name), cwd: instance.dataDir, user: config.user, env: config.env });
+}

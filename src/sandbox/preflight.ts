@@ -6,6 +6,7 @@ import type { Instance } from '../config/instance.js';
 import { describeError, isKernelError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { DEFAULT_BASE_IMAGE } from './bootstrap.js';
+import { egressStatus, ensureEgressImage } from './egress-proxy.js';
 import { type Engine, connectEngine, describeEngine } from './engine.js';
 import { ULIMIT_NOFILE, ULIMIT_NPROC } from './hardening.js';
 import { LABEL, type ProgressCallback, baseImages, buildContext, ensureImage, imageExists } from './image.js';
@@ -105,6 +106,24 @@ async function checkDataDir(instance: Instance): Promise<CheckRow> {
   }
 }
 
+/** The policy, what it allows, and for allowlist whether the proxy image builds and the proxy runs. */
+async function checkNetwork(engine: Engine, instance: Instance, options: PreflightOptions): Promise<CheckRow> {
+  const policy = instance.config.container.network;
+  if (policy === 'none') return { name: 'network', status: 'ok', detail: 'none: the container has no network' };
+  if (policy === 'open') return { name: 'network', status: 'ok', detail: 'open: the container reaches whatever the engine\'s bridge reaches (container.network "allowlist" limits it)' };
+  try {
+    const image = await ensureEgressImage(engine, { logger: options.logger, onProgress: options.onProgress });
+    const status = await egressStatus(engine, instance);
+    return {
+      name: 'network',
+      status: 'ok',
+      detail: `allowlist: ${status.allowed.length} destination${status.allowed.length === 1 ? '' : 's'} allowed (${status.allowed.join(', ') || 'none'}); proxy ${image} ${status.proxyRunning ? 'running' : 'not running (it starts with the container)'}`,
+    };
+  } catch (error) {
+    return { name: 'network', status: 'failed', detail: `allowlist: ${describeError(error)}`, fix: `see the engine's log; agent-kernel doctor ${instance.name} --verbose shows the build` };
+  }
+}
+
 async function checkHarness(command: string): Promise<CheckRow> {
   try {
     const version = await commandVersion(command);
@@ -198,6 +217,7 @@ export async function preflight(instance: Instance | undefined, options: Preflig
       }
     } else skip('tmux', 'no image');
 
+    rows.push(engine && basesOk ? await checkNetwork(engine, instance, options) : { name: 'network', status: 'skipped', detail: `${instance.config.container.network}; ${engine ? 'base image missing' : 'no engine'}` });
     rows.push(await checkDataDir(instance));
   }
 

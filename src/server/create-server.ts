@@ -3,7 +3,8 @@ import type { InstancePaths } from '../config/paths.js';
 import type { Logger } from '../log/logger.js';
 import type { KernelRuntime } from './runtime.js';
 import type { SessionState } from './tools/context.js';
-import { registerTools } from './tools/index.js';
+import { explainRefusedCalls } from './tool-errors.js';
+import { TOOL_NAMES, registerTools } from './tools/index.js';
 import { SERVER_VERSION } from './version.js';
 
 export interface KernelServerDeps {
@@ -26,6 +27,7 @@ export function createKernelServer(deps: KernelServerDeps): { server: McpServer;
   );
   const session: SessionState = { loggedIn: false };
   registerTools(server, { ...deps, session });
+  explainRefusedCalls(server, TOOL_NAMES);
   return {
     server,
     cleanup: async () => {

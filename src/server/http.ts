@@ -5,6 +5,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describeError } from '../errors.js';
 import { createKernelServer, type KernelServerDeps } from './create-server.js';
+import { reportDeliveries } from './deliveries.js';
 import { checkBearer, checkHost, checkOrigin, type Refusal } from './http-auth.js';
 
 /**
@@ -99,6 +100,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       const id = transport.sessionId;
       if (id !== undefined && sessions.delete(id)) logger.info({ session: id, sessions: sessions.size }, 'HTTP session closed');
     };
+    reportDeliveries(transport, options.runtime);
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
   }

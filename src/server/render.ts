@@ -1,3 +1,4 @@
+import { describeProcesses } from '../tty/process-tree.js';
 import type { CloseResult, LostTty, OpenResult, TtyInfo, TtyReport, TypeResult, WaitResult } from '../tty/types.js';
 
 /**
@@ -64,6 +65,7 @@ export type TerminalDiff = Omit<TtyReport, 'text'> & {
 export interface WaitStructured {
   [key: string]: unknown;
   reason: WaitResult['reason'];
+  input?: WaitResult['input'];
   elapsedMs: number;
   changed: TerminalDiff[];
   open: Array<{ tty: number; program: string; alive: boolean }>;
@@ -79,7 +81,14 @@ const REASON_TEXT: Record<WaitResult['reason'], string> = {
   settled: 'output settled',
   timeout: 'timed out',
   idle: 'nothing was running',
+  input: 'waiting for input',
 };
+
+function why(result: WaitResult): string {
+  if (result.reason !== 'input' || !result.input) return REASON_TEXT[result.reason];
+  const { tty, prompt } = result.input;
+  return `TTY ${tty} waiting for input${prompt ? `: \`${prompt.replace(/`/g, "'")}\`` : ''}`;
+}
 
 function header(report: TerminalDiff): string {
   const parts = [`TTY ${report.tty}`, report.program];
@@ -109,7 +118,7 @@ export function renderWait(result: WaitResult, budget = MAX_RESULT_TEXT_CHARS): 
       ...(report.exitCode === undefined ? {} : { exitCode: report.exitCode }),
       ...(report.durationMs === undefined ? {} : { durationMs: report.durationMs }),
       fullScreen: report.fullScreen,
-      diff: capped.text,
+      diff: capped.text.replace(/[ \t]+$/gm, ''),
       totalLines: report.totalLines,
       elidedLines: report.elidedLines,
       cutChars: capped.cutChars,
@@ -117,7 +126,7 @@ export function renderWait(result: WaitResult, budget = MAX_RESULT_TEXT_CHARS): 
       ...(report.archivedTo === undefined ? {} : { archivedTo: report.archivedTo }),
     };
   });
-  const lines = [`Waited ${seconds(result.elapsedMs)} (${REASON_TEXT[result.reason]}).`];
+  const lines = [`Waited ${seconds(result.elapsedMs)} (${why(result)}).`];
   if (changed.length === 0) lines.push('Nothing new on any terminal.');
   for (const report of changed) {
     lines.push(header(report));
@@ -125,10 +134,11 @@ export function renderWait(result: WaitResult, budget = MAX_RESULT_TEXT_CHARS): 
     else lines.push(report.fullScreen ? '(empty screen)' : '(no new output)');
     if (report.archivedTo) lines.push(`[TTY ${report.tty} ended and was closed; its scrollback is archived at ${report.archivedTo}]`);
   }
-  lines.push(describeOpen(result.open));
+  // The list of terminals when there is no news, or a terminal ended: otherwise the headers say what runs (structuredContent always has it).
+  if (changed.length === 0 || changed.some((c) => !c.alive)) lines.push(describeOpen(result.open));
   return {
     text: lines.join('\n'),
-    structured: { reason: result.reason, elapsedMs: result.elapsedMs, changed, open: result.open },
+    structured: { reason: result.reason, ...(result.input ? { input: result.input } : {}), elapsedMs: result.elapsedMs, changed, open: result.open },
   };
 }
 
@@ -147,6 +157,21 @@ export interface LoginSummary {
   /** Startup terminals that could not be opened, with why. */
   startupErrors: Array<{ tty: number; error: string }>;
   alreadyLoggedIn: boolean;
+  /** The instance's network policy; absent on the host backend. */
+  network?: NetworkSummary | undefined;
+}
+
+export interface NetworkSummary {
+  policy: 'allowlist' | 'none' | 'open';
+  /** How many destinations container.allow names (allowlist only). */
+  allowed: number;
+}
+
+/** Pure: the login line about the network, in the agent's terms. */
+export function renderNetwork(network: NetworkSummary): string {
+  if (network.policy === 'none') return 'Network: none (this computer has no network at all).';
+  if (network.policy === 'open') return 'Network: open (no restrictions).';
+  return `Network: allowlist, ${network.allowed} destination${network.allowed === 1 ? '' : 's'} allowed through the proxy already set in HTTP_PROXY/HTTPS_PROXY (including the package sources, so apt-get works); everything else is refused, and wait() reports each refusal.`;
 }
 
 export function renderLogin(summary: LoginSummary): string {
@@ -154,6 +179,7 @@ export function renderLogin(summary: LoginSummary): string {
     `Logged in to instance ${summary.instance}, tick ${summary.tick}${summary.alreadyLoggedIn ? ' (already logged in; nothing was reopened)' : ''}.`,
     `Sandbox: ${summary.sandbox}. Terminals in use: ${summary.capacity.used} of ${summary.capacity.max}.`,
   ];
+  if (summary.network) lines.push(renderNetwork(summary.network));
   if (summary.terminals.length > 0) {
     lines.push(
       `Open terminals: ${summary.terminals.map((t) => `${t.tty} ${t.program}${t.alive ? '' : ' (exited)'}`).join(', ')}.`,
@@ -182,13 +208,15 @@ export function renderOpen(result: OpenResult): string {
   return `Opened TTY ${result.tty} running ${result.command} (${result.capacity.used} of ${result.capacity.max} in use). Call wait() to see its first screen.`;
 }
 
-export function renderType(result: TypeResult, enter: boolean): string {
-  const what = result.sent === 'key' ? 'a key' : result.sent === 'paste' ? 'a paste' : enter ? 'text and Enter' : 'text (no Enter)';
-  return `Sent ${what} to TTY ${result.tty} (${result.bytes} bytes). Call wait() to see what it did.`;
+export function renderType(result: TypeResult): string {
+  if (result.sent === 'key') return `Sent ${result.key ?? 'a key'} to TTY ${result.tty}.`;
+  const what = result.sent === 'paste' ? 'a paste' : 'text';
+  return `Sent ${what} (${result.bytes} bytes)${result.enter ? ' and Enter' : ', no Enter'} to TTY ${result.tty}.`;
 }
 
 export function renderClose(result: CloseResult): string {
-  return `Closed TTY ${result.tty}; its scrollback is archived at ${result.archivedTo} (${result.capacity.used} of ${result.capacity.max} in use).`;
+  const ended = result.ended?.length ? ` Ended ${result.ended.length} process${result.ended.length === 1 ? '' : 'es'}: ${describeProcesses(result.ended)}.` : '';
+  return `Closed TTY ${result.tty}; its scrollback is archived at ${result.archivedTo} (${result.capacity.used} of ${result.capacity.max} in use).${ended}`;
 }
 
 /** Terminals as `ls` and `login` show them. */

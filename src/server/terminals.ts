@@ -1,3 +1,4 @@
+import type { NetworkSummary } from './render.js';
 import type { AdoptReport, CloseResult, OpenResult, TtyInfo, TypeInput, TypeResult, WaitResult } from '../tty/types.js';
 
 /**
@@ -13,13 +14,24 @@ export interface Terminals {
   /** Open a terminal: the lowest free number, or `tty` when given (startup.json names numbers). */
   open(options?: { command?: string; tty?: number; cwd?: string }): Promise<OpenResult>;
   type(input: TypeInput): Promise<TypeResult>;
-  /** Resolves early, without marking anything seen, when `signal` aborts. */
-  wait(options: { timeoutMs: number; signal?: AbortSignal }): Promise<WaitResult>;
+  /**
+   * Resolves early, without marking anything seen, when `signal` aborts. With `deliveryId`,
+   * what it shows counts as seen for good once delivered(deliveryId) says the reply went out.
+   */
+  wait(options: { timeoutMs: number; signal?: AbortSignal; deliveryId?: string }): Promise<WaitResult>;
+  /** The reply of the wait with this deliveryId was handed to the client. */
+  delivered?(deliveryId: string): void;
   close(tty: number): Promise<CloseResult>;
   list(): Promise<TtyInfo[]>;
   readonly maxTtys: number;
   /** The tick login read from state.json, for archive names (`tty_N-tick-NNN`). */
   setTick(tick: number): void;
+  /** The network policy, for login; absent on the host backend. */
+  readonly network?: NetworkSummary | undefined;
+  /** Lines for the next wait that are not terminal output (`network: refused ...`); each is returned once. */
+  takeNotices?(): string[];
   /** Detach from the terminals (they live on in tmux) and release the instance lock. */
+  /** Where a terminal's recording of this tick is, and the command its output belongs to (for elided output). */
+  describeRecording?(tty: number): string | undefined;
   dispose(): Promise<void>;
 }

@@ -10,7 +10,7 @@ const NEXT_STEP: Partial<Record<ErrorCode, string>> = {
   UNSEEN_OUTPUT: 'Call wait() to see the new output, then type again.',
   EXPECT_MISMATCH: 'Call wait() to see the screen, then type again with expect set to the program that is really running.',
   TTY_NOT_FOUND: 'Call wait() to list the open terminals, or open() a new one.',
-  TTY_OUT_OF_RANGE: 'Terminals are numbered 0-19; call wait() to list the open ones.',
+  TTY_OUT_OF_RANGE: 'Call wait() to list the open terminals.',
   TTY_CAPACITY: 'Close a terminal you no longer need with close(tty), then open again.',
   TEXT_TOO_LONG: 'Send the text in smaller parts, or write it to a file with the Write tool and run it.',
   UNKNOWN_KEY: 'Key names are C-c, C-d, C-z, Tab, Enter, Escape, Up, Down, Left, Right, Home, End, PageUp, PageDown, BSpace, F1-F12; anything else is sent as literal text.',
@@ -26,8 +26,8 @@ const NEXT_STEP: Partial<Record<ErrorCode, string>> = {
 /** How a KernelError reads in a tool result: the code, the message, the next step if it is not already there. */
 export function kernelErrorText(code: ErrorCode, message: string): string {
   const next = NEXT_STEP[code];
-  // A message that already names a call ("call wait() first") needs no second hint.
-  const saysNext = next === undefined || message.includes('()');
+  // A message that already names a call ("call wait() first", "close(tty)") needs no second hint.
+  const saysNext = next === undefined || /\b[a-z]+\([\w, ]*\)/.test(message);
   return `${code}: ${message}${saysNext ? '' : `\n${next}`}`;
 }
 

@@ -2,8 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { IPty, IPtyForkOptions } from 'node-pty';
 import { KernelError } from '../errors.js';
 import { type TypedInput, keyBytes } from './keys.js';
-import type { PaneSpec, SendOptions, TerminalHost, TerminalHostEvents } from './terminal-host.js';
-import type { PaneInfo } from './tmux-server.js';
+import type { SendOptions, TerminalHost, TerminalHostEvents, TerminalSnapshot, TerminalSpec, TerminalState } from './terminal-host.js';
 
 const PASTE_START = '\x1b[200~';
 const PASTE_END = '\x1b[201~';
@@ -41,6 +40,7 @@ interface PtyPane {
 export class PtyHost extends EventEmitter<TerminalHostEvents> implements TerminalHost {
   readonly persistent = false;
   readonly description = 'node-pty PTYs in the server process (not persistent)';
+  readonly registryFields = { persistent: false };
   private readonly byId = new Map<string, PtyPane>();
   private serial = 0;
   private detached = false;
@@ -59,11 +59,13 @@ export class PtyHost extends EventEmitter<TerminalHostEvents> implements Termina
     return this.detached;
   }
 
-  panes(): Promise<PaneInfo[]> {
+  terminals(atInstant?: () => void): Promise<TerminalState[]> {
+    // Every byte a PTY wrote was emitted as it was read: now is the instant.
+    atInstant?.();
     return Promise.resolve([...this.byId.entries()].map(([paneId, pane]) => describe(paneId, pane)));
   }
 
-  open(spec: PaneSpec): Promise<string> {
+  open(spec: TerminalSpec): Promise<string> {
     const env: Record<string, string> = { ...(process.env as Record<string, string>), ...spec.env, TERM: 'xterm-256color' };
     delete env.TMUX;
     delete env.TMUX_PANE;
@@ -130,7 +132,7 @@ export class PtyHost extends EventEmitter<TerminalHostEvents> implements Termina
     return Promise.resolve(undefined);
   }
 
-  capture(): Promise<string[][]> {
+  snapshot(): Promise<TerminalSnapshot> {
     return Promise.reject(new KernelError('INTERNAL', 'PTY terminals end with their server: there is nothing to re-adopt.'));
   }
 
@@ -148,8 +150,8 @@ export class PtyHost extends EventEmitter<TerminalHostEvents> implements Termina
   }
 }
 
-/** A pane as tmux's list-panes would describe it; rows and cursor are the emulator's business here. */
-function describe(paneId: string, pane: PtyPane): PaneInfo {
+/** A PTY's state; history and cursor are the emulator's business here. */
+function describe(id: string, pane: PtyPane): TerminalState {
   let command = '';
   if (!pane.exit) {
     try {
@@ -159,20 +161,20 @@ function describe(paneId: string, pane: PtyPane): PaneInfo {
     }
   }
   return {
-    window: pane.number,
-    paneId,
+    number: pane.number,
+    id,
     pid: pane.pty.pid,
     dead: pane.exit !== undefined,
-    deadStatus: pane.exit?.status,
+    exitStatus: pane.exit?.status,
     historySize: 0,
     cursorX: 0,
     cursorY: 0,
     alternateOn: false,
     alternateSavedX: 0,
     alternateSavedY: 0,
-    width: pane.cols,
-    height: pane.rows,
-    tty: pane.device,
+    cols: pane.cols,
+    rows: pane.rows,
+    device: pane.device,
     command,
   };
 }

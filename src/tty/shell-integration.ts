@@ -17,6 +17,9 @@ __agent_kernel_prompt() {
 # Runs last, after anything of the user's (slow hooks included), right before the prompt:
 # D with the status, A, and a PS1 that ends with mark B.
 __agent_kernel_prompt_end() {
+  local __agent_kernel_jobs
+  __agent_kernel_jobs=$(jobs -pr | wc -l)
+  printf '\\033]7134;%s\\007' "\${__agent_kernel_jobs// /}"
   printf '\\033]133;D;%s\\007\\033]133;A\\007' "\${__agent_kernel_status:-0}"
   case "$PS1" in *'133;B'*) ;; *) PS1="\${PS1}\\[\\e]133;B\\a\\]" ;; esac
   return \${__agent_kernel_status:-0}
@@ -59,6 +62,9 @@ export const COMMAND_LINGER_SECONDS = 0.2;
  * a pane dead before it has reaped the process (no status yet) on a busy machine.
  */
 export const EXIT_STATUS_OSC = 7133;
+
+/** A private OSC the integrated shell prints before each prompt: how many background jobs still run. */
+export const JOBS_OSC = 7134;
 
 /**
  * The command line of a terminal opened with a command. When a pane's process ends, tmux

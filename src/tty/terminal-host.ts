@@ -1,21 +1,55 @@
 import type { EventEmitter } from 'node:events';
 import type { TypedInput } from './keys.js';
-import type { PaneInfo } from './tmux-server.js';
 
 /**
  * What holds the terminals' processes, below the TtyManager: a tmux server (tmux-host.ts,
  * persistent) or node-pty PTYs in this process (pty-host.ts, host backend without tmux;
  * the terminals end with the server). The manager keeps the emulators, what was seen and
- * the files; a host only runs panes and streams their bytes.
+ * the files; a host only runs terminals and streams their bytes.
  */
 export interface TerminalHostEvents {
-  /** Raw bytes a pane wrote. */
-  output: [paneId: string, data: Buffer];
+  /** Raw bytes a terminal wrote. */
+  output: [id: string, data: Buffer];
   /** The host can no longer be driven (tmux's control client ended). */
   gone: [reason: string];
 }
 
-export interface PaneSpec {
+/** One terminal as its host sees it at one instant. */
+export interface TerminalState {
+  /** The TTY number. */
+  number: number;
+  /** The host's id for it (stable while it lives). */
+  id: string;
+  /** The terminal's first process (the shell, or the command). */
+  pid: number;
+  dead: boolean;
+  exitStatus: number | undefined;
+  /** Rows above the screen the host keeps (numbering starts at the oldest it still has). */
+  historySize: number;
+  cursorX: number;
+  cursorY: number;
+  alternateOn: boolean;
+  /** The normal screen's cursor, saved while a full-screen program runs. */
+  alternateSavedX: number;
+  alternateSavedY: number;
+  cols: number;
+  rows: number;
+  /** The slave device (/dev/pts/N), for stty. */
+  device: string;
+  /** The foreground process group leader's name, as the host sees it. */
+  command: string;
+}
+
+/** A terminal's contents at one instant, for re-adoption. */
+export interface TerminalSnapshot {
+  state: TerminalState;
+  /** From the row asked for to the end (normal screen), or to the top of the screen (full-screen). */
+  rows: string[];
+  /** While a full-screen program runs: the saved normal screen and the alternate screen. */
+  fullScreen?: { normalScreen: string[]; screen: string[] };
+}
+
+export interface TerminalSpec {
   number: number;
   /** A shell command line (run with `sh -c`). */
   shellLine: string;
@@ -39,26 +73,32 @@ export interface TerminalHost extends EventEmitter<TerminalHostEvents> {
   readonly persistent: boolean;
   /** For logs and the registry ("tmux 3.3a on socket agent-kernel", "node-pty"). */
   readonly description: string;
+  /** What the session registry records so people can attach (`{ tmuxSocket }`, or `{ persistent: false }`). */
+  readonly registryFields: Readonly<Record<string, unknown>>;
   readonly closed: boolean;
-  /** Every pane of TTYs 0-19, dead ones included until kill(). */
-  panes(): Promise<PaneInfo[]>;
-  /** Start a pane for TTY `spec.number`; resolves with its id. */
-  open(spec: PaneSpec): Promise<string>;
+  /**
+   * Every terminal of TTYs 0-19, dead ones included until kill(). `atInstant` runs at the
+   * instant described: output before it was emitted already, output after it was not.
+   */
+  terminals(atInstant?: () => void): Promise<TerminalState[]>;
+  /** Start a terminal for TTY `spec.number`; resolves with its id. */
+  open(spec: TerminalSpec): Promise<string>;
   /** Type a key, literal text or a paste (bracketed when the program asked for it), then Enter if asked. */
-  send(paneId: string, input: TypedInput, options: SendOptions): Promise<void>;
-  resize(paneId: string, number: number, cols: number, rows: number): Promise<void>;
-  /** Remove the pane (its processes were killed already). */
-  kill(paneId: string): Promise<void>;
+  send(id: string, input: TypedInput, options: SendOptions): Promise<void>;
+  resize(id: string, number: number, cols: number, rows: number): Promise<void>;
+  /** Remove the terminal (its processes were killed already). */
+  kill(id: string): Promise<void>;
   /**
-   * A dead pane's rows from `from` (the host's numbering) to the end, with colours, when the
-   * host may hold output that never reached us; undefined when it cannot.
+   * A dead terminal's rows from `from` (the host's numbering) to the end, with colours, when
+   * the host may hold output that never reached us; undefined when it cannot.
    */
-  rowsFrom(paneId: string, from: number): Promise<string[] | undefined>;
+  rowsFrom(id: string, from: number): Promise<string[] | undefined>;
   /**
-   * For re-adoption of a pane that panes() listed at start: its description and contents at
-   * one instant (see TmuxHost.capture). `atReply` runs before any later output is handled.
+   * For re-adoption of a terminal that terminals() listed at start: its state and contents at
+   * one instant, from row `from` (negative: above the screen; undefined: all history). Output
+   * up to that instant is in the snapshot; `atInstant` runs before any later output is emitted.
    */
-  capture(pane: PaneInfo, start: string, atReply: () => void): Promise<string[][]>;
+  snapshot(state: TerminalState, from: number | undefined, atInstant: () => void): Promise<TerminalSnapshot>;
   /** Let go: tmux keeps the terminals; PTYs end. */
   detach(): void;
 }

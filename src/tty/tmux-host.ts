@@ -4,11 +4,10 @@ import type { Logger } from '../log/logger.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { TmuxControlClient } from './control-client.js';
 import type { TypedInput } from './keys.js';
-import type { PaneSpec, SendOptions, TerminalHost, TerminalHostEvents } from './terminal-host.js';
+import type { SendOptions, TerminalHost, TerminalHostEvents, TerminalSnapshot, TerminalSpec, TerminalState } from './terminal-host.js';
 import { quoteTmuxArgument } from './tmux-escape.js';
 import {
   PANE_FORMAT,
-  type PaneInfo,
   TMUX_ENV,
   TMUX_SESSION,
   type TmuxOptions,
@@ -27,6 +26,7 @@ import { MAX_TTYS } from './types.js';
 export class TmuxHost extends EventEmitter<TerminalHostEvents> implements TerminalHost {
   readonly persistent = true;
   readonly description: string;
+  readonly registryFields: Readonly<Record<string, unknown>>;
 
   private constructor(
     private readonly control: TmuxControlClient,
@@ -35,6 +35,7 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
   ) {
     super();
     this.description = `${version} on socket ${socket}`;
+    this.registryFields = { tmuxSocket: socket };
     control.on('output', (paneId, data) => this.emit('output', paneId, data));
     control.on('exit', (reason) => this.emit('gone', reason));
   }
@@ -55,12 +56,12 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
     return this.control.closed;
   }
 
-  async panes(): Promise<PaneInfo[]> {
-    const lines = await this.control.command(`list-panes -s -t ${TMUX_SESSION} -F ${quoteTmuxArgument(PANE_FORMAT)}`);
-    return lines.map(parsePaneLine).filter((p): p is PaneInfo => p !== undefined && p.window < MAX_TTYS);
+  async terminals(atInstant?: () => void): Promise<TerminalState[]> {
+    const [lines = []] = await this.control.commands([`list-panes -s -t ${TMUX_SESSION} -F ${quoteTmuxArgument(PANE_FORMAT)}`], atInstant);
+    return lines.map(parsePaneLine).filter((p): p is TerminalState => p !== undefined && p.number < MAX_TTYS);
   }
 
-  async open(spec: PaneSpec): Promise<string> {
+  async open(spec: TerminalSpec): Promise<string> {
     const window = `${TMUX_SESSION}:${spec.number}`;
     const env = Object.entries(spec.env).map(([key, value]) => `-e ${quoteTmuxArgument(`${key}=${value}`)}`).join(' ');
     const [reply = []] = await this.control.commands([
@@ -107,16 +108,20 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
    * to the reply is in the capture; output after it comes as pane output. For a pane in
    * full-screen mode: history, the saved normal screen, and the alternate screen.
    */
-  async capture(pane: PaneInfo, start: string, atReply: () => void): Promise<string[][]> {
-    const target = `-t ${pane.paneId}`;
-    if (!pane.dead) await this.control.command(`if-shell -F ${target} ${quoteTmuxArgument('#{pane_pipe}')} '' ${quoteTmuxArgument(drainGuard(pane.paneId))}`).catch(() => {});
+  async snapshot(state: TerminalState, from: number | undefined, atInstant: () => void): Promise<TerminalSnapshot> {
+    const target = `-t ${state.id}`;
+    const start = from === undefined ? '-' : String(from);
+    if (!state.dead) await this.control.command(`if-shell -F ${target} ${quoteTmuxArgument('#{pane_pipe}')} '' ${quoteTmuxArgument(drainGuard(state.id))}`).catch(() => {});
     const parts = [`display -p ${target} ${quoteTmuxArgument(PANE_FORMAT)}`];
-    if (pane.alternateOn) {
+    if (state.alternateOn) {
       parts.push(`capture-pane -p -e -J ${target} -S ${start} -E -1`, `capture-pane -p -e -a ${target}`, `capture-pane -p -e ${target}`);
     } else {
       parts.push(`capture-pane -p -e -J ${target} -S ${start} -E -`);
     }
-    return this.control.commands(parts, atReply);
+    const replies = await this.control.commands(parts, atInstant);
+    const now = parsePaneLine(replies[0]?.[0] ?? '') ?? state;
+    const [, rows = [], normalScreen = [], screen = []] = replies;
+    return now.alternateOn && replies.length === 4 ? { state: now, rows, fullScreen: { normalScreen, screen } } : { state: now, rows };
   }
 
   detach(): void {

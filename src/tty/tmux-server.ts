@@ -1,5 +1,6 @@
 import { KernelError } from '../errors.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import type { TerminalState } from './terminal-host.js';
 
 /** The tmux session that holds the agent's terminals; window N is TTY N. */
 export const TMUX_SESSION = 'kernel';
@@ -74,25 +75,6 @@ export async function createSession(sandbox: Sandbox, socket: string, options: T
   }
 }
 
-/** One pane as `list-panes` describes it. */
-export interface PaneInfo {
-  window: number;
-  paneId: string;
-  pid: number;
-  dead: boolean;
-  deadStatus: number | undefined;
-  historySize: number;
-  cursorX: number;
-  cursorY: number;
-  alternateOn: boolean;
-  alternateSavedX: number;
-  alternateSavedY: number;
-  width: number;
-  height: number;
-  tty: string;
-  command: string;
-}
-
 const SEP = '\u001f';
 export const PANE_FORMAT = [
   '#{window_index}', '#{pane_id}', '#{pane_pid}', '#{pane_dead}', '#{pane_dead_status}', '#{history_size}',
@@ -100,25 +82,26 @@ export const PANE_FORMAT = [
   '#{pane_width}', '#{pane_height}', '#{pane_tty}', '#{pane_current_command}',
 ].join('|');
 
-export function parsePaneLine(line: string): PaneInfo | undefined {
+/** One line of `list-panes -F PANE_FORMAT`, as a terminal's state. */
+export function parsePaneLine(line: string): TerminalState | undefined {
   const f = line.split(line.includes(SEP) ? SEP : '|');
   if (f.length < 15) return undefined;
   const int = (s: string | undefined) => Number.parseInt(s ?? '', 10) || 0;
   return {
-    window: int(f[0]),
-    paneId: f[1] ?? '',
+    number: int(f[0]),
+    id: f[1] ?? '',
     pid: int(f[2]),
     dead: f[3] === '1',
-    deadStatus: f[4] === '' || f[4] === undefined ? undefined : int(f[4]),
+    exitStatus: f[4] === '' || f[4] === undefined ? undefined : int(f[4]),
     historySize: int(f[5]),
     cursorX: int(f[6]),
     cursorY: int(f[7]),
     alternateOn: f[8] === '1',
     alternateSavedX: int(f[9]),
     alternateSavedY: int(f[10]),
-    width: int(f[11]),
-    height: int(f[12]),
-    tty: f[13] ?? '',
+    cols: int(f[11]),
+    rows: int(f[12]),
+    device: f[13] ?? '',
     command: f.slice(14).join('|'),
   };
 }

@@ -1,17 +1,10 @@
 import xterm from '@xterm/headless';
 import serializeAddon from '@xterm/addon-serialize';
-import { EXIT_STATUS_OSC } from './shell-integration.js';
+import type { Row, ScreenSource } from '../observe/screen-source.js';
+import { EXIT_STATUS_OSC, JOBS_OSC } from './shell-integration.js';
 
 type Terminal = InstanceType<typeof xterm.Terminal>;
 type BufferLine = NonNullable<ReturnType<Terminal['buffer']['normal']['getLine']>>;
-
-/** One row of the normal screen, numbered from the first line the terminal ever showed. */
-export interface Row {
-  abs: number;
-  text: string;
-  /** This row continues the previous one (a long line that wrapped). */
-  wrapped: boolean;
-}
 
 /** A shell-integration mark (OSC 133): A prompt, B input, C command start, D command end. */
 export interface ShellMark {
@@ -40,7 +33,7 @@ const FLUSH_BATCH = EMULATOR_SCROLLBACK / 2;
  * the normal screen, so that a row has a stable absolute number (`abs`) no matter how much
  * the emulator has forgotten, and hands rows to the caller before forgetting them.
  */
-export class TtyEmulator {
+export class TtyEmulator implements ScreenSource {
   readonly terminal: Terminal;
   private readonly serializer = new serializeAddon.SerializeAddon();
   /** Lines that have scrolled off the top of the normal screen, ever. */
@@ -73,6 +66,10 @@ export class TtyEmulator {
       this.onShellMark(data);
       return true;
     });
+    this.terminal.parser.registerOscHandler(JOBS_OSC, (data) => {
+      if (/^\d+$/.test(data)) this.backgroundJobs = Number(data);
+      return true;
+    });
     this.terminal.parser.registerOscHandler(EXIT_STATUS_OSC, (data) => {
       if (/^\d+$/.test(data)) this.wrapperExitStatus = Number(data);
       return true;
@@ -87,6 +84,21 @@ export class TtyEmulator {
     this.terminal.write(data, () => {
       this.pendingWrites -= 1;
       if (this.pendingWrites === 0) for (const resolve of this.drainWaiters.splice(0)) resolve();
+    });
+  }
+
+  /**
+   * Read the emulator's state right after the bytes written so far are parsed and before any
+   * written later are: for numbers sampled at the same instant as another source's.
+   */
+  checkpoint<T>(read: () => T): Promise<T> {
+    this.pendingWrites += 1;
+    return new Promise((resolve) => {
+      this.terminal.write('', () => {
+        resolve(read());
+        this.pendingWrites -= 1;
+        if (this.pendingWrites === 0) for (const done of this.drainWaiters.splice(0)) done();
+      });
     });
   }
 
@@ -118,6 +130,9 @@ export class TtyEmulator {
 
   /** The exit status the command wrapper printed (terminals opened with a command), once it has. */
   wrapperExitStatus: number | undefined;
+
+  /** Background jobs the integrated shell said were running at its last prompt. */
+  backgroundJobs = 0;
 
   get alternateScreen(): boolean {
     return this.terminal.buffer.active.type === 'alternate';

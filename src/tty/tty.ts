@@ -1,82 +1,303 @@
 import { createHash } from 'node:crypto';
 import type { TtyFiles, TtySnapshot } from '../observe/tty-files.js';
 import { UnseenTracker } from '../observe/unseen-tracker.js';
-import type { PaneInfo } from './tmux-server.js';
+import { typedCommandLine } from './command-line.js';
+import type { TerminalState } from './terminal-host.js';
+import type { TtyEventSource } from './tty-events.js';
 import { type ShellMark, TtyEmulator } from './tty-emulator.js';
 
 /** What the agent did last on a terminal, for `wait` to decide when it is done. */
 export interface PendingAction {
   kind: 'open' | 'type';
   at: number;
+  /** The one line of text typed, to leave its echo out of the report. */
+  text?: string;
   /** Command-finished marks seen before the action. */
   endsBefore: number;
 }
 
-/** One of the agent's terminals as the server holds it: emulator, what was seen, files, state. */
+export interface CommandEnd {
+  exitCode?: number;
+  durationMs?: number;
+  at: number;
+}
+
+/** Where the agent's seen mark is in the host's own numbering (what survives a restart). */
+export interface HostMark {
+  /** First row not yet seen: history size + cursor row when the agent last looked. */
+  row: number;
+  /** The host's history size then (smaller later: it dropped old rows). */
+  history: number;
+  /** A digest of the screen and cursor then. */
+  digest: string;
+}
+
+export interface TtyIdentity {
+  number: number;
+  command: string;
+  /** The host's id of the terminal. */
+  id: string;
+  openedAt: string;
+  cols: number;
+  rows: number;
+}
+
+/** A full-screen program's normal screen cursor is the one the host saved. */
+export function normalCursor(state: TerminalState): { historySize: number; cursorX: number; cursorY: number } {
+  return state.alternateOn
+    ? { historySize: state.historySize, cursorX: state.alternateSavedX, cursorY: state.alternateSavedY }
+    : { historySize: state.historySize, cursorX: state.cursorX, cursorY: state.cursorY };
+}
+
+/**
+ * One of the agent's terminals as the server holds it: its emulator, what the agent has
+ * seen, its files and what is known of its process. Its state changes only through its
+ * methods, each named for what happened.
+ */
 export class Tty {
+  readonly number: number;
+  readonly command: string;
+  readonly id: string;
+  readonly openedAt: string;
   readonly emulator: TtyEmulator;
   readonly tracker: UnseenTracker;
-  files!: TtyFiles;
-  program = '';
-  alive = true;
-  exitCode: number | undefined;
-  pane: PaneInfo | undefined;
-  pending: PendingAction | undefined;
-  /** Started as the kernel's bash with shell integration: its first prompt will carry marks. */
-  integrated = false;
-  /** Command-finished marks (OSC 133 D) so far, and the latest one. */
-  commandEnds = 0;
-  lastEnd: { exitCode?: number; durationMs?: number; at: number } | undefined;
-  /** The end reported to the agent last, so an exit code is told once. */
-  reportedEnds = 0;
+  private ownFiles: TtyFiles | undefined;
+  private ownProgram = '';
+  private ownAlive = true;
+  private ownExitCode: number | undefined;
+  private ownState: TerminalState | undefined;
+  private ownPending: PendingAction | undefined;
+  private ownIntegrated = false;
+  private ends = 0;
+  private ownLastEnd: CommandEnd | undefined;
+  private ownReportedEnds = 0;
   private commandStartedAt: number | undefined;
-  commandRunning = false;
-  lastActivity = Date.now();
-  readingKeys: { key: string; value: boolean | undefined } | undefined;
-  /** The foreground program found with ps (when tmux can only name the shell). */
-  foreground: { pid: number; at: number; name: string } | undefined;
-  /** tmux's history_size when the mark was set (to notice tmux dropping old lines). */
-  markHistory = 0;
-  markDigest = '';
-  markRowTmux = 0;
+  /** Where the command line starts: the end of the prompt (mark B). */
+  private inputStart: { abs: number; x: number } | undefined;
+  private running = false;
+  private ownLastActivity = Date.now();
+  private readingKeys: { key: string; value: boolean | undefined } | undefined;
+  private foreground: { pid: number; at: number; name: string } | undefined;
+  /** The mark of the last reply known to have reached the agent. */
+  private ownMark: HostMark = { row: 0, history: 0, digest: '' };
+  /** Marks of replies sent but not known delivered, oldest first, by delivery id. */
+  private inFlight: Array<{ id: string; mark: HostMark }> = [];
+  /** Rows our numbering counts that the host no longer has (it trimmed its history), at the last sync. */
+  private hostOffset = 0;
+  /** After a restart: rows before this (our numbering) may have been shown by a reply that did not arrive. */
+  private repeatUntil: number | undefined;
+  /** The last D mark, waiting for the prompt to be drawn (mark B) before it counts. */
+  private endingAt: CommandEnd | undefined;
+  /** A dead terminal is reported once, then closed. */
+  private exitUnreported = false;
+  /** waitingForInput was fired since the last output or action. */
+  private waitingAnnounced = false;
+  /** When the host first said the terminal is dead but did not know its exit status yet. */
+  private deadWithoutStatusSince: number | undefined;
 
   constructor(
-    readonly number: number,
-    readonly command: string,
-    readonly paneId: string,
-    readonly openedAt: string,
-    size: { cols: number; rows: number },
+    identity: TtyIdentity,
     markAbs: number,
+    private readonly events: TtyEventSource,
     private readonly onActivity: () => void,
   ) {
+    this.number = identity.number;
+    this.command = identity.command;
+    this.id = identity.id;
+    this.openedAt = identity.openedAt;
     this.tracker = new UnseenTracker(markAbs, 0);
     this.emulator = new TtyEmulator({
-      cols: size.cols,
-      rows: size.rows,
+      cols: identity.cols,
+      rows: identity.rows,
       onRowsLeaving: (rows) => {
         this.tracker.onRowsLeaving(rows);
-        this.files?.appendRows(rows);
+        this.ownFiles?.appendRows(rows);
       },
       onMark: (mark) => this.onMark(mark),
     });
   }
 
+  get files(): TtyFiles {
+    if (!this.ownFiles) throw new Error(`TTY ${this.number} has no files yet`);
+    return this.ownFiles;
+  }
+  get program(): string {
+    return this.ownProgram;
+  }
+  get alive(): boolean {
+    return this.ownAlive;
+  }
+  get exitCode(): number | undefined {
+    return this.ownExitCode;
+  }
+  /** The host's latest description of the terminal. */
+  get state(): TerminalState | undefined {
+    return this.ownState;
+  }
+  get pending(): PendingAction | undefined {
+    return this.ownPending;
+  }
+  /** Started as the kernel's bash with shell integration: its first prompt will carry marks. */
+  get integrated(): boolean {
+    return this.ownIntegrated;
+  }
+  /** Command-finished marks (OSC 133 D) so far. */
+  get commandEnds(): number {
+    return this.ends;
+  }
+  get lastEnd(): CommandEnd | undefined {
+    return this.ownLastEnd;
+  }
+  /** The command end reported to the agent last, so an exit code is told once. */
+  get reportedEnds(): number {
+    return this.ownReportedEnds;
+  }
+  get commandRunning(): boolean {
+    return this.running;
+  }
+  get lastActivity(): number {
+    return this.ownLastActivity;
+  }
+  get mark(): HostMark {
+    return this.ownMark;
+  }
+  /** The latest reply's mark while its delivery is unconfirmed. */
+  get shownMark(): HostMark | undefined {
+    return this.inFlight.at(-1)?.mark;
+  }
+
+  attachFiles(files: TtyFiles): void {
+    this.ownFiles = files;
+  }
+
   onOutput(data: Buffer): void {
     this.emulator.write(data);
-    this.files.appendRaw(data);
-    this.lastActivity = Date.now();
+    this.ownFiles?.appendRaw(data);
+    this.ownLastActivity = Date.now();
+    this.waitingAnnounced = false;
+    this.events.output.fire({ tty: this.number, data });
     this.onActivity();
   }
 
   hasUnseen(): boolean {
-    return this.tracker.hasUnseen(this.emulator) || (!this.alive && this.pendingExitReport);
+    return this.tracker.hasUnseen(this.emulator) || (!this.ownAlive && this.exitUnreported);
   }
 
-  /** A dead terminal is reported once, then closed. */
-  pendingExitReport = false;
+  /** The agent opened it (`integrated`: the kernel's bash) or typed into it. */
+  acted(kind: PendingAction['kind'], integrated = false, text?: string): void {
+    this.ownPending = { kind, at: Date.now(), endsBefore: this.ends, ...(text ? { text } : {}) };
+    if (kind === 'open') this.ownIntegrated = integrated;
+    this.readingKeys = undefined;
+    this.ownLastActivity = Date.now();
+    this.waitingAnnounced = false;
+  }
 
-  /** When tmux first said this pane is dead but did not know its exit status yet. */
-  deadWithoutStatusSince: number | undefined;
+  /** wait() judged it idle, waiting for keys: tell listeners once per quiet spell. */
+  waitingForInput(): void {
+    if (this.waitingAnnounced) return;
+    this.waitingAnnounced = true;
+    this.events.waitingForInput.fire({ tty: this.number, program: this.ownProgram });
+  }
+
+  /** Nothing to report: what the agent started is over. */
+  settled(): void {
+    this.ownPending = undefined;
+  }
+
+  /**
+   * The host described the terminal; `program` is what runs in its foreground; `scrollsThen`
+   * is our count of scrolled rows at the instant the host described (see TerminalHost.terminals).
+   */
+  observed(state: TerminalState, program: string, scrollsThen?: number): void {
+    this.ownState = state;
+    if (scrollsThen !== undefined) this.hostOffset = Math.max(0, scrollsThen - state.historySize);
+    if (program !== this.ownProgram) this.readingKeys = undefined;
+    this.ownProgram = program;
+  }
+
+  /** The name the terminal was opened with, before the host has described it. */
+  named(program: string): void {
+    this.ownProgram = program;
+  }
+
+  /**
+   * The host says the process ended but has no status yet: true while it is worth waiting
+   * a little longer for the status (`graceMs` from the first time it said so).
+   */
+  awaitingExitStatus(now: number, graceMs: number): boolean {
+    this.deadWithoutStatusSince ??= now;
+    return now - this.deadWithoutStatusSince < graceMs;
+  }
+
+  /** The terminal's process ended (status from the host, else the wrapper's OSC). */
+  died(exitCode: number | undefined): void {
+    if (!this.ownAlive) return;
+    this.ownAlive = false;
+    this.ownExitCode = exitCode ?? this.emulator.wrapperExitStatus;
+    this.exitUnreported = true;
+    this.ownFiles?.schedule();
+    this.events.died.fire({ tty: this.number, ...(this.ownExitCode === undefined ? {} : { exitCode: this.ownExitCode }) });
+    this.onActivity();
+  }
+
+  /**
+   * The agent is being shown everything up to now by the reply `deliveryId` (undefined: the
+   * caller has it already). The mark is taken from the emulator, at exactly the bytes shown,
+   * in the host's numbering.
+   */
+  reported(deliveryId: string | undefined): void {
+    this.tracker.markSeen(this.emulator);
+    this.ownReportedEnds = this.ends;
+    this.ownPending = undefined;
+    this.exitUnreported = false;
+    this.repeatUntil = undefined;
+    const history = this.emulator.totalScrolls - this.hostOffset;
+    const cursorY = this.emulator.cursorAbs - this.emulator.totalScrolls;
+    const mark = { row: history + cursorY, history, digest: this.digest({ historySize: history, cursorX: this.emulator.cursorX, cursorY }) };
+    if (deliveryId === undefined) this.ownMark = mark;
+    else this.inFlight.push({ id: deliveryId, mark });
+  }
+
+  /** The reply `deliveryId` reached the client: what it showed is seen for good. */
+  delivered(deliveryId: string): boolean {
+    const index = this.inFlight.findIndex((f) => f.id === deliveryId);
+    if (index < 0) return false;
+    this.ownMark = this.inFlight[index]!.mark;
+    this.inFlight.splice(0, index + 1);
+    return true;
+  }
+
+  /** After re-adoption: the marks saved by the server before; rows up to `shown` may repeat a lost reply. */
+  restoreMark(mark: HostMark, shown: HostMark | undefined): void {
+    this.ownMark = mark;
+    if (shown && shown.row > mark.row) {
+      this.inFlight = [{ id: 'before-restart', mark: shown }];
+      this.repeatUntil = shown.row;
+    }
+  }
+
+  /** How many of the rows the next report shows may repeat a reply lost in a restart. */
+  possiblyRepeatedRows(): number {
+    return this.repeatUntil === undefined ? 0 : Math.max(0, this.repeatUntil - this.tracker.markAbs);
+  }
+
+  /** Does the host's terminal on `key` (pid and program) read single keys? undefined: not asked. */
+  readsKeys(): boolean | undefined {
+    return this.readingKeys?.key === this.readingKeysKey() ? this.readingKeys.value : undefined;
+  }
+
+  rememberReadsKeys(value: boolean | undefined): void {
+    this.readingKeys = { key: this.readingKeysKey(), value };
+  }
+
+  /** The foreground program found by asking the process table, if asked for this pid within `maxAgeMs`. */
+  cachedForeground(pid: number, now: number, maxAgeMs: number): string | undefined {
+    return this.foreground && this.foreground.pid === pid && now - this.foreground.at < maxAgeMs ? this.foreground.name : undefined;
+  }
+
+  rememberForeground(pid: number, now: number, name: string): void {
+    this.foreground = { pid, at: now, name };
+  }
 
   snapshot(): TtySnapshot {
     return {
@@ -85,11 +306,11 @@ export class Tty {
       status: {
         tty: this.number,
         command: this.command,
-        program: this.program,
-        alive: this.alive,
-        ...(this.exitCode === undefined ? {} : { exitCode: this.exitCode }),
-        lastActivity: new Date(this.lastActivity).toISOString(),
-        highWaterMark: this.markRowTmux,
+        program: this.ownProgram,
+        alive: this.ownAlive,
+        ...(this.ownExitCode === undefined ? {} : { exitCode: this.ownExitCode }),
+        lastActivity: new Date(this.ownLastActivity).toISOString(),
+        highWaterMark: this.ownMark.row,
         unseen: this.tracker.hasUnseen(this.emulator),
         cols: this.emulator.cols,
         rows: this.emulator.rows,
@@ -99,42 +320,46 @@ export class Tty {
   }
 
   /** A digest of what is on the screen and where the cursor is, to tell later whether anything changed. */
-  digest(pane: Pick<PaneInfo, 'historySize' | 'cursorX' | 'cursorY'>): string {
+  digest(cursor: { historySize: number; cursorX: number; cursorY: number }): string {
     return createHash('sha256')
-      .update(`${pane.historySize}:${pane.cursorX}:${pane.cursorY}\n${this.emulator.screenText()}`)
+      .update(`${cursor.historySize}:${cursor.cursorX}:${cursor.cursorY}\n${this.emulator.screenText()}`)
       .digest('hex')
       .slice(0, 24);
   }
-
-  /** The last D mark, waiting for the prompt to be drawn (mark B) before it counts. */
-  private endingAt: { exitCode?: number; durationMs?: number; at: number } | undefined;
 
   /** A D mark whose prompt never ended with B (a PS1 we could not mark): count it after a short grace. */
   settleEnding(now: number, quietMs: number): void {
     if (this.endingAt && now - this.endingAt.at > 1000 && quietMs > 300) this.finishEnding();
   }
 
+  private readingKeysKey(): string {
+    return `${this.ownState?.pid}:${this.ownProgram}`;
+  }
+
   private finishEnding(): void {
     if (!this.endingAt) return;
-    this.commandEnds += 1;
-    this.lastEnd = this.endingAt;
+    this.ends += 1;
+    this.ownLastEnd = this.endingAt;
     this.endingAt = undefined;
+    this.events.commandFinished.fire({ tty: this.number, ...this.ownLastEnd });
   }
 
   private onMark(mark: ShellMark): void {
     if (mark.kind === 'C') {
       this.commandStartedAt = mark.at;
-      this.commandRunning = true;
+      this.running = true;
+      this.events.commandStarted.fire({ tty: this.number, at: mark.at, command: typedCommandLine(this.emulator, this.inputStart) });
     } else if (mark.kind === 'D') {
-      const durationMs = this.commandStartedAt === undefined || !this.commandRunning ? undefined : mark.at - this.commandStartedAt;
+      const durationMs = this.commandStartedAt === undefined || !this.running ? undefined : mark.at - this.commandStartedAt;
       this.endingAt = {
         at: mark.at,
         ...(mark.exitCode === undefined ? {} : { exitCode: mark.exitCode }),
         ...(durationMs === undefined ? {} : { durationMs }),
       };
-      this.commandRunning = false;
+      this.running = false;
       this.commandStartedAt = undefined;
     } else if (mark.kind === 'B') {
+      this.inputStart = { abs: this.emulator.cursorAbs, x: this.emulator.cursorX };
       this.finishEnding();
     }
     this.onActivity();

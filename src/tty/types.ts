@@ -5,9 +5,8 @@
  */
 
 export const MAX_TTYS = 20;
-export const MAX_WAIT_SECONDS = 60;
-/** Lines of a terminal's new output shown inline; more is shown as head and tail. */
-export const INLINE_LINES = 20;
+/** Under the 60 s request timeout of the TypeScript SDK and of clients built on it (a longer wait needs a second call). */
+export const MAX_WAIT_SECONDS = 50;
 
 export interface Capacity {
   used: number;
@@ -34,7 +33,11 @@ export interface TypeResult {
   tty: number;
   /** What was sent: "text", "paste" (multi-line), or "key". */
   sent: 'text' | 'paste' | 'key';
+  /** The key's name when one key was sent ("C-c"). */
+  key?: string;
   bytes: number;
+  /** Enter was pressed after the text (twice after a paste that ends inside a REPL block). */
+  enter: boolean;
 }
 
 /** Why a `wait` returned. */
@@ -43,7 +46,8 @@ export type WaitReason =
   | 'exited' // the terminal's process ended
   | 'settled' // no output for settle_ms (programs without marks)
   | 'timeout' // the timeout passed with output still flowing or a command still running
-  | 'idle'; // nothing was running and nothing changed
+  | 'idle' // nothing was running and nothing changed
+  | 'input'; // a program drew and now waits for input (a prompt, a REPL, an editor)
 
 export interface TtyReport {
   tty: number;
@@ -69,6 +73,8 @@ export interface TtyReport {
 
 export interface WaitResult {
   reason: WaitReason;
+  /** With reason `input`: the terminal whose program waits, and the prompt it shows (empty for a full-screen program). */
+  input?: { tty: number; prompt: string };
   elapsedMs: number;
   /** Only terminals with something new, or whose state changed. */
   changed: TtyReport[];
@@ -79,6 +85,8 @@ export interface WaitResult {
 export interface CloseResult {
   tty: number;
   archivedTo: string;
+  /** The processes close ended (the shell, its jobs, and any that left its session). */
+  ended?: Array<{ pid: number; name: string }>;
   capacity: Capacity;
 }
 

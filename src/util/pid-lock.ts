@@ -1,5 +1,7 @@
-import { mkdir, open, readFile, unlink, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { link, mkdir, open, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileAtomic } from './atomic-write.js';
 
 /** Whether a process exists (EPERM means it does, owned by someone else). */
 export function isProcessAlive(pid: number): boolean {
@@ -25,12 +27,68 @@ export interface PidLock {
   release(): Promise<void>;
 }
 
-export async function readLockHolder(file: string): Promise<LockHolder | undefined> {
+type Read = { kind: 'absent' } | { kind: 'held'; holder: LockHolder; text: string } | { kind: 'garbage'; text: string };
+
+async function readLock(file: string): Promise<Read> {
+  let text: string;
   try {
-    const holder = JSON.parse(await readFile(file, 'utf8')) as Partial<LockHolder>;
-    return typeof holder.pid === 'number' ? (holder as LockHolder) : undefined;
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'absent' };
+    throw error;
+  }
+  try {
+    const holder = JSON.parse(text) as Partial<LockHolder>;
+    if (typeof holder.pid === 'number' && typeof holder.started === 'string') return { kind: 'held', holder: holder as LockHolder, text };
   } catch {
-    return undefined;
+    // Not JSON: left by something else, never by a taker (takers only link complete files).
+  }
+  return { kind: 'garbage', text };
+}
+
+export async function readLockHolder(file: string): Promise<LockHolder | undefined> {
+  const read = await readLock(file).catch(() => undefined);
+  return read?.kind === 'held' ? read.holder : undefined;
+}
+
+/** Create `file` holding `text`, or fail with EEXIST: link() makes it appear complete, never empty. */
+async function createComplete(file: string, text: string): Promise<boolean> {
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
+  const handle = await open(temp, 'wx', 0o600);
+  try {
+    await handle.writeFile(text);
+  } finally {
+    await handle.close();
+  }
+  try {
+    await link(temp, file);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    await unlink(temp).catch(() => {});
+  }
+}
+
+/**
+ * Remove a stale lock only if it still holds exactly what we judged stale. Racing reapers of
+ * the same stale content serialise on a reap ticket named after it, so a reaper that looked
+ * before another took the lock cannot unlink the new, live lock.
+ */
+async function reapStale(file: string, staleText: string): Promise<void> {
+  const ticket = `${file}.reap-${Buffer.from(staleText).toString('base64url').slice(-40)}`;
+  if (!(await createComplete(ticket, JSON.stringify({ pid: process.pid, started: new Date().toISOString() })))) {
+    // Another reaper is at work; if it died mid-reap, clear its ticket so the lock is not stuck.
+    const reaper = await readLock(ticket);
+    if (reaper.kind === 'held' && !isProcessAlive(reaper.holder.pid)) await unlink(ticket).catch(() => {});
+    return;
+  }
+  try {
+    const now = await readLock(file);
+    if (now.kind !== 'absent' && now.text === staleText) await unlink(file).catch(() => {});
+  } finally {
+    await unlink(ticket).catch(() => {});
   }
 }
 
@@ -38,38 +96,34 @@ export async function readLockHolder(file: string): Promise<LockHolder | undefin
 const heldHere = new Set<string>();
 
 /**
- * One holder at a time: a lock file created with O_EXCL holding our PID as JSON. A lock whose
- * PID is dead (a holder that was killed) is stale and taken over; a live holder makes
- * `refuse(holder)` the error thrown.
+ * One holder at a time: a lock file that appears atomically (link of a complete temp file)
+ * holding our PID as JSON, and is updated by rename. A lock whose PID is dead (a holder that
+ * was killed) is stale and taken over; a live holder makes `refuse(holder)` the error thrown.
  */
 export async function acquirePidLock(file: string, refuse: (holder: LockHolder) => Error): Promise<PidLock> {
   await mkdir(path.dirname(file), { recursive: true });
   const mine: LockHolder = { pid: process.pid, started: new Date().toISOString() };
   if (heldHere.has(file)) throw refuse((await readLockHolder(file)) ?? mine);
-  for (let attempt = 0; attempt < 5; attempt++) {
-    try {
-      const handle = await open(file, 'wx', 0o600);
-      await handle.writeFile(JSON.stringify(mine) + '\n');
-      await handle.close();
+  for (let attempt = 0; attempt < 20; attempt++) {
+    if (await createComplete(file, JSON.stringify(mine) + '\n')) {
       heldHere.add(file);
       return {
         file,
         async update(extra) {
           Object.assign(mine, extra);
-          await writeFile(file, JSON.stringify(mine) + '\n');
+          await writeFileAtomic(file, JSON.stringify(mine) + '\n', 0o600);
         },
         async release() {
           heldHere.delete(file);
           if ((await readLockHolder(file))?.pid === process.pid) await unlink(file).catch(() => {});
         },
       };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const holder = await readLockHolder(file);
-    if (holder && holder.pid !== process.pid && isProcessAlive(holder.pid)) throw refuse(holder);
-    // Stale (dead PID, unreadable, or our own leftover): remove and try again.
-    await unlink(file).catch(() => {});
+    const read = await readLock(file);
+    if (read.kind === 'absent') continue;
+    if (read.kind === 'held' && read.holder.pid !== process.pid && isProcessAlive(read.holder.pid)) throw refuse(read.holder);
+    // Stale: a dead PID, our own leftover, or content no taker writes.
+    await reapStale(file, read.text);
   }
-  throw new Error(`Could not take the lock ${file}: it keeps reappearing (another process is taking it). Try again.`);
+  throw new Error(`Could not take the lock ${file}: it keeps changing hands (other processes are taking it). Try again.`);
 }

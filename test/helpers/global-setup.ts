@@ -4,6 +4,7 @@ import type { TestProject } from 'vitest/node';
 import { silentLogger } from '../../src/log/logger.js';
 import { DEFAULT_BASE_IMAGE, bootstrapBaseImage } from '../../src/sandbox/bootstrap.js';
 import { connectEngine, describeEngine } from '../../src/sandbox/engine.js';
+import { ensureEgressImage } from '../../src/sandbox/egress-proxy.js';
 import { ensureImage, imageExists } from '../../src/sandbox/image.js';
 import type { EngineAvailability } from './engine.js';
 import { createTestInstance } from './test-instance.js';
@@ -31,11 +32,13 @@ async function checkEngine(): Promise<EngineAvailability> {
   const started = Date.now();
   try {
     await ensureImage(engine, cache.instance, { logger });
+    // Every allowlist instance (the default) starts an egress proxy: build its image once, here.
+    await ensureEgressImage(engine, { logger });
   } finally {
     await rm(path.dirname(cache.dataDir), { recursive: true, force: true });
   }
   const seconds = (Date.now() - started) / 1000;
-  if (seconds > 1) process.stderr.write(`global-setup: built the test image (Containerfile.test) in ${seconds.toFixed(1)} s\n`);
+  if (seconds > 1) process.stderr.write(`global-setup: built the test and egress images in ${seconds.toFixed(1)} s\n`);
   return { available: true, description };
 }
 

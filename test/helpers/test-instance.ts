@@ -57,6 +57,11 @@ export async function removeEngineResources(name: string): Promise<void> {
   } catch (error) {
     if (statusCode(error) !== 404) throw error;
   }
+  // Egress proxy and link containers, and the socket volume (only things labelled with this name).
+  const egress = await docker.listContainers({ all: true, filters: { label: [`${LABEL.instance}=${name}`, LABEL.egressRole] } });
+  for (const c of egress) if (c.Labels[LABEL.instance] === name) await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
+  const { Volumes: volumes } = await docker.listVolumes({ filters: { label: [`${LABEL.instance}=${name}`] } });
+  for (const v of volumes ?? []) if (v.Labels?.[LABEL.instance] === name) await docker.getVolume(v.Name).remove().catch(() => undefined);
   const images = await docker.listImages({ filters: { label: [`${LABEL.instance}=${name}`] } });
   for (const image of images) {
     if (image.Labels?.[LABEL.instance] !== name) continue;

@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { resolveInstance } from '../../config/instance.js';
 import { KernelError } from '../../errors.js';
-import { attachArgv, dockerHostFor, listWindowsArgv } from '../../server/operator/attach-command.js';
+import { attachArgv, dockerHostFor, listWindowsArgv } from '../../tty/attach-command.js';
 import { type Command, EXIT } from '../command.js';
 
 const USAGE = 'attach <name-or-dir> <tty> [--write]';

@@ -1,6 +1,6 @@
 import { resolveInstance } from '../../config/instance.js';
 import { KernelError } from '../../errors.js';
-import { formatTtyTable, readTtyStatuses } from '../../server/operator/tty-status.js';
+import { formatTtyTable, readTtyStatuses } from '../../observe/tty-status.js';
 import { type Command, EXIT } from '../command.js';
 
 export const lsCommand: Command = {

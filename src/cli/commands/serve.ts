@@ -75,7 +75,9 @@ export const serveCommand: Command = {
     process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection (the server keeps running)'));
     process.on('uncaughtException', (error) => logger.fatal({ err: error }, 'uncaught exception (the server keeps running)'));
     // Loaded on first use, after the handshake: the terminal layer is the heavy part of start-up.
-    const runtime = new KernelRuntime(async () => (await import('../../server/start-terminals.js')).startTerminals(instance, logger), logger);
+    // AGENT_KERNEL_HOST_TMUX=0: on the host backend, PTYs of the server even where tmux is installed.
+    const terminalOptions = { hostTmux: process.env.AGENT_KERNEL_HOST_TMUX !== '0' };
+    const runtime = new KernelRuntime(async () => (await import('../../server/start-terminals.js')).startTerminals(instance, logger, terminalOptions), logger);
     const deps = { runtime, instance, logger };
 
     let stop: () => Promise<void>;
@@ -87,7 +89,7 @@ export const serveCommand: Command = {
         // Outside the data directory: the agent's container sees everything in it.
         defaultFile: path.join(configHome(), 'tokens', `${instance.name}.token`),
       });
-      registerSecrets([token.token]);
+      registerSecrets(logger, [token.token]);
       const hint = `The token is in ${token.source}.`;
       const running = await startHttpServer({ ...deps, host: options.http.host, port: options.http.port, token: token.token, tokenHint: hint });
       if (token.generated) {

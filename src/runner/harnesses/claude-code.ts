@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
-import { classifyHarnessError } from '../classify.js';
-import type { Usage } from '../context.js';
+import { classifyHarnessError } from './classify.js';
+import type { Usage } from './harness.js';
 import { type Harness, type HarnessEvent, type HarnessSetup, KERNEL_TOOLS, MCP_SERVER_NAME, type McpServerStatus } from './harness.js';
 
 /**

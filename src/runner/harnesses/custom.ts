@@ -1,5 +1,5 @@
 import { KernelError } from '../../errors.js';
-import { classifyHarnessError } from '../classify.js';
+import { classifyHarnessError } from './classify.js';
 import { parseClaudeCodeLine } from './claude-code.js';
 import type { Harness, HarnessEvent } from './harness.js';
 

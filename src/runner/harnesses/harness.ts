@@ -1,6 +1,13 @@
 import type { RunnerConfig } from '../../config/agent-config.js';
-import type { Classification, ErrorSignals } from '../classify.js';
-import type { Usage } from '../context.js';
+import type { Classification, ErrorSignals } from './classify.js';
+
+/** Token usage as Claude Code reports it on an assistant message or a result. */
+export interface Usage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_creation_input_tokens?: number;
+  cache_read_input_tokens?: number;
+}
 
 /**
  * A harness is an agent CLI kernel-runner can drive (seed 004): how to start it, how it

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { formatZodIssues } from '../../config/parse.js';
 import { KernelError } from '../../errors.js';
+import { appendEvent } from '../../observe/events/event-log.js';
 
 /**
  * An instance's inbox: `<data>/inbox/`, one file a message.
@@ -47,6 +48,8 @@ export interface InboxMessage {
 export interface InboxPaths {
   readonly inbox: string;
   readonly inboxDone: string;
+  /** The instance's event log: a delivered message is logged there. */
+  readonly events?: string;
 }
 
 const SENDER_PATTERN = /^[A-Za-z0-9_.@:-]{1,64}$/;
@@ -153,6 +156,7 @@ export async function markDelivered(paths: InboxPaths, message: InboxMessage): P
   await rename(message.file, path.join(paths.inboxDone, path.basename(message.file))).catch((error: NodeJS.ErrnoException) => {
     if (error.code !== 'ENOENT') throw error;
   });
+  if (paths.events) await appendEvent(paths.events, { type: 'message.delivered', id: message.id, ...(message.from ? { from: message.from } : {}) });
 }
 
 /** Pure: how a message reads to the agent. */

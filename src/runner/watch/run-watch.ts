@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { resolveInstance } from '../../config/instance.js';
 import { type Logger, createLogger } from '../../log/logger.js';
-import { checkHarnessAvailable } from './harness-check.js';
+import { checkHarnessAvailable } from '../harnesses/harness-check.js';
 import { type StatusServer, startStatusServer, statusSocketPath } from './status-api.js';
 import { detectInterruptedTick, realStartTick } from './tick-adapter.js';
 import { type StartTickFn, Watch } from './watch.js';

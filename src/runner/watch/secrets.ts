@@ -1,11 +1,13 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { configHome } from '../../config/registry.js';
+import { MIN_SECRET_LENGTH } from '../../log/secrets.js';
 
 /**
  * Secrets for the harness environment: a directory where each file is one variable
  * (file name = variable name, content = value, trailing newlines trimmed). Dotfiles and
- * directories are skipped, as are names that cannot be environment variables; a missing
+ * directories are skipped, as are names that cannot be environment variables and values of
+ * 1-5 characters (too short to redact from logs, see log/secrets.ts); a missing
  * directory means no secrets. Values are never logged: only names are reported.
  */
 
@@ -50,7 +52,15 @@ export async function loadSecrets(dir: string): Promise<LoadedSecrets> {
       skipped.push({ file: entry.name, reason: `cannot be read (${code ?? 'error'})` });
       continue;
     }
-    values[entry.name] = content.replace(/(\r?\n)+$/, '');
+    const value = content.replace(/(\r?\n)+$/, '');
+    if (value.length > 0 && value.length < MIN_SECRET_LENGTH) {
+      skipped.push({
+        file: entry.name,
+        reason: `its value is shorter than ${MIN_SECRET_LENGTH} characters, too short to redact from logs reliably, so it is not passed on: use a longer value`,
+      });
+      continue;
+    }
+    values[entry.name] = value;
   }
   return { values, skipped };
 }

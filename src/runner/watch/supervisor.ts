@@ -6,11 +6,12 @@
  *   wake); a failed tick is not retried on its own (the next tick still gets a crash notice).
  * - `restart: "on-failure"`: a failed tick is followed by a restart tick (with the notice).
  * - `restart: "always"`: every tick is followed by another one, failed or not.
- * - `max_restarts` caps restarts (0 = unlimited); at the cap watch stops restarting and
- *   waits for messages and scheduled wakes only.
+ * - `max_restarts` caps restarts (0 = unlimited) per stable period; at the cap watch stops
+ *   restarting and waits for messages and scheduled wakes, until the period ends.
  * - Backoff: after `failures` failed ticks in a row, the next tick waits
- *   `min(initial * 2^(failures-1), max)`. After `reset_after` without a failure the failure
- *   and restart counts go back to zero (the agent has been stable).
+ *   `min(initial * 2^(failures-1), max)`. After `reset_after` without a failure (counted from
+ *   the last failure, or from the first restart when none failed) the failure and restart
+ *   counts go back to zero (the agent has been stable) and a policy that gave up resumes.
  */
 
 export type RestartPolicy = 'no' | 'on-failure' | 'always';
@@ -29,6 +30,8 @@ export interface SupervisorCounters {
   readonly restarts: number;
   /** When the last failed tick ended (ms since epoch), if any. */
   readonly lastFailureAt?: number;
+  /** When the first restart of this period started: healthy "always" ticks count from here. */
+  readonly firstRestartAt?: number;
 }
 
 export const INITIAL_COUNTERS: SupervisorCounters = { failures: 0, restarts: 0 };
@@ -42,8 +45,14 @@ export function backoffDelay(failures: number, backoff: SupervisorPolicy['backof
 
 /** Pure: counters after a stable period without failures are reset. */
 export function settleCounters(counters: SupervisorCounters, policy: SupervisorPolicy, now: number): SupervisorCounters {
-  if (counters.lastFailureAt !== undefined && now - counters.lastFailureAt >= policy.backoff.resetAfter) return INITIAL_COUNTERS;
+  const since = counters.lastFailureAt ?? counters.firstRestartAt;
+  if (since !== undefined && now - since >= policy.backoff.resetAfter) return INITIAL_COUNTERS;
   return counters;
+}
+
+/** Pure: counters when the policy starts a restart tick. */
+export function recordRestart(counters: SupervisorCounters, now: number): SupervisorCounters {
+  return { ...counters, restarts: counters.restarts + 1, firstRestartAt: counters.firstRestartAt ?? now };
 }
 
 /** Pure: counters after a tick ended. */
@@ -76,7 +85,7 @@ export function decideAfterTick(counters: SupervisorCounters, failed: boolean, p
     return {
       restart: false,
       delayMs,
-      reason: `max_restarts (${policy.maxRestarts}) reached: not restarting; a message or a scheduled wake still starts a tick`,
+      reason: `max_restarts (${policy.maxRestarts}) reached: not restarting for reset_after (${Math.round(policy.backoff.resetAfter / 1000)}s) without a failure; a message or a scheduled wake still starts a tick`,
       gaveUp: true,
     };
   }

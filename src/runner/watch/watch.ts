@@ -6,7 +6,7 @@ import { type InboxMessage, formatMessage, markDelivered, readPending, watchInbo
 import { type DueWake, type LoadedSchedule, loadSchedule, nextWake, removeFiredWake } from './schedule.js';
 import { harnessEnvironment, loadSecrets, secretsDir } from './secrets.js';
 import type { AgentStatus, WatchState } from './status-api.js';
-import { type SupervisorCounters, type SupervisorPolicy, INITIAL_COUNTERS, decideAfterTick, recordTickEnd, settleCounters } from './supervisor.js';
+import { type SupervisorCounters, type SupervisorPolicy, INITIAL_COUNTERS, decideAfterTick, recordRestart, recordTickEnd, settleCounters } from './supervisor.js';
 import { Waker } from './waker.js';
 
 /**
@@ -281,7 +281,15 @@ export class Watch {
       return;
     }
     const now = Date.now();
-    this.counters = settleCounters(this.counters, policyOf(this.instance), now);
+    const policy = policyOf(this.instance);
+    const before = this.counters;
+    this.counters = settleCounters(before, policy, now);
+    if (this.gaveUp && this.counters !== before) {
+      this.gaveUp = false;
+      this.restartPending = policy.restart !== 'no';
+      this.reason = undefined;
+      this.log.info(`no failure for reset_after (${Math.round(policy.backoff.resetAfter / 1000)}s): restart counters reset, restarting`);
+    }
     const messages = await this.readInbox();
     const schedule = await this.readSchedule();
     const wakeDue = schedule?.due && schedule.due.time.getTime() <= now ? schedule.due : undefined;
@@ -317,8 +325,8 @@ export class Watch {
     const dir = secretsDir(this.instance.name, this.instance.dataDir, runner.secrets_dir, this.deps.env);
     const secrets = await loadSecrets(dir);
     for (const { file, reason } of secrets.skipped) this.log.warn({ file, dir }, `secret file skipped: ${reason}`);
-    // Redacted from every log line from now on (values under 6 characters are not: see log/secrets.ts).
-    registerSecrets(Object.values(secrets.values));
+    // Redacted from every log line from now on (loadSecrets refused values too short to redact).
+    registerSecrets(this.log, Object.values(secrets.values));
     const names = Object.keys(secrets.values);
     if (names.length > 0) this.log.info({ dir, names }, 'secrets loaded');
     // Only the secrets and runner.env: the tick adds its own environment to these.
@@ -341,7 +349,7 @@ export class Watch {
     this.current = { started: new Date(startedAt).toISOString(), trigger };
     this.state = 'ticking';
     this.reason = undefined;
-    if (trigger === 'restart') this.counters = { ...this.counters, restarts: this.counters.restarts + 1 };
+    if (trigger === 'restart') this.counters = recordRestart(this.counters, startedAt);
     this.restartPending = false;
     this.log.info({ trigger, messages: messages.length, wake: wake?.spec }, `starting a tick (${trigger})`);
 

@@ -3,13 +3,14 @@ import { z } from 'zod';
 import { renderClose } from '../render.js';
 import { guarded, loggedInTerminals, toolInput, type ToolDeps, TTY_FIELD_MESSAGE } from './context.js';
 
-const DESCRIPTION = `Close a terminal: end everything running in TTY tty (its whole process group) and archive its scrollback to system/logs/sessions/. Its number becomes free for open().
+const DESCRIPTION = `Close a terminal: end everything running in TTY tty (every process it started, also those that left its session) and archive its scrollback to system/logs/sessions/. Its number becomes free for open().
 
 Close terminals you no longer need before your session ends; terminals whose program already ended are closed by wait() on its own. Make sure you saved what you need first: a closed terminal cannot be reopened.`;
 
 export const closeOutputSchema = z.object({
   tty: z.number(),
   archivedTo: z.string().describe('the archived scrollback file'),
+  ended: z.array(z.object({ pid: z.number(), name: z.string() })).optional().describe('the processes close ended'),
   capacity: z.object({ used: z.number(), max: z.number() }),
 });
 
@@ -36,7 +37,7 @@ export function registerCloseTool(server: McpServer, deps: ToolDeps): void {
         deps.logger.info({ tty, archivedTo: result.archivedTo }, 'closed a terminal');
         return {
           content: [{ type: 'text', text: renderClose(result) }],
-          structuredContent: { tty: result.tty, archivedTo: result.archivedTo, capacity: result.capacity },
+          structuredContent: { tty: result.tty, archivedTo: result.archivedTo, ...(result.ended ? { ended: result.ended } : {}), capacity: result.capacity },
         };
       }),
   );

@@ -7,6 +7,8 @@ import { registerTypeTool } from './type.js';
 import { registerWaitTool } from './wait.js';
 
 /** The five tools, in the order a session uses them. */
+export const TOOL_NAMES = ['login', 'open', 'type', 'wait', 'close'] as const;
+
 export function registerTools(server: McpServer, deps: ToolDeps): void {
   registerLoginTool(server, deps);
   registerOpenTool(server, deps);

@@ -8,7 +8,7 @@ import { guarded, toolInput, type ToolDeps } from './context.js';
 
 const DESCRIPTION = `Start your session with the computer: call login() first, once, at the start of every session (every tick), before any other tool.
 
-It brings up your container and terminals if they are not up yet (this can take a while the first time), opens the terminals listed in system/startup.json (TTY 0 runs its startup command), and reports: the tick number, the terminals still running from before, terminals lost because the container restarted (with where their last scrollback was kept), how many terminals are in use out of 20, and which terminals have output you have not seen yet.
+It brings up your container and terminals if they are not up yet (this can take a while the first time), opens the terminals listed in system/startup.json (TTY 0 runs its startup command), and reports: the tick number, the terminals still running from before, terminals lost because the container restarted (with where their last scrollback was kept), how many terminals are in use out of 20, which terminals have output you have not seen yet, and the network policy (allowlist, none or open).
 
 After login: call wait() to see the terminals, then type() to act. Calling login() again in the same session is harmless.`;
 
@@ -29,6 +29,10 @@ export const loginOutputSchema = z.object({
   persistent: z.boolean().describe('false when terminals end with this server (host backend without tmux)'),
   startupErrors: z.array(z.object({ tty: z.number(), error: z.string() })),
   alreadyLoggedIn: z.boolean(),
+  network: z
+    .object({ policy: z.enum(['allowlist', 'none', 'open']), allowed: z.number().describe('destinations allowed (allowlist)') })
+    .optional()
+    .describe('the network policy the operator chose for this computer'),
 });
 
 export function registerLoginTool(server: McpServer, deps: ToolDeps): void {
@@ -92,6 +96,7 @@ export function registerLoginTool(server: McpServer, deps: ToolDeps): void {
           persistent: terminals.adoptReport.persistent,
           startupErrors,
           alreadyLoggedIn,
+          network: terminals.network,
         };
         deps.logger.info({ tick: summary.tick, opened, lost: summary.lost.length, unseen: summary.unseen }, 'login');
         return { content: [{ type: 'text', text: renderLogin(summary) }], structuredContent: summary };

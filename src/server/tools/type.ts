@@ -17,6 +17,7 @@ type() does not wait for the result. Tip: call type and wait as parallel tool ca
 export const typeOutputSchema = z.object({
   tty: z.number(),
   sent: z.enum(['text', 'paste', 'key']).describe('how it was sent'),
+  key: z.string().optional().describe('the key sent, such as C-c'),
   bytes: z.number(),
   enter: z.boolean().describe('whether Enter followed the text'),
 });
@@ -54,11 +55,10 @@ export function registerTypeTool(server: McpServer, deps: ToolDeps): void {
       guarded('type', deps, async () => {
         const terminals = await loggedInTerminals(deps);
         const result = await terminals.type({ tty, expect, text, ...(enter === undefined ? {} : { enter }) });
-        const pressedEnter = result.sent === 'text' && enter !== false;
         deps.logger.debug({ tty, sent: result.sent, bytes: result.bytes }, 'typed');
         return {
-          content: [{ type: 'text', text: renderType(result, pressedEnter) }],
-          structuredContent: { tty: result.tty, sent: result.sent, bytes: result.bytes, enter: pressedEnter },
+          content: [{ type: 'text', text: renderType(result) }],
+          structuredContent: { tty: result.tty, sent: result.sent, ...(result.key ? { key: result.key } : {}), bytes: result.bytes, enter: result.enter },
         };
       }),
   );

@@ -1,14 +1,18 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { personInputSince } from '../../observe/person-input.js';
 import { MAX_WAIT_SECONDS } from '../../tty/types.js';
 import { MAX_RESULT_TEXT_CHARS, renderWait } from '../render.js';
+import { deliveryId } from '../deliveries.js';
 import { guarded, loggedInTerminals, toolInput, type ToolDeps } from './context.js';
 
 export const DEFAULT_WAIT_SECONDS = 30;
+/** How often a long wait tells a client that asked (a progress token) that it is still working. */
+export const PROGRESS_INTERVAL_MS = 5000;
 
 const DESCRIPTION = `Wait for your terminals and see what changed: the only way to observe output.
 
-Returns as soon as what you started is done (a shell command finished, with its exit code and duration; a program exited; or output went quiet for about 1.5 s for programs like REPLs and editors), or when timeout seconds pass (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}). Then it shows, for every terminal with something new, the new lines since you last looked: up to 20 lines in full, longer output as head and tail with a line saying how many lines were left out and which file holds them all (read it with the Read tool). A full-screen program (vim, less, htop) shows its current screen instead. Everything shown counts as seen, which lets type() act again. Terminals whose program ended are reported with their exit code, then closed.
+Returns as soon as what you started is done (a shell command finished, with its exit code and duration; a program exited; or output went quiet for about 1.5 s for programs like REPLs and editors), or when timeout seconds pass (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}). Then it shows, for every terminal with something new, the new lines since you last looked: up to 20 lines in full, longer output as head and tail with a line saying how many lines were left out and which file holds them all (read it with the Read tool). A full-screen program (vim, less, htop) shows its current screen instead. Lines starting with "network:" report connections the network policy refused. Everything shown counts as seen, which lets type() act again. Terminals whose program ended are reported with their exit code, then closed.
 
 Call wait() after login and after every type(). Tip: call type and wait as parallel tool calls in one turn. If a command is still running when wait returns, call wait again. One result carries at most ${MAX_RESULT_TEXT_CHARS} characters of terminal text.`;
 
@@ -28,11 +32,22 @@ const diffSchema = z.object({
 });
 
 export const waitOutputSchema = z.object({
-  reason: z.enum(['command-finished', 'exited', 'settled', 'timeout', 'idle']),
+  reason: z.enum(['command-finished', 'exited', 'settled', 'timeout', 'idle', 'input']),
+  input: z
+    .object({ tty: z.number(), prompt: z.string() })
+    .optional()
+    .describe('with reason input: the terminal whose program waits for input, and its prompt (empty for a full-screen program)'),
   elapsedMs: z.number(),
   changed: z.array(diffSchema).describe('terminals with something new'),
   open: z.array(z.object({ tty: z.number(), program: z.string(), alive: z.boolean() })).describe('every open terminal'),
+  notices: z.array(z.string()).optional().describe('what happened outside the terminals, e.g. network: refused <host>:<port>'),
 });
+
+/** Refused connections and the like: after the terminals, one line each. */
+function withNotices<T extends { text: string; structured: object }>(rendered: T, notices: string[]): T {
+  if (notices.length === 0) return rendered;
+  return { ...rendered, text: `${rendered.text}\n${notices.join('\n')}`, structured: { ...rendered.structured, notices } };
+}
 
 export function registerWaitTool(server: McpServer, deps: ToolDeps): void {
   server.registerTool(
@@ -55,10 +70,34 @@ export function registerWaitTool(server: McpServer, deps: ToolDeps): void {
     ({ timeout }, extra) =>
       guarded('wait', deps, async () => {
         const terminals = await loggedInTerminals(deps);
-        const result = await terminals.wait({ timeoutMs: Math.round((timeout ?? DEFAULT_WAIT_SECONDS) * 1000), signal: extra.signal });
-        const rendered = renderWait(result);
+        const timeoutMs = Math.round((timeout ?? DEFAULT_WAIT_SECONDS) * 1000);
+        const progressToken = extra._meta?.progressToken;
+        const stopProgress = progressToken === undefined ? () => {} : reportProgress(timeoutMs, (progress, message) =>
+          extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total: timeoutMs / 1000, message } }));
+        const result = await terminals
+          .wait({ timeoutMs, signal: extra.signal, deliveryId: deliveryId(extra.sessionId, extra.requestId) })
+          .finally(stopProgress);
+        const rendered = withNotices(renderWait(result), terminals.takeNotices?.() ?? []);
+        const person = await personInputSince(deps.instance.paths.events).catch(() => undefined);
+        if (person) rendered.text = `${person}\n${rendered.text}`;
+        const replays = result.changed.filter((c) => c.elidedLines > 0).map((c) => terminals.describeRecording?.(c.tty)).filter(Boolean);
+        if (replays.length > 0) rendered.text += `\nTo replay with timing: ${replays.join('; ')}.`;
         deps.logger.debug({ reason: result.reason, ms: result.elapsedMs, changed: result.changed.map((c) => c.tty) }, 'waited');
         return { content: [{ type: 'text', text: rendered.text }], structuredContent: rendered.structured };
       }, extra.signal),
   );
+}
+
+/**
+ * A progress notification every PROGRESS_INTERVAL_MS while a wait runs: clients that reset
+ * their request timeout on progress (the TypeScript SDK's resetTimeoutOnProgress) then never
+ * time out a long wait. Returns the function that stops it.
+ */
+function reportProgress(timeoutMs: number, send: (progress: number, message: string) => Promise<void>): () => void {
+  const began = Date.now();
+  const timer = setInterval(() => {
+    const seconds = Math.round((Date.now() - began) / 1000);
+    send(Math.min(seconds, timeoutMs / 1000), `waiting: ${seconds} s of at most ${timeoutMs / 1000} s`).catch(() => {});
+  }, PROGRESS_INTERVAL_MS);
+  return () => clearInterval(timer);
 }

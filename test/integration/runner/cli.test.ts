@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { access, copyFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +23,21 @@ function runner(args: string[]): Promise<{ code: number; stdout: string; stderr:
     execFile(process.execPath, [BIN, ...args], { env, timeout: 240_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
+  });
+}
+
+/** Run the bin, noting how long it stays alive after its first stdout line (the tick summary). */
+function runnerTimed(args: string[]): Promise<{ code: number | null; stdout: string; lingerMs: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    let stdout = '';
+    let summaryAt: number | undefined;
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (summaryAt === undefined && stdout.includes('\n')) summaryAt = Date.now();
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, lingerMs: Date.now() - (summaryAt ?? Date.now()) }));
   });
 }
 
@@ -122,12 +137,17 @@ describeWithEngine('kernel-runner tick (the bin)', () => {
     const ok = await runner(['tick', name]);
     expect(ok.stderr).not.toMatch(/error/i);
     expect(ok.code).toBe(0);
+    // The shell prompt comes back with the summary: no timer keeps the process alive after it.
+    const again = await runnerTimed(['tick', name]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain(`${name} tick 2: ok`);
+    expect(again.lingerMs).toBeLessThan(1500);
     expect(ok.stdout).toMatch(new RegExp(`^${name} tick 1: ok in \\d+s · [\\d,]+ tokens · \\$\\d+\\.\\d\\d · log ${instancePaths(name, dir).logs.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/tick-001\\.jsonl\\n$`));
 
     await writeFile(path.join(dir, 'system/agent_config.json'), JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE, env: { FAKE_CLAUDE_SCENARIO: 'not-logged-in' } } }));
     const fatal = await runner(['tick', name]);
     expect(fatal.code).toBe(3);
-    expect(fatal.stdout).toContain(`${name} tick 2: failed (fatal)`);
+    expect(fatal.stdout).toContain(`${name} tick 3: failed (fatal)`);
     expect(fatal.stdout).toContain('Not logged in');
     expect(fatal.stdout).toContain('instance paused');
 
@@ -136,6 +156,6 @@ describeWithEngine('kernel-runner tick (the bin)', () => {
     expect(refused.stderr).toContain(`Instance "${name}" is paused: Not logged in · Please run /login. Fix the cause, then remove ${dir}/system/paused to resume.`);
 
     const ls = await runner(['ls']);
-    expect(ls.stdout).toMatch(new RegExp(`^${name}\\s.*paused: Not logged in.*#2 failed \\(fatal\\)`, 'm'));
+    expect(ls.stdout).toMatch(new RegExp(`^${name}\\s.*paused: Not logged in.*#3 failed \\(fatal\\)`, 'm'));
   });
 });

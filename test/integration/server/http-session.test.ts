@@ -94,7 +94,7 @@ describeWithEngine('agent-kernel serve --http (real container, real tmux)', () =
 
     const controller = new AbortController();
     // The headers come once the call is dispatched to the tool; then the client goes away.
-    const response = await post({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'wait', arguments: { timeout: 60 } } }, headers, controller.signal);
+    const response = await post({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'wait', arguments: { timeout: 50 } } }, headers, controller.signal);
     expect(response.status).toBe(200);
     controller.abort();
     await response.text().catch(() => undefined);

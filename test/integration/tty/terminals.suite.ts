@@ -284,6 +284,27 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       expect(left.stdout.trim()).toBe('0');
     });
 
+    it('wait names background jobs still running under an idle shell, briefly', async () => {
+      const tty = await openShell(t);
+      const report = reportOf(await run(t, tty, 'sleep 4545 & echo job-started'), tty);
+      expect(report.text).toContain('job-started');
+      expect(report.text).toMatch(/still running in the background: sleep \(pid \d+, \d+ MB\)/);
+      await run(t, tty, 'kill %1; wait');
+      expect(reportOf(await run(t, tty, 'echo quiet-now'), tty).text).not.toContain('background');
+    });
+
+    it('close ends processes that left the terminal with setsid, even re-parented daemons, and says what it ended', async () => {
+      const tty = await openShell(t);
+      // One in its own session; one daemonized twice over (its parent exits, init adopts it).
+      await run(t, tty, `setsid sleep 4343 & (setsid sh -c 'sleep 4344 & exit' &) ; sleep 0.3; echo spawned`);
+      const result = await t.manager.close(tty);
+      const names = (result.ended ?? []).map((p) => p.name);
+      expect(names).toContain('bash');
+      expect(names.filter((n) => n === 'sleep').length).toBeGreaterThanOrEqual(2);
+      const left = await t.sandbox.run(['sh', '-c', 'ps -eo args | grep -c "^sleep 434[34]" || true']);
+      expect(left.stdout.trim()).toBe('0');
+    });
+
     it('resizes one terminal (120x40 by default)', async () => {
       const tty = await openShell(t);
       expect(reportOf(await run(t, tty, 'stty size'), tty).text).toContain('40 120');

@@ -1,17 +1,18 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { clearSecrets, createLogger, registerSecrets, ttyLogger } from '../../../src/log/logger.js';
+import { createLogger, registerSecrets, ttyLogger } from '../../../src/log/logger.js';
 import { RotatingLogFiles } from '../../../src/log/rotating-files.js';
-import { redactSecrets } from '../../../src/log/secrets.js';
+import { SecretRedactor } from '../../../src/log/secrets.js';
 
 let dir: string;
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'ak-log-'));
 });
 afterEach(async () => {
-  clearSecrets();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -30,10 +31,9 @@ describe('createLogger', () => {
 
   it('replaces registered secret values and token-like keys by [REDACTED] in every line', async () => {
     const logger = createLogger({ process: 'runner', logDir: dir, stderr: false });
-    registerSecrets(['sk-ant-secret-123456', 'quote"d\\secret', 'abc']);
+    registerSecrets(logger, ['sk-ant-secret-123456', 'quote"d\\secret']);
     logger.info({ env: { ANTHROPIC_API_KEY: 'whatever-value' }, token: 'tok-1234567', headers: { authorization: 'Bearer x' } }, 'key is sk-ant-secret-123456 here');
     logger.error({ err: new Error('failed with quote"d\\secret inside') }, 'boom');
-    logger.info('abc is too short to be a secret');
     const text = await readFile(path.join(dir, 'runner.log'), 'utf8');
     expect(text).not.toContain('sk-ant-secret-123456');
     expect(text).not.toContain('whatever-value');
@@ -41,12 +41,28 @@ describe('createLogger', () => {
     expect(text).not.toContain('Bearer x');
     expect(text).not.toContain('quote\\"d\\\\secret');
     expect(text.match(/\[REDACTED\]/g)?.length).toBeGreaterThanOrEqual(5);
-    expect(text).toContain('abc is too short');
+  });
+
+  it('refuses a secret too short to redact, without quoting it', () => {
+    const logger = createLogger({ process: 'runner', logDir: dir, stderr: false });
+    expect(() => registerSecrets(logger, ['q7#Zk'])).toThrow(/shorter than 6 characters/);
+    expect(() => registerSecrets(logger, ['q7#Zk'])).not.toThrow(/q7#Zk/);
+  });
+
+  it('redacts only in the logger the secrets were given to: no process-wide state', async () => {
+    const one = createLogger({ process: 'one', logDir: dir, stderr: false });
+    const two = createLogger({ process: 'two', logDir: dir, stderr: false });
+    registerSecrets(one, ['only-for-one-123']);
+    one.child({ tty: 1 }).info('child line only-for-one-123');
+    two.info('other line only-for-one-123');
+    expect(await readFile(path.join(dir, 'one.log'), 'utf8')).not.toContain('only-for-one-123');
+    expect(await readFile(path.join(dir, 'two.log'), 'utf8')).toContain('only-for-one-123');
   });
 
   it('redacts the longest secret first', () => {
-    registerSecrets(['secret-one', 'secret-one-longer']);
-    expect(redactSecrets('a secret-one-longer b secret-one')).toBe('a [REDACTED] b [REDACTED]');
+    const secrets = new SecretRedactor();
+    secrets.add(['secret-one', 'secret-one-longer']);
+    expect(secrets.redact('a secret-one-longer b secret-one')).toBe('a [REDACTED] b [REDACTED]');
   });
 });
 
@@ -89,5 +105,43 @@ describe('RotatingLogFiles', () => {
     expect(backup.length).toBeLessThanOrEqual(1000);
     expect(current.length + backup.length).toBe(1000 + 500);
     expect((await readFile(path.join(dir, 'p.log'), 'utf8')).length).toBe(2500);
+  });
+});
+
+describe('RotatingLogFiles shared by several processes', () => {
+  const writer = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'log', 'log-writer.mjs');
+  const run = (id: string, lines: number, switchAt: number) =>
+    new Promise<void>((resolve, reject) => {
+      const child = spawn(process.execPath, [writer, dir, id, String(lines), '3000', String(switchAt)], { stdio: 'inherit' });
+      child.on('error', reject);
+      child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`log-writer ${id} exited ${code}`))));
+    });
+  const linesIn = async (names: string[]) =>
+    (await Promise.all(names.map((n) => readFile(path.join(dir, n), 'utf8'))))
+      .join('')
+      .split('\n')
+      .filter((l) => l)
+      .map((l) => JSON.parse(l) as { p: string; n: number });
+
+  it('loses no line and writes none to a removed file while they rotate by size and by day', async () => {
+    const writers = 5;
+    const lines = 400;
+    await Promise.all(Array.from({ length: writers }, (_, i) => run(`w${i}`, lines, 80 * (i + 1))));
+    const names = await readdir(dir);
+
+    // Daily files: every line of every writer, exactly once.
+    const daily = await linesIn(names.filter((n) => n === 'server.log' || n.startsWith('server.log.')));
+    for (let i = 0; i < writers; i++) {
+      const mine = daily.filter((l) => l.p === `w${i}`).map((l) => l.n).sort((a, b) => a - b);
+      expect(mine).toEqual(Array.from({ length: lines }, (_, n) => n));
+    }
+    // Size-capped files: what survives of each writer is its latest lines, without a hole.
+    const current = await linesIn(names.filter((n) => n === 'server-current.log' || n === 'server-current.log.1'));
+    for (let i = 0; i < writers; i++) {
+      const mine = current.filter((l) => l.p === `w${i}`).map((l) => l.n).sort((a, b) => a - b);
+      if (mine.length === 0) continue;
+      expect(mine).toEqual(Array.from({ length: mine.length }, (_, k) => mine[0]! + k));
+    }
+    expect(current.length).toBeGreaterThan(0);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_LINE_CHARS, renderNewOutput, renderScreen } from '../../../src/observe/render-new-output.js';
+import { MAX_LINE_CHARS, renderNewOutput, renderScreen, withoutEcho } from '../../../src/observe/render-new-output.js';
 
 const lines = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`);
 
@@ -52,5 +52,14 @@ describe('renderScreen', () => {
     ['a screen without trailing spaces is unchanged', 'plain\ntext', 'plain\ntext'],
   ])('%s', (_name, screen, expected) => {
     expect(renderScreen(screen)).toBe(expected);
+  });
+});
+
+describe('withoutEcho', () => {
+  it('leaves out the command line just typed, and only that', () => {
+    expect(withoutEcho({ head: ['>>> 6*7', '42', '>>>'], tail: ['>>> 6*7', '42', '>>>'], total: 3 }, '6*7')).toEqual({ head: ['42', '>>>'], tail: ['42', '>>>'], total: 2 });
+    const other = { head: ['$ ls', 'a'], tail: ['$ ls', 'a'], total: 2 };
+    expect(withoutEcho(other, 'pwd')).toBe(other);
+    expect(withoutEcho(other, undefined)).toBe(other);
   });
 });

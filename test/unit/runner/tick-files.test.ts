@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { hookSettings, mcpConfig, shellQuote } from '../../../src/runner/tick-files.js';
-import { openTerminalIssues, parseOpenTerminals } from '../../../src/runner/open-terminals.js';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { openTerminalIssues, readOpenTerminals } from '../../../src/runner/open-terminals.js';
 import { composeTickPrompt } from '../../../src/runner/prompt.js';
 
 describe('generated files', () => {
@@ -28,13 +31,27 @@ describe('generated files', () => {
 });
 
 describe('open terminals at stop', () => {
+  const terminal = (tty: number, alive = true) => ({ tty, command: 'bash', program: 'bash', alive, openedAt: '2026-11-23T09:00:00Z', dir: `/d/tty_${tty}` });
+  const registry = (ttys: unknown[]) => ({ instance: 'a', sandbox: 'docker', updatedAt: '2026-11-23T09:00:00Z', tmuxSocket: 'agent-kernel', ttys });
+
   it.each([
-    [[{ tty: 0 }, { tty: 3, command: 'python3' }], [0, 3]],
-    [{ ttys: { '0': { command: 'bash' }, '2': { status: 'closed' }, '5': {} } }, [0, 5]],
-    [{ terminals: [{ tty: 1, closed: true }, { tty: 4, state: 'running' }] }, [4]],
-    ['nonsense', []],
-  ])('parseOpenTerminals(%j)', (input, expected) => {
-    expect(parseOpenTerminals(input).map((t) => t.tty)).toEqual(expected);
+    ['every listed terminal, an exited one too, by number', registry([terminal(3), terminal(0, false)]), [0, 3]],
+    ['none in an empty registry', registry([]), []],
+  ])('reads %s', async (_what, content, expected) => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'registry-'));
+    await writeFile(path.join(dir, 'registry.json'), JSON.stringify(content));
+    expect((await readOpenTerminals(path.join(dir, 'registry.json'))).map((t) => t.tty)).toEqual(expected);
+    await rm(dir, { recursive: true });
+  });
+
+  it('reports a registry that is not one, and counts no terminal from it', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'registry-'));
+    await writeFile(path.join(dir, 'registry.json'), JSON.stringify({ terminals: [{ tty: 4, state: 'running' }] }));
+    const problems: unknown[] = [];
+    expect(await readOpenTerminals(path.join(dir, 'registry.json'), (e) => problems.push(e))).toEqual([]);
+    expect(String(problems[0])).toMatch(/is not a terminal registry/);
+    expect(await readOpenTerminals(path.join(dir, 'absent.json'))).toEqual([]);
+    await rm(dir, { recursive: true });
   });
 
   it('names each non-startup terminal left open and how to close it', () => {

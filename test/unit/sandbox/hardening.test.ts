@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_CAPABILITIES, parseAgentConfig } from '../../../src/config/agent-config.js';
 import { isKernelError } from '../../../src/errors.js';
 import { type HostFacts, hardenedCreateOptions, parseMemory } from '../../../src/sandbox/hardening.js';
+import { proxyEnv } from '../../../src/sandbox/egress-squid.js';
 
 const DATA = '/srv/agents/scout';
 
@@ -46,7 +47,7 @@ describe('hardenedCreateOptions: the defaults', () => {
     ['forbids gaining privileges', { SecurityOpt: ['no-new-privileges'], Privileged: false }],
     ['limits processes, memory (no extra swap) and CPU', { PidsLimit: 1024, Memory: 2 * 1024 ** 3, MemorySwap: 2 * 1024 ** 3, NanoCpus: 2e9 }],
     ['runs an init that reaps zombies', { Init: true }],
-    ['uses the bridge network', { NetworkMode: 'bridge' }],
+    ['gives the container loopback only (allowlist: the egress link joins it)', { NetworkMode: 'none' }],
     ['keeps the root file system writable', { ReadonlyRootfs: false }],
   ])('%s', (_, expected) => {
     expect(HostConfig).toMatchObject(expected);
@@ -60,7 +61,7 @@ describe('hardenedCreateOptions: the defaults', () => {
     expect(HostConfig?.Mounts).toEqual([{ Type: 'bind', Source: DATA, Target: DATA, ReadOnly: false }]);
     expect(HostConfig?.Binds).toBeUndefined();
     expect(WorkingDir).toBe(DATA);
-    expect(Env).toEqual([]);
+    expect(Env).toEqual(Object.entries(proxyEnv()).map(([k, v]) => `${k}=${v}`));
   });
 
   it('sets nofile and nproc explicitly (Podman fails to start without them)', () => {
@@ -73,6 +74,8 @@ describe('hardenedCreateOptions: the defaults', () => {
 describe('hardenedCreateOptions: what the config can change', () => {
   it.each([
     [{ network: 'none' }, { NetworkMode: 'none' }],
+    [{ network: 'open' }, { NetworkMode: 'bridge' }],
+    [{ network: 'bridge' }, { NetworkMode: 'bridge' }],
     [{ memory: '512m', cpus: 0.5, pids_limit: 256 }, { Memory: 512 * 1024 ** 2, NanoCpus: 5e8, PidsLimit: 256 }],
     [{ cap_add: ['CHOWN', 'NET_BIND_SERVICE', 'CHOWN'] }, { CapAdd: ['CHOWN', 'NET_BIND_SERVICE'], CapDrop: ['ALL'] }],
     [{ cap_add: [] }, { CapAdd: [] }],
@@ -82,7 +85,10 @@ describe('hardenedCreateOptions: what the config can change', () => {
   });
 
   it('passes env to the container', () => {
-    expect(options({ env: { EDITOR: 'vi', A_B: 'x=y' } }).Env).toEqual(['EDITOR=vi', 'A_B=x=y']);
+    expect(options({ network: 'open', env: { EDITOR: 'vi', A_B: 'x=y' } }).Env).toEqual(['EDITOR=vi', 'A_B=x=y']);
+    expect(options({ network: 'none' }).Env).toEqual([]);
+    // The operator's env wins over the proxy variables.
+    expect(options({ env: { NO_PROXY: '*' } }).Env).toContain('NO_PROXY=*');
   });
 
   it('adds mounts inside the data directory, resolving relative paths and symlinks', () => {

@@ -72,7 +72,7 @@ export class FakeTerminals implements Terminals {
     const print = /^print (\d+)$/.exec(input.text);
     if (print) for (let i = 1; i <= Number(print[1]); i++) tty.unseen.push(`line ${i} ${'x'.repeat(60)}`);
     if (input.text === 'exit') tty.alive = false;
-    return Promise.resolve({ tty: input.tty, sent: 'text' as const, bytes: input.text.length + 1 });
+    return Promise.resolve({ tty: input.tty, sent: 'text' as const, bytes: input.text.length, enter: input.enter ?? true });
   }
 
   async wait(options: { timeoutMs: number; signal?: AbortSignal }): Promise<WaitResult> {

@@ -109,7 +109,7 @@ describe('sessions', () => {
 
     const aborted = fake.waitsAborted;
     const controller = new AbortController();
-    const waiting = post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'wait', arguments: { timeout: 60 } } }, headers, controller.signal)
+    const waiting = post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'wait', arguments: { timeout: 50 } } }, headers, controller.signal)
       .then((r) => r.text())
       .catch((error: unknown) => error);
     await expect.poll(() => fake.waitsBlocked).toBe(1);

@@ -62,7 +62,7 @@ export function malformedArguments(tool: string, random: () => number): unknown[
       { tty: 0, expect: 'bash', text: 'ls', colour: 'red' },
       { tty: null, expect: null, text: null },
     ],
-    wait: [{ timeout: -1 }, { timeout: 61 }, { timeout: 1e308 }, { timeout: '5' }, { timeout: null }, { timeout: [] }, { timout: 5 }],
+    wait: [{ timeout: -1 }, { timeout: 51 }, { timeout: 1e308 }, { timeout: '5' }, { timeout: null }, { timeout: [] }, { timout: 5 }],
     close: [{}, { tty: -1 }, { tty: 20 }, { tty: 'all' }, { tty: 2.5 }, { tty: 0, force: true }],
   };
   const fixed = cases[tool] ?? [];

@@ -9,6 +9,7 @@ import { KernelError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { createKernelServer } from '../../../src/server/create-server.js';
 import { MAX_RESULT_TEXT_CHARS } from '../../../src/server/render.js';
+import { PROGRESS_INTERVAL_MS } from '../../../src/server/tools/wait.js';
 import { KernelRuntime } from '../../../src/server/runtime.js';
 import type { Terminals } from '../../../src/server/terminals.js';
 import { FakeTerminals } from './fake-terminals.js';
@@ -205,7 +206,7 @@ describe('the five tools over a linked in-memory transport', () => {
     const session = await connect(() => Promise.resolve(fake));
     await session.call('login');
     const controller = new AbortController();
-    const waiting = session.call('wait', { timeout: 60 }, controller.signal);
+    const waiting = session.call('wait', { timeout: 50 }, controller.signal);
     await expect.poll(() => fake.waitsBlocked).toBe(1);
     controller.abort();
     await expect(waiting).rejects.toThrow();
@@ -215,4 +216,23 @@ describe('the five tools over a linked in-memory transport', () => {
     expect(textOf(after)).toContain('started bash');
     await session.close();
   });
+
+  it('tells a client that asked for progress that a long wait is still working, so its request timeout never fires', async () => {
+    await writeFile(path.join(dataDir, 'system', 'startup.json'), JSON.stringify({ terminals: [] }));
+    const session = await connect(() => Promise.resolve(new FakeTerminals(dataDir)));
+    await session.call('login');
+    const progress: Array<{ progress: number; message?: string }> = [];
+    const began = Date.now();
+    // A 3.5 s request timeout, reset by each notification: the 12 s wait still succeeds.
+    const result = (await session.client.callTool({ name: 'wait', arguments: { timeout: 12 } }, undefined, {
+      timeout: PROGRESS_INTERVAL_MS + 1500,
+      resetTimeoutOnProgress: true,
+      onprogress: (p) => progress.push(p),
+    })) as CallToolResult;
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect(Date.now() - began).toBeGreaterThanOrEqual(11_500);
+    expect(progress.length).toBeGreaterThanOrEqual(2);
+    expect(progress[0]?.message).toMatch(/^waiting: \d+ s of at most 12 s$/);
+    await session.close();
+  }, 30_000);
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UnseenTracker } from '../../../src/observe/unseen-tracker.js';
-import { EMULATOR_SCROLLBACK, type Row, type ShellMark, TtyEmulator } from '../../../src/tty/tty-emulator.js';
+import type { Row } from '../../../src/observe/screen-source.js';
+import { EMULATOR_SCROLLBACK, type ShellMark, TtyEmulator } from '../../../src/tty/tty-emulator.js';
 
 function emulator(cols = 20, rows = 5) {
   const left: Row[] = [];

@@ -6,7 +6,7 @@ import { TtyManager } from '../../../../src/tty/tty-manager.js';
 import type { TtyReport, WaitResult } from '../../../../src/tty/types.js';
 import { type TestInstance, createTestInstance } from '../../../helpers/test-instance.js';
 
-/** `pty`: the host backend without tmux (node-pty PTYs, not persistent), forced with AGENT_KERNEL_HOST_TMUX=0. */
+/** `pty`: the host backend without tmux (node-pty PTYs, not persistent), forced with hostTmux: false. */
 export type Backend = 'host' | 'docker' | 'pty';
 
 export interface Terminals {
@@ -22,19 +22,18 @@ export interface Terminals {
 /** A throw-away instance on the given backend with a TtyManager started on it. */
 export async function startTerminals(backend: Backend, tty: Record<string, unknown> = {}): Promise<Terminals> {
   const onHost = backend !== 'docker';
-  // Read by TtyManager.start; each test file runs in its own worker process.
-  if (backend === 'pty') process.env.AGENT_KERNEL_HOST_TMUX = '0';
   const config = { tty, ...(onHost ? { container: { backend: 'host' } } : {}) };
   const test = await createTestInstance({ config, ...(onHost ? { containerfile: false as const } : {}) });
   const logger = silentLogger();
+  const hostTmux = backend !== 'pty';
   const sandbox = await openSandbox(test.instance, { logger });
   const terminals: Terminals = {
     backend,
     test,
     sandbox,
-    manager: await TtyManager.start({ instance: test.instance, sandbox, logger }),
+    manager: await TtyManager.start({ instance: test.instance, sandbox, logger, hostTmux }),
     async restart() {
-      terminals.manager = await TtyManager.start({ instance: test.instance, sandbox, logger });
+      terminals.manager = await TtyManager.start({ instance: test.instance, sandbox, logger, hostTmux });
       return terminals.manager;
     },
     async cleanup() {

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/**
+ * One line of an instance's event log (`events.jsonl` in its host-private state): what
+ * happened, when, and who saw it. Written by the server (terminals), the runner (ticks,
+ * messages) and the web view (a person typing); read by `agent-kernel events` and the web view.
+ */
+
+const base = { time: z.string(), tick: z.int().min(0).optional() };
+const tty = z.int().min(0).max(99);
+
+export const kernelEventSchema = z.discriminatedUnion('type', [
+  z.strictObject({ ...base, type: z.literal('tty.opened'), tty, command: z.string() }),
+  z.strictObject({ ...base, type: z.literal('tty.closed'), tty, archivedTo: z.string().optional() }),
+  z.strictObject({ ...base, type: z.literal('tty.died'), tty, exitCode: z.int().optional() }),
+  z.strictObject({ ...base, type: z.literal('command.started'), tty, command: z.string(), recording: z.string().optional() }),
+  z.strictObject({
+    ...base,
+    type: z.literal('command.finished'),
+    tty,
+    command: z.string().optional(),
+    exitCode: z.int().optional(),
+    durationMs: z.number().optional(),
+    recording: z.string().optional(),
+  }),
+  z.strictObject({ ...base, type: z.literal('tty.waiting-for-input'), tty, program: z.string() }),
+  z.strictObject({ ...base, type: z.literal('tick.started'), trigger: z.string().optional() }),
+  z.strictObject({
+    ...base,
+    type: z.literal('tick.ended'),
+    status: z.string(),
+    durationMs: z.number().optional(),
+    errorClass: z.string().optional(),
+  }),
+  z.strictObject({ ...base, type: z.literal('message.delivered'), id: z.string(), from: z.string().optional() }),
+  z.strictObject({ ...base, type: z.literal('person.typed'), tty, bytes: z.int().min(0), key: z.string().optional() }),
+]);
+
+export type KernelEvent = z.output<typeof kernelEventSchema>;
+export type KernelEventType = KernelEvent['type'];
+
+/** What a writer supplies: everything but the time, which the log stamps. */
+export type NewKernelEvent = KernelEvent extends infer E ? (E extends KernelEvent ? Omit<E, 'time'> & { time?: string } : never) : never;
+
+/** Pure: one line of the log, or undefined when it is not an event (a torn or foreign line). */
+export function parseEventLine(line: string): KernelEvent | undefined {
+  if (!line.trim()) return undefined;
+  try {
+    const parsed = kernelEventSchema.safeParse(JSON.parse(line));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,118 @@
+import { constants } from 'node:fs';
+import { mkdir, open } from 'node:fs/promises';
+import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+
+/**
+ * One terminal's output as an asciicast v2 file (what `asciinema play` and
+ * asciinema-player read): a header line, then `[seconds, "o", text]` for output,
+ * `[seconds, "m", label]` markers at command boundaries and `[seconds, "r", "COLSxROWS"]`
+ * on resize. Cheap on the hot path: output is decoded and queued, and written in one
+ * append every FLUSH_MS. Stops (with a last marker saying so) at `maxBytes`.
+ */
+
+const FLUSH_MS = 40;
+
+export interface RecordingHeader {
+  cols: number;
+  rows: number;
+  title: string;
+  /** Unix time of time 0, in seconds. */
+  startedAt?: number;
+}
+
+export class Recording {
+  private readonly decoder = new StringDecoder('utf8');
+  private readonly started: number;
+  private pending: string[] = [];
+  private pendingBytes = 0;
+  private written = 0;
+  private full = false;
+  private timer: NodeJS.Timeout | undefined;
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly file: string,
+    header: RecordingHeader,
+    private readonly maxBytes: number,
+  ) {
+    this.started = header.startedAt === undefined ? Date.now() : header.startedAt * 1000;
+    this.push(
+      JSON.stringify({
+        version: 2,
+        width: header.cols,
+        height: header.rows,
+        timestamp: Math.floor(this.started / 1000),
+        title: header.title,
+        env: { TERM: 'xterm-256color' },
+      }),
+    );
+  }
+
+  output(data: Buffer | string): void {
+    if (this.full) return;
+    const text = typeof data === 'string' ? data : this.decoder.write(data);
+    if (text) this.event('o', text);
+  }
+
+  marker(label: string): void {
+    if (!this.full) this.event('m', label);
+  }
+
+  resize(cols: number, rows: number): void {
+    if (!this.full) this.event('r', `${cols}x${rows}`);
+  }
+
+  /** Seconds since time 0, as asciicast writes them. */
+  private now(): number {
+    return Math.round(Date.now() - this.started) / 1000;
+  }
+
+  private event(code: 'o' | 'm' | 'r', text: string): void {
+    this.push(JSON.stringify([this.now(), code, text]));
+    if (this.written + this.pendingBytes > this.maxBytes) {
+      this.full = true;
+      this.push(JSON.stringify([this.now(), 'm', `recording stopped: it reached ${this.maxBytes} bytes`]));
+    }
+  }
+
+  private push(line: string): void {
+    this.pending.push(line + '\n');
+    this.pendingBytes += line.length + 1;
+    this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+  }
+
+  /** Write what is queued now. Never throws (a full disk must not stop the terminal). */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending.length === 0) return this.chain;
+    const text = this.pending.join('');
+    this.written += this.pendingBytes;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.chain = this.chain.then(() => append(this.file, text)).catch(() => {});
+    return this.chain;
+  }
+}
+
+async function append(file: string, text: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o755 });
+  const handle = await open(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
+  try {
+    await handle.write(text);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** `tty_N-tick-NNN.cast`: one recording per terminal per tick (`-2`, `-3`... when the number is reused in the tick). */
+export function recordingName(tty: number, tick: number, part = 1): string {
+  return `tty_${tty}-tick-${String(tick).padStart(3, '0')}${part > 1 ? `-${part}` : ''}.cast`;
+}
+
+/** Pure: the terminal, tick and part of a recording's file name, or undefined for another name. */
+export function parseRecordingName(name: string): { tty: number; tick: number; part: number } | undefined {
+  const match = /^tty_(\d{1,2})-tick-(\d{3,9})(?:-(\d{1,4}))?\.cast$/.exec(name);
+  return match ? { tty: Number(match[1]), tick: Number(match[2]), part: match[3] ? Number(match[3]) : 1 } : undefined;
+}

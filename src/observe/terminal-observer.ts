@@ -1,0 +1,164 @@
+import { existsSync } from 'node:fs';
+import { readdir, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { EventLog } from './events/event-log.js';
+import { Recording, parseRecordingName, recordingName } from './recording.js';
+
+/** What the observer needs to know about a terminal when its recording starts. */
+export interface ObservedTerminal {
+  command: string;
+  cols: number;
+  rows: number;
+  /** The screen as it is now (escape sequences), so that a recording started mid-session replays from a true picture. */
+  screenAnsi: string;
+}
+
+export interface TerminalObserverOptions {
+  recordingsDir: string;
+  events: EventLog;
+  tick: number;
+  /** Cap of one recording. */
+  maxRecordingBytes: number;
+  /** Cap of all recordings of the instance: the oldest files go first. */
+  maxTotalBytes: number;
+  /** Asked when a terminal's recording starts. */
+  describe(tty: number): ObservedTerminal | undefined;
+}
+
+/**
+ * Turns what the terminals do into recordings (one asciicast file per terminal per tick)
+ * and events. Fed by plain calls from the terminal core; it never throws into it.
+ */
+export class TerminalObserver {
+  private readonly recordings = new Map<number, Recording>();
+  private tick: number;
+  private readonly commands = new Map<number, string>();
+  private readonly lastCommands = new Map<number, string>();
+
+  constructor(private readonly options: TerminalObserverOptions) {
+    this.tick = options.tick;
+  }
+
+  get events(): EventLog {
+    return this.options.events;
+  }
+
+  currentTick(): number {
+    return this.tick;
+  }
+
+  /** A new tick: every terminal starts a new recording at its next output. */
+  setTick(tick: number): void {
+    if (tick === this.tick) return;
+    this.tick = tick;
+    for (const recording of this.recordings.values()) void recording.flush();
+    this.recordings.clear();
+    void this.prune();
+  }
+
+  /** The recording of a terminal in this tick (its path: the `wait` pointer names it). */
+  recordingPath(tty: number): string {
+    return this.recordings.get(tty)?.file ?? path.join(this.options.recordingsDir, recordingName(tty, this.tick));
+  }
+
+  /** A file name not used yet in this tick (a terminal number can be closed and opened again). */
+  private freshPath(tty: number): string {
+    for (let part = 1; ; part++) {
+      const file = path.join(this.options.recordingsDir, recordingName(tty, this.tick, part));
+      if (!existsSync(file)) return file;
+    }
+  }
+
+  /** For the pointer of elided output: the recording, and the command the output belongs to. */
+  describeRecording(tty: number): string {
+    const command = this.lastCommands.get(tty);
+    const short = command && command.length > 60 ? `${command.slice(0, 60)}…` : command;
+    return `the recording ${this.recordingPath(tty)}${short ? `, at the command "${short}"` : ''}`;
+  }
+
+  opened(tty: number, command: string): void {
+    this.events.emit({ type: 'tty.opened', tty, command });
+  }
+
+  output(tty: number, data: Buffer): void {
+    this.recording(tty).output(data);
+  }
+
+  commandStarted(tty: number, command: string): void {
+    this.commands.set(tty, command);
+    this.lastCommands.set(tty, command);
+    this.recording(tty).marker(`$ ${command}`);
+    this.events.emit({ type: 'command.started', tty, command, recording: this.recordingPath(tty) });
+  }
+
+  commandFinished(tty: number, exitCode: number | undefined, durationMs: number | undefined): void {
+    const command = this.commands.get(tty);
+    this.commands.delete(tty);
+    // The prompt after the first start-up has no command: no event for it.
+    if (command === undefined) return;
+    this.recording(tty).marker(`exit ${exitCode ?? '?'}${durationMs === undefined ? '' : ` after ${durationMs} ms`}`);
+    this.events.emit({
+      type: 'command.finished',
+      tty,
+      command,
+      ...(exitCode === undefined ? {} : { exitCode }),
+      ...(durationMs === undefined ? {} : { durationMs }),
+      recording: this.recordingPath(tty),
+    });
+  }
+
+  waitingForInput(tty: number, program: string): void {
+    this.events.emit({ type: 'tty.waiting-for-input', tty, program });
+  }
+
+  died(tty: number, exitCode: number | undefined): void {
+    this.recordings.get(tty)?.marker(`terminal ended${exitCode === undefined ? '' : ` with status ${exitCode}`}`);
+    this.events.emit({ type: 'tty.died', tty, ...(exitCode === undefined ? {} : { exitCode }) });
+  }
+
+  closed(tty: number, archivedTo: string): void {
+    void this.recordings.get(tty)?.flush();
+    this.recordings.delete(tty);
+    this.commands.delete(tty);
+    this.lastCommands.delete(tty);
+    this.events.emit({ type: 'tty.closed', tty, archivedTo });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.recordings.values()].map((r) => r.flush()));
+    await this.events.flush();
+  }
+
+  private recording(tty: number): Recording {
+    let recording = this.recordings.get(tty);
+    if (!recording) {
+      const terminal = this.options.describe(tty) ?? { command: '?', cols: 120, rows: 40, screenAnsi: '' };
+      const { cols, rows } = terminal;
+      const title = `TTY ${tty}: ${terminal.command} (tick ${this.tick})`;
+      recording = new Recording(this.freshPath(tty), { cols, rows, title }, this.options.maxRecordingBytes);
+      // Start from what the screen shows (a terminal adopted after a restart, a new tick): clear, home, then the screen.
+      if (terminal.screenAnsi) recording.output(`\x1b[H\x1b[2J${terminal.screenAnsi}`);
+      this.recordings.set(tty, recording);
+    }
+    return recording;
+  }
+
+  /** Keep the recordings under their total cap, oldest ticks first (never this tick's). */
+  private async prune(): Promise<void> {
+    const dir = this.options.recordingsDir;
+    const names = await readdir(dir).catch(() => [] as string[]);
+    const files: Array<{ file: string; tick: number; size: number }> = [];
+    for (const name of names) {
+      const parsed = parseRecordingName(name);
+      if (!parsed) continue;
+      const info = await stat(path.join(dir, name)).catch(() => undefined);
+      if (info?.isFile()) files.push({ file: path.join(dir, name), tick: parsed.tick, size: info.size });
+    }
+    let total = files.reduce((sum, f) => sum + f.size, 0);
+    for (const file of files.sort((a, b) => a.tick - b.tick)) {
+      if (total <= this.options.maxTotalBytes || file.tick >= this.tick) break;
+      await unlink(file.file).catch(() => {});
+      total -= file.size;
+    }
+  }
+}

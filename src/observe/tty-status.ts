@@ -1,0 +1,75 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { TTY_STATUS_FILE, parseTtyStatusFile } from '../config/tty-status-file.js';
+
+/**
+ * The operator's view of an instance's terminals, read from the per-TTY `status` files
+ * the terminal layer keeps in `<state>/sessions/tty_N/` (so it works while a server
+ * runs, without taking its lock).
+ */
+export interface TtyStatusRow {
+  tty: number;
+  program: string;
+  command: string;
+  state: string;
+  unseen: boolean;
+  lastActivity: string;
+}
+
+/** Pure: one status file's JSON → a row (undefined when it is not a status file). */
+export function statusRow(json: unknown): TtyStatusRow | undefined {
+  const s = parseTtyStatusFile(json);
+  if (!s) return undefined;
+  return {
+    tty: s.tty,
+    program: s.program,
+    command: s.command,
+    state: s.alive ? 'running' : `exited${s.exitCode === undefined ? '' : ` (${s.exitCode})`}`,
+    unseen: s.unseen,
+    lastActivity: s.lastActivity,
+  };
+}
+
+export async function readTtyStatuses(sessionsDir: string): Promise<TtyStatusRow[]> {
+  let names: string[];
+  try {
+    names = await readdir(sessionsDir);
+  } catch {
+    return [];
+  }
+  const rows: TtyStatusRow[] = [];
+  for (const name of names) {
+    const match = /^tty_(\d+)$/.exec(name);
+    if (!match) continue;
+    const tty = Number(match[1]);
+    const dir = path.join(sessionsDir, name);
+    let row: TtyStatusRow | undefined;
+    try {
+      row = statusRow(JSON.parse(await readFile(path.join(dir, TTY_STATUS_FILE), 'utf8')));
+    } catch {
+      // No status: a terminal lost to a container restart keeps only scrollback.prev.
+      const files = await readdir(dir).catch(() => [] as string[]);
+      if (files.includes('scrollback.prev')) row = { tty, program: '-', command: '-', state: 'lost', unseen: false, lastActivity: '' };
+    }
+    if (row) rows.push(row);
+  }
+  return rows.sort((a, b) => a.tty - b.tty);
+}
+
+/** Pure: the table `agent-kernel ls` prints. */
+export function formatTtyTable(rows: readonly TtyStatusRow[]): string {
+  if (rows.length === 0) return 'No terminals. (The agent opens them with login() and open().)';
+  const table = [
+    ['TTY', 'PROGRAM', 'STATE', 'UNSEEN', 'LAST ACTIVITY', 'COMMAND'],
+    ...rows.map((r) => [
+      String(r.tty),
+      r.program,
+      r.state,
+      r.unseen ? 'yes' : '-',
+      r.lastActivity.replace(/\.\d+Z$/, 'Z'),
+      r.command.length > 50 ? `${r.command.slice(0, 47)}...` : r.command,
+    ]),
+  ];
+  const widths = table[0]?.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length))) ?? [];
+  return table.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')).join('\n');
+}

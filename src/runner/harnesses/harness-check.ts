@@ -1,0 +1,71 @@
+import { accessSync, constants, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Instance } from '../../config/instance.js';
+import { KernelError } from '../../errors.js';
+import { MCP_SERVER_NAME } from './harness.js';
+import { getHarness } from './index.js';
+
+/** Pure-ish: the first executable called `command` on PATH (or the path itself when it has a slash). */
+export function findExecutable(command: string, pathVariable: string | undefined, cwd: string): string | undefined {
+  const candidates = command.includes('/')
+    ? [path.resolve(cwd, command)]
+    : (pathVariable ?? '').split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, command));
+  for (const candidate of candidates) {
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not there, or not executable: try the next one
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The harness's binary, checked at watch start (not at the first tick): the command the
+ * harness would run for this config, found on PATH. Throws HARNESS_MISSING naming it, or
+ * CONFIG_INVALID for a harness that cannot be set up (custom without a template).
+ */
+export function checkHarnessAvailable(instance: Instance, env: NodeJS.ProcessEnv = process.env): string {
+  const runner = instance.config.runner;
+  const harness = getHarness(runner.harness);
+  // A placeholder setup: the command does not depend on the tick's files, but the
+  // invocation of some harnesses reads the MCP config, so hand them a real one.
+  // The command does not depend on the tick's files, but some harnesses read the MCP config
+  // to write their own format: give them a throw-away one.
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'agent-kernel-harness-check-'));
+  let invocation;
+  try {
+    const mcpConfigFile = path.join(scratch, 'mcp-config.json');
+    writeFileSync(mcpConfigFile, JSON.stringify({ mcpServers: { [MCP_SERVER_NAME]: { command: process.execPath, args: [], env: {} } } }));
+    invocation = harness.invocation({
+      instanceName: instance.name,
+      dataDir: instance.dataDir,
+      tick: 0,
+      sessionId: '00000000-0000-0000-0000-000000000000',
+      prompt: '',
+      mcpConfigFile,
+      settingsFile: path.join(scratch, 'settings.json'),
+      config: runner,
+      model: runner.model ?? instance.config.model,
+      env,
+    });
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  const found = findExecutable(invocation.command, env.PATH, instance.dataDir);
+  if (!found) {
+    const how =
+      runner.harness === 'custom'
+        ? 'Fix the command template in runner.command'
+        : `Install it, or set runner.command to its path in ${instance.paths.agentConfig}`;
+    throw new KernelError(
+      'HARNESS_MISSING',
+      `The ${runner.harness} harness needs "${invocation.command}", which is not ${invocation.command.includes('/') ? 'an executable file' : 'on PATH'}. ${how}.`,
+      { details: { harness: runner.harness, command: invocation.command } },
+    );
+  }
+  return found;
+}

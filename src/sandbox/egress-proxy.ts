@@ -1,0 +1,255 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type Dockerode from 'dockerode';
+import { describeAllowEntry, parseAllowEntry, type AllowEntry } from '../config/egress-allow.js';
+import type { Instance } from '../config/instance.js';
+import { KernelError, describeError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { DockerSandbox } from './docker-sandbox.js';
+import { type Engine, statusCode } from './engine.js';
+import { ULIMIT_NOFILE, ULIMIT_NPROC } from './hardening.js';
+import { type BuildContext, LABEL, type ProgressCallback, baseImages, contextHash, ensureBaseImage, imageExists, runBuild } from './image.js';
+import { PROXY_URL, squidConfig } from './egress-squid.js';
+import { readFile, readdir } from 'node:fs/promises';
+
+/**
+ * The `allowlist` policy's topology. The instance's container has no network but loopback
+ * (NetworkMode none), so nothing it runs has a route anywhere: a connection that bypasses
+ * the proxy fails at once with "Network is unreachable". Two more containers per instance:
+ * - the proxy, `agent-kernel-<name>--egress`, on the engine's bridge: squid enforcing
+ *   container.allow, listening on 127.0.0.1 and on a unix socket in a private volume;
+ * - the link, `agent-kernel-<name>--egress-link`, sharing the instance container's network
+ *   namespace: 127.0.0.1:3128 there → that socket. The agent cannot reach into either
+ *   (other PID namespace, other mount namespace), so it cannot change the policy.
+ * Everything carries LABEL.instance and LABEL.egressRole; the image is shared by all instances.
+ */
+
+export const EGRESS_CONTEXT_DIR = fileURLToPath(new URL('../../assets/egress/', import.meta.url));
+
+export function proxyContainerName(instanceName: string): string {
+  return `agent-kernel-${instanceName}--egress`;
+}
+export function linkContainerName(instanceName: string): string {
+  return `agent-kernel-${instanceName}--egress-link`;
+}
+export function socketVolumeName(instanceName: string): string {
+  return `agent-kernel-${instanceName}--egress`;
+}
+
+/** Files that tools read even when their environment was reset (sudo, su -, cron). */
+const PROXY_FILES_SCRIPT = [
+  'set -e',
+  `mkdir -p /etc/apt/apt.conf.d /etc/profile.d`,
+  `printf 'Acquire::http::Proxy "${PROXY_URL}";\\nAcquire::https::Proxy "${PROXY_URL}";\\n' > /etc/apt/apt.conf.d/90agent-kernel-proxy`,
+  `printf 'export HTTP_PROXY=${PROXY_URL} HTTPS_PROXY=${PROXY_URL} http_proxy=${PROXY_URL} https_proxy=${PROXY_URL} NO_PROXY=localhost,127.0.0.1,::1 no_proxy=localhost,127.0.0.1,::1\\n' > /etc/profile.d/agent-kernel-proxy.sh`,
+  `[ -e /etc/pip.conf ] || printf '[global]\\nproxy = ${PROXY_URL}\\n' > /etc/pip.conf`,
+  `if command -v git >/dev/null; then git config --system http.proxy ${PROXY_URL}; fi`,
+  `if command -v npm >/dev/null; then npm config --global set proxy ${PROXY_URL} >/dev/null 2>&1 && npm config --global set https-proxy ${PROXY_URL} >/dev/null 2>&1 || true; fi`,
+].join('\n');
+
+export interface EgressOptions {
+  logger: Logger;
+  onProgress?: ProgressCallback | undefined;
+}
+
+/** Pure: the instance's allow entries, parsed (the schema validated them already). */
+export function allowEntries(instance: Instance): AllowEntry[] {
+  return instance.config.container.allow.map(parseAllowEntry);
+}
+
+async function egressContext(): Promise<BuildContext> {
+  const files = (await readdir(EGRESS_CONTEXT_DIR)).sort();
+  return { dir: EGRESS_CONTEXT_DIR, files, containerfile: 'Containerfile', builtIn: true };
+}
+
+/** The shared egress image, built (offline from the base image) when its context changed. */
+export async function ensureEgressImage(engine: Engine, options: EgressOptions): Promise<string> {
+  const context = await egressContext();
+  const hash = await contextHash(context);
+  const tag = `agent-kernel/egress:${hash.slice(0, 12)}`;
+  if (await imageExists(engine, tag)) return tag;
+  const text = await readFile(path.join(context.dir, context.containerfile), 'utf8');
+  for (const base of baseImages(text)) await ensureBaseImage(engine, base, options.logger, options.onProgress);
+  options.onProgress?.(`building the egress proxy image ${tag}`);
+  const attempt = await runBuild(engine, context, tag, { [LABEL.egressImage]: hash }, { logger: options.logger, onProgress: options.onProgress });
+  if (attempt.failed || !(await imageExists(engine, tag))) {
+    throw new KernelError('IMAGE_BUILD_FAILED', [`Building the egress proxy image ${tag} failed${attempt.step ? ` at ${attempt.step}` : ''}: ${attempt.message}`, ...attempt.tail.map((l) => `  ${l}`)].join('\n'));
+  }
+  return tag;
+}
+
+async function inspectOurs(engine: Engine, name: string, instance: Instance, role: string): Promise<Dockerode.ContainerInspectInfo | undefined> {
+  let info: Dockerode.ContainerInspectInfo;
+  try {
+    info = await engine.docker.getContainer(name).inspect();
+  } catch (error) {
+    if (statusCode(error) === 404) return undefined;
+    throw new KernelError('CONTAINER_FAILED', `Cannot inspect container ${name}: ${describeError(error)}`, { cause: error });
+  }
+  const labels = info.Config.Labels ?? {};
+  if (labels[LABEL.instance] !== instance.name || labels[LABEL.egressRole] !== role) {
+    throw new KernelError('CONTAINER_FAILED', `A container named ${name} exists but is not ${instance.name}'s egress ${role}; it is left alone. Remove it yourself (docker rm -f ${name}) or use another instance name.`);
+  }
+  return info;
+}
+
+async function removeIfPresent(engine: Engine, id: string): Promise<void> {
+  await engine.docker
+    .getContainer(id)
+    .remove({ force: true })
+    .catch((error: unknown) => {
+      if (statusCode(error) !== 404) throw error;
+    });
+}
+
+const LOCKED_DOWN: Dockerode.HostConfig = {
+  CapDrop: ['ALL'],
+  SecurityOpt: ['no-new-privileges'],
+  Privileged: false,
+  PidsLimit: 256,
+  Memory: 256 * 1024 ** 2,
+  MemorySwap: 256 * 1024 ** 2,
+  Init: true,
+  IpcMode: 'private',
+  RestartPolicy: { Name: 'no' },
+  Ulimits: [
+    { Name: 'nofile', Soft: ULIMIT_NOFILE, Hard: ULIMIT_NOFILE },
+    { Name: 'nproc', Soft: ULIMIT_NPROC, Hard: ULIMIT_NPROC },
+  ],
+};
+
+/** Create (or keep) and start one egress container; recreated when `wanted` labels differ. */
+async function ensureRunning(engine: Engine, instance: Instance, options: Dockerode.ContainerCreateOptions & { name: string }, role: string, keyLabel: string, progress?: ProgressCallback): Promise<void> {
+  let info = await inspectOurs(engine, options.name, instance, role);
+  if (info && info.Config.Labels?.[keyLabel] !== options.Labels?.[keyLabel]) {
+    progress?.(`recreating ${options.name}`);
+    await removeIfPresent(engine, info.Id);
+    info = undefined;
+  }
+  if (!info) {
+    progress?.(`creating ${options.name}`);
+    try {
+      await engine.docker.createContainer(options);
+    } catch (error) {
+      if (statusCode(error) !== 409) throw new KernelError('CONTAINER_FAILED', `Cannot create ${options.name}: ${describeError(error)}`, { cause: error });
+    }
+  } else if (info.State.Running) return;
+  try {
+    await engine.docker.getContainer(options.name).start();
+  } catch (error) {
+    if (statusCode(error) !== 304) throw new KernelError('CONTAINER_FAILED', `Cannot start ${options.name}: ${describeError(error)}. Its log: docker logs ${options.name}`, { cause: error });
+  }
+}
+
+function execIn(engine: Engine, container: string): DockerSandbox {
+  return new DockerSandbox({ engine, containerName: container, cwd: '/', user: 'root' });
+}
+
+/** Install the allowlist in the running proxy; a no-op when it already has this one. */
+export async function applyAllowlist(engine: Engine, instance: Instance): Promise<{ changed: boolean }> {
+  const config = squidConfig(allowEntries(instance));
+  const proxy = execIn(engine, proxyContainerName(instance.name));
+  const current = await proxy.run(['cat', '/etc/squid/agent-kernel.conf'], { timeoutMs: 10_000 });
+  if (current.exitCode === 0 && current.stdout === config) return { changed: false };
+  const result = await proxy.run(['/usr/local/bin/agent-kernel-egress', 'apply'], { input: config, timeoutMs: 30_000 });
+  if (result.exitCode !== 0) {
+    throw new KernelError('CONTAINER_FAILED', `The egress proxy of ${instance.name} refused the allowlist (exit ${result.exitCode}): ${(result.stderr || result.stdout).trim()}`);
+  }
+  return { changed: true };
+}
+
+/**
+ * Bring the instance's egress up to date with its config: proxy, link and allowlist for
+ * `allowlist` (the instance container must be running), nothing at all otherwise.
+ */
+export async function ensureEgress(engine: Engine, instance: Instance, agent: Dockerode.ContainerInspectInfo, options: EgressOptions): Promise<void> {
+  if (instance.config.container.network !== 'allowlist') {
+    await removeEgress(engine, instance);
+    return;
+  }
+  const image = await ensureEgressImage(engine, options);
+  const volume = socketVolumeName(instance.name);
+  await engine.docker.createVolume({ Name: volume, Labels: { [LABEL.instance]: instance.name, [LABEL.egressRole]: 'socket' } }).catch((error: unknown) => {
+    throw new KernelError('CONTAINER_FAILED', `Cannot create the egress volume ${volume}: ${describeError(error)}`, { cause: error });
+  });
+  const labels = { [LABEL.instance]: instance.name, [LABEL.imageHash]: image };
+  await ensureRunning(
+    engine,
+    instance,
+    {
+      name: proxyContainerName(instance.name),
+      Image: image,
+      Cmd: ['/usr/local/bin/agent-kernel-egress', 'proxy'],
+      // Starts with this allowlist, so that no reconfigure races squid's start-up.
+      Env: [`AGENT_KERNEL_SQUID_CONF=${Buffer.from(squidConfig(allowEntries(instance))).toString('base64')}`],
+      Labels: { ...labels, [LABEL.egressRole]: 'proxy' },
+      HostConfig: {
+        ...LOCKED_DOWN,
+        // Root sets up and drops to `proxy`: squid needs to change user and own its files.
+        CapAdd: ['SETUID', 'SETGID', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'KILL'],
+        NetworkMode: 'bridge',
+        Mounts: [{ Type: 'volume', Source: volume, Target: '/run/egress' }],
+        LogConfig: { Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '3' } },
+      },
+    },
+    'proxy',
+    LABEL.imageHash,
+    options.onProgress,
+  );
+  await applyAllowlist(engine, instance);
+  // The link lives in the instance container's network namespace: a restart of that container makes a new one.
+  const netnsOf = `${agent.Id}@${agent.State.StartedAt}`;
+  await ensureRunning(
+    engine,
+    instance,
+    {
+      name: linkContainerName(instance.name),
+      Image: image,
+      Cmd: ['/usr/local/bin/agent-kernel-egress', 'link'],
+      User: 'nobody',
+      Labels: { ...labels, [LABEL.egressRole]: 'link', [LABEL.netnsOf]: `${netnsOf}/${image}` },
+      HostConfig: { ...LOCKED_DOWN, Memory: 64 * 1024 ** 2, MemorySwap: 64 * 1024 ** 2, NetworkMode: `container:${agent.Id}`, Mounts: [{ Type: 'volume', Source: volume, Target: '/run/egress', ReadOnly: true }] },
+    },
+    'link',
+    LABEL.netnsOf,
+    options.onProgress,
+  );
+  const files = await execIn(engine, agent.Id).run(['sh', '-c', PROXY_FILES_SCRIPT], { timeoutMs: 30_000 });
+  if (files.exitCode !== 0) options.logger.warn({ stderr: files.stderr }, 'writing the proxy settings into the container failed');
+}
+
+/** Remove the instance's egress containers and volume (by name, and only when the labels say they are its). */
+export async function removeEgress(engine: Engine, instance: Instance): Promise<void> {
+  for (const [name, role] of [
+    [linkContainerName(instance.name), 'link'],
+    [proxyContainerName(instance.name), 'proxy'],
+  ] as const) {
+    const info = await inspectOurs(engine, name, instance, role);
+    if (info) await removeIfPresent(engine, info.Id);
+  }
+  const volume = engine.docker.getVolume(socketVolumeName(instance.name));
+  const info = await volume.inspect().catch((error: unknown) => (statusCode(error) === 404 ? undefined : Promise.reject(error)));
+  if (info?.Labels?.[LABEL.instance] === instance.name) await volume.remove().catch(() => undefined);
+}
+
+export interface EgressStatus {
+  policy: 'allowlist' | 'none' | 'open';
+  /** The allow list, for people (`deb.debian.org:80,443`); empty unless allowlist. */
+  allowed: string[];
+  /** For allowlist: whether the proxy and link run. */
+  proxyRunning?: boolean;
+}
+
+export function egressSummary(instance: Instance): EgressStatus {
+  const policy = instance.config.container.network;
+  return { policy, allowed: policy === 'allowlist' ? allowEntries(instance).map(describeAllowEntry) : [] };
+}
+
+/** Whether the proxy and link are up, without changing anything. */
+export async function egressStatus(engine: Engine, instance: Instance): Promise<EgressStatus> {
+  const summary = egressSummary(instance);
+  if (summary.policy !== 'allowlist') return summary;
+  const proxy = await inspectOurs(engine, proxyContainerName(instance.name), instance, 'proxy');
+  const link = await inspectOurs(engine, linkContainerName(instance.name), instance, 'link');
+  return { ...summary, proxyRunning: Boolean(proxy?.State.Running && link?.State.Running) };
+}

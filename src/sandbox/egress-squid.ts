@@ -1,0 +1,110 @@
+import type { AllowEntry } from '../config/egress-allow.js';
+
+/**
+ * Squid's side of the allowlist policy: the configuration the egress proxy runs with, and
+ * the access-log line format it writes (one line per connection, allowed or refused).
+ *
+ * Why these choices:
+ * - Domain ACLs use `-n` and IP ACLs apply only to requests that name an IP literal, so
+ *   judging a request never resolves a name: a refused name causes no DNS query at all.
+ * - Allowed names that resolve to loopback or link-local addresses stay refused (a wildcard
+ *   entry must not open the proxy's own host or a cloud metadata service).
+ * - The cache manager and anything not matched are refused; nothing is cached (a proxy
+ *   for one agent gains little from a cache and must not keep what the agent fetched).
+ */
+
+export const PROXY_PORT = 3128;
+export const PROXY_URL = `http://127.0.0.1:${PROXY_PORT}`;
+
+/** The environment the instance's processes get under `allowlist`, so ordinary tools use the proxy. */
+export function proxyEnv(): Record<string, string> {
+  const noProxy = 'localhost,127.0.0.1,::1';
+  return { HTTP_PROXY: PROXY_URL, HTTPS_PROXY: PROXY_URL, http_proxy: PROXY_URL, https_proxy: PROXY_URL, NO_PROXY: noProxy, no_proxy: noProxy };
+}
+
+/** Where the entry script and `apply` keep the config inside the proxy container. */
+export const SQUID_CONFIG_PATH = '/etc/squid/agent-kernel.conf';
+
+/** `time decision/status method host:port bytes-to-client bytes-from-client` */
+const LOG_FORMAT = '%ts.%03tu %Ss/%03>Hs %rm %>rd:%>rP %<st %>st';
+
+function portsAcl(name: string, ports: AllowEntry['ports']): string[] {
+  return ports === 'any' ? [] : [`acl ${name} port ${ports.join(' ')}`];
+}
+
+/** Pure: the full squid.conf for an allowlist. Entries are already validated (parseAllowEntry). */
+export function squidConfig(entries: readonly AllowEntry[]): string {
+  const lines = [
+    '# Written by agent-kernel from container.allow; changes here are overwritten.',
+    `http_port 127.0.0.1:${PROXY_PORT}`,
+    'pid_filename /run/squid/squid.pid',
+    'cache deny all',
+    'cache_mem 8 MB',
+    'coredump_dir none',
+    'shutdown_lifetime 1 seconds',
+    'connect_timeout 15 seconds',
+    'via off',
+    'forwarded_for delete',
+    `logformat agentkernel ${LOG_FORMAT}`,
+    'access_log stdio:/var/log/squid/access.log agentkernel',
+    'cache_log stdio:/var/log/squid/cache.log',
+    'acl ip_literal dstdom_regex -n ^[0-9]+(\\.[0-9]+){3}$',
+    // A name that resolves to the proxy's own loopback or link-local (cloud metadata) stays refused.
+    'acl internal_dst dst 127.0.0.0/8 169.254.0.0/16 0.0.0.0/32',
+    'http_access deny manager',
+  ];
+  entries.forEach((entry, index) => {
+    const host = `allow${index}`;
+    const port = `allow${index}_ports`;
+    const portRule = entry.ports === 'any' ? '' : ` ${port}`;
+    lines.push(`# ${entry.text}`);
+    if (entry.kind === 'ip' || entry.kind === 'cidr') {
+      lines.push(`acl ${host} dst ${entry.host}`, ...portsAcl(port, entry.ports), `http_access allow ip_literal ${host}${portRule}`);
+    } else {
+      // !internal_dst is checked last, so only an allowed name is ever resolved.
+      lines.push(`acl ${host} dstdomain -n ${entry.host}`, ...portsAcl(port, entry.ports), `http_access allow ${host}${portRule} !internal_dst`);
+    }
+  });
+  lines.push('http_access deny all', '');
+  return lines.join('\n');
+}
+
+/** One connection through the proxy, from its access log. */
+export interface EgressRecord {
+  /** Milliseconds since the epoch. */
+  time: number;
+  decision: 'allowed' | 'refused' | 'failed';
+  /** Squid's result code, e.g. TCP_TUNNEL/200, TCP_DENIED/403. */
+  result: string;
+  method: string;
+  host: string;
+  port: number;
+  /** Bytes sent to the agent. */
+  bytesIn: number;
+  /** Bytes the agent sent. */
+  bytesOut: number;
+}
+
+/** Pure: one access-log line → a record, or undefined for anything else (squid's own messages). */
+export function parseAccessLine(line: string): EgressRecord | undefined {
+  // The host comes from the agent's request: only plain host characters pass (no escapes reach a terminal).
+  const match = /^(\d+\.\d{3}) ([A-Z_]+)\/(\d{3}) ([A-Z_-]+) ([A-Za-z0-9._\-[\]]*):(\d*) (\d+) (\d+)$/.exec(line.trim());
+  if (!match) return undefined;
+  const [, time, code, status, method, host, port, toClient, fromClient] = match as unknown as string[];
+  const decision = code === 'TCP_DENIED' ? 'refused' : Number(status) >= 200 && Number(status) < 400 ? 'allowed' : 'failed';
+  return {
+    time: Math.round(Number(time) * 1000),
+    decision,
+    result: `${code}/${status}`,
+    method: method ?? '',
+    host: host || '?',
+    port: Number(port) || (method === 'CONNECT' ? 443 : 80),
+    bytesIn: Number(toClient),
+    bytesOut: Number(fromClient),
+  };
+}
+
+/** Pure: the line `wait` shows the agent for a refused destination. */
+export function refusalNotice(record: Pick<EgressRecord, 'host' | 'port'>): string {
+  return `network: refused ${record.host}:${record.port} (not in this instance's allowlist)`;
+}

@@ -1,0 +1,98 @@
+import { type TtyState, loadSeenState } from '../observe/seen-store.js';
+import { keepLostScrollback } from '../observe/tty-files.js';
+import { createTty } from './new-tty.js';
+import { normalizeProgram } from './program-name.js';
+import type { TerminalState } from './terminal-host.js';
+import { normalCursor } from './tty.js';
+import { type TtyContext, agentPath } from './tty-context.js';
+import { EMULATOR_SCROLLBACK } from './tty-emulator.js';
+import { type AdoptReport, type LostTty, MAX_TTYS } from './types.js';
+
+/**
+ * At start: re-attach every terminal the host still has (those the saved state knows, and
+ * windows it does not: a server killed between opening and saving), and report the ones the
+ * state knew that are gone (the container restarted).
+ */
+export async function adoptAll(ctx: TtyContext): Promise<AdoptReport> {
+  const saved = await loadSeenState(ctx.paths.kernelState);
+  const live = await ctx.host.terminals();
+  const lost: LostTty[] = [];
+  const adopted: number[] = [];
+  const adopting: Array<Promise<void>> = [];
+  for (const state of saved.ttys) {
+    const found = live.find((t) => t.number === state.tty && t.id === state.paneId);
+    if (!found) {
+      lost.push(await recordLost(ctx, state));
+      continue;
+    }
+    adopting.push(adopt(ctx, state, found));
+    adopted.push(state.tty);
+  }
+  for (const terminal of live) {
+    if (terminal.number >= MAX_TTYS || adopted.includes(terminal.number)) continue;
+    adopting.push(adopt(ctx, undefined, terminal));
+    adopted.push(terminal.number);
+  }
+  // All at once: the host's round trips overlap, and so does the emulators' parsing.
+  await Promise.all(adopting);
+  return { adopted: adopted.sort((a, b) => a - b), lost, persistent: ctx.host.persistent };
+}
+
+async function recordLost(ctx: TtyContext, state: TtyState): Promise<LostTty> {
+  const scrollbackPrev = await keepLostScrollback(ctx.paths.tty(state.tty));
+  ctx.logger.warn({ tty: state.tty }, 'terminal lost (its host is gone)');
+  return { tty: state.tty, command: state.command, scrollbackPrev: agentPath(ctx, scrollbackPrev) };
+}
+
+/** Re-attach a live terminal: seed an emulator from the host's history and work out what the agent has not seen. */
+async function adopt(ctx: TtyContext, saved: TtyState | undefined, terminal: TerminalState): Promise<void> {
+  // Only the rows still needed: what the agent has not seen, what the scrollback file lacks,
+  // and what the emulator keeps anyway. Older history stays in the host and in the file.
+  const wanted = Math.max(0, Math.min(saved?.markRow ?? 0, saved?.scrollbackRows ?? 0, terminal.historySize - EMULATOR_SCROLLBACK));
+  const from = wanted === 0 ? undefined : wanted - terminal.historySize;
+  // Output up to the snapshot is in it; output after it is kept and replayed when the terminal is added.
+  const snapshot = await ctx.host.snapshot(terminal, from, () => ctx.ttys.forgetEarly(terminal.id));
+  const now = snapshot.state;
+  const markRow = saved ? (now.historySize < saved.markHistory ? 0 : saved.markRow) : 0;
+  const identity = {
+    number: terminal.number,
+    command: saved?.command ?? '(adopted)',
+    id: terminal.id,
+    openedAt: saved?.openedAt ?? new Date().toISOString(),
+    cols: now.cols,
+    rows: now.rows,
+  };
+  const tty = await createTty(ctx, identity, markRow, saved?.scrollbackRows ?? 0);
+  const emulator = tty.emulator;
+  // The first captured row, in the host's numbering (the state above is from the same instant).
+  emulator.setTotalScrolls(from === undefined ? 0 : Math.max(0, now.historySize + from));
+  if (snapshot.fullScreen) {
+    emulator.write([...snapshot.rows, ...padRows(snapshot.fullScreen.normalScreen, now.rows)].join('\r\n'));
+    emulator.write(`\x1b[${now.alternateSavedY + 1};${now.alternateSavedX + 1}H\x1b[?1049h\x1b[H\x1b[2J`);
+    emulator.write(padRows(snapshot.fullScreen.screen, now.rows).join('\r\n'));
+  } else {
+    // -J joins wrapped rows; the emulator wraps them again at the same width, row for row.
+    emulator.write(snapshot.rows.join('\r\n'));
+  }
+  emulator.write(`\x1b[${now.cursorY + 1};${now.cursorX + 1}H`);
+  await emulator.drain();
+  if (emulator.totalScrolls !== now.historySize) {
+    ctx.logger.debug({ tty: tty.number, emulator: emulator.totalScrolls, host: now.historySize }, 'seeded history differs from the host; using its numbering');
+    emulator.setTotalScrolls(now.historySize);
+  }
+  tty.observed(now, normalizeProgram(now.command));
+  if (now.dead) tty.died(now.exitStatus);
+  const changed = !saved || tty.digest(normalCursor(now)) !== saved.markDigest || now.historySize < saved.markHistory;
+  tty.tracker.adopted(emulator, changed);
+  const shown = saved?.shown && now.historySize >= saved.shown.history ? saved.shown : undefined;
+  tty.restoreMark({ row: markRow, history: saved?.markHistory ?? 0, digest: saved?.markDigest ?? '' }, shown);
+  ctx.ttys.add(tty);
+  void tty.files.flush();
+}
+
+/** Exactly `count` rows, so that writing them scrolls the emulator as far as the host had scrolled. */
+function padRows(lines: string[], count: number): string[] {
+  const out = lines.slice(0, count);
+  while (out.length < count) out.push('');
+  return out;
+}

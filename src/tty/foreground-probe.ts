@@ -1,0 +1,208 @@
+import type { Logger } from '../log/logger.js';
+import type { Sandbox, SandboxProcess } from '../sandbox/sandbox.js';
+import type { ForegroundProcess, ForegroundSample } from './input-wait.js';
+
+/**
+ * One long-lived bash in the sandbox that answers "what is the foreground of these panes
+ * doing?" from /proc, with builtins only (no process per question). A line of pane PIDs
+ * in; per pane a `T` line and one `P` line per process of its foreground group, then `E`.
+ * Its output is the sandbox's word and is parsed as hostile input: bounded and validated.
+ */
+export const PROBE_SCRIPT = `shopt -s nullglob
+while read -r -a panes; do
+  for pane in "\${panes[@]}"; do
+    [[ $pane =~ ^[0-9]+$ ]] || continue
+    stat=; read -r stat 2>/dev/null < /proc/$pane/stat
+    f=(\${stat##*) }); tpgid=\${f[5]:-}
+    printf 'T %s %s\\n' "$pane" "\${tpgid:--}"
+    [[ $tpgid =~ ^[0-9]+$ && $tpgid != 0 ]] || continue
+    for s in /proc/[0-9]*/stat; do
+      l=; read -r l 2>/dev/null < $s || [[ -n $l ]] || continue
+      g=(\${l##*) })
+      [[ \${g[2]} == "$tpgid" ]] || continue
+      d=\${s%/stat}; sc=; wc=; ss=
+      read -r sc 2>/dev/null < $d/syscall
+      read -r wc 2>/dev/null < $d/wchan
+      read -r ss 2>/dev/null < $d/schedstat
+      c=\${l#*(}; c=\${c%)*}; c=\${c//[^[:alnum:]._+-]/?}
+      r=(\${ss:-0 0 0})
+      printf 'P %s %s %s %s %s %s\\n' "\${d#/proc/}" "\${g[0]}" "\${r[2]:-0}" "\${wc:-0}" "$c" "\${sc:-none}"
+    done
+  done
+  echo E
+done
+`;
+
+/** The most a reply may be: more means something is wrong (or hostile), and the probe is restarted. */
+const MAX_REPLY_CHARS = 256 * 1024;
+const REPLY_TIMEOUT_MS = 2000;
+
+/** Parse one reply (without its `E` line). Lines that do not fit are ignored. */
+export function parseProbeReply(lines: readonly string[]): Map<number, ForegroundSample> {
+  const samples = new Map<number, ForegroundSample>();
+  let current: ForegroundSample | undefined;
+  for (const line of lines) {
+    const f = line.split(' ');
+    if (f[0] === 'T' && f.length === 3) {
+      const panePid = toInt(f[1]);
+      if (panePid === undefined) continue;
+      current = { panePid, tpgid: toInt(f[2]), processes: [] };
+      samples.set(panePid, current);
+    } else if (f[0] === 'P' && current && f.length >= 7 && current.processes.length < 256) {
+      const pid = toInt(f[1]);
+      if (pid === undefined) continue;
+      const syscallFields = f.slice(6);
+      const syscall = toInt(syscallFields[0]);
+      const args: bigint[] = [];
+      for (const hex of syscallFields.slice(1, 7)) {
+        if (!/^0x[0-9a-f]{1,16}$/.test(hex)) break;
+        args.push(BigInt(hex));
+      }
+      const process: ForegroundProcess = {
+        pid,
+        state: /^[A-Za-z]$/.test(f[2] ?? '') ? f[2]! : '?',
+        runs: toInt(f[3]) ?? 0,
+        wchan: (f[4] ?? '').slice(0, 64),
+        syscall,
+        args,
+        name: (f[5] ?? '').slice(0, 64),
+      };
+      current.processes.push(process);
+    }
+  }
+  return samples;
+}
+
+function toInt(text: string | undefined): number | undefined {
+  if (text === undefined || !/^\d{1,10}$/.test(text)) return undefined;
+  return Number(text);
+}
+
+interface Pending {
+  lines: string[];
+  chars: number;
+  resolve: (samples: Map<number, ForegroundSample> | undefined) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * Asks the probe, one question at a time. Any failure (no bash, the process died, a reply
+ * too slow or too long) answers undefined, and the next question starts a new probe; after
+ * repeated failures it stops trying and wait falls back to silence.
+ */
+export class ForegroundProbe {
+  private process: SandboxProcess | undefined;
+  private starting: Promise<SandboxProcess | undefined> | undefined;
+  private pending: Pending | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private partial = '';
+  private failures = 0;
+  private closed = false;
+
+  constructor(
+    private readonly sandbox: Sandbox,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The foreground of each pane (by its process ID); undefined when the probe cannot answer. */
+  sample(panePids: readonly number[]): Promise<Map<number, ForegroundSample> | undefined> {
+    const run = this.queue.then(() => this.ask(panePids));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  get usable(): boolean {
+    return !this.closed && this.failures < 3;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.stop();
+  }
+
+  private async ask(panePids: readonly number[]): Promise<Map<number, ForegroundSample> | undefined> {
+    const pids = panePids.filter((p) => Number.isInteger(p) && p > 0);
+    if (pids.length === 0 || !this.usable) return undefined;
+    const proc = await this.ensure();
+    if (!proc) return undefined;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.fail('the probe did not answer in time'), REPLY_TIMEOUT_MS);
+      this.pending = { lines: [], chars: 0, resolve, timer };
+      proc.stdin.write(`${pids.join(' ')}\n`);
+    });
+  }
+
+  private ensure(): Promise<SandboxProcess | undefined> {
+    if (this.process) return Promise.resolve(this.process);
+    this.starting ??= this.sandbox
+      .spawn(['bash', '--noprofile', '--norc', '-c', PROBE_SCRIPT])
+      .then((proc) => {
+        this.process = proc;
+        this.partial = '';
+        proc.stdout.setEncoding('utf8');
+        proc.stdout.on('data', (chunk: string) => this.onData(chunk));
+        proc.stderr.resume();
+        const ended = () => {
+          if (this.process === proc) this.fail('the probe exited');
+        };
+        proc.exited.then(ended, ended);
+        return proc;
+      })
+      .catch((error: unknown) => {
+        this.failures += 1;
+        this.logger.debug({ error: String(error) }, 'foreground probe did not start');
+        return undefined;
+      })
+      .finally(() => {
+        this.starting = undefined;
+      });
+    return this.starting;
+  }
+
+  private onData(chunk: string): void {
+    const pending = this.pending;
+    if (!pending) return;
+    this.partial += chunk;
+    pending.chars += chunk.length;
+    if (pending.chars > MAX_REPLY_CHARS) {
+      this.fail('the probe answered too much');
+      return;
+    }
+    const lines = this.partial.split('\n');
+    this.partial = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line === 'E') {
+        clearTimeout(pending.timer);
+        this.pending = undefined;
+        this.failures = 0;
+        pending.resolve(parseProbeReply(pending.lines));
+        return;
+      }
+      pending.lines.push(line);
+    }
+  }
+
+  private fail(reason: string): void {
+    const pending = this.pending;
+    this.pending = undefined;
+    if (pending) {
+      clearTimeout(pending.timer);
+      pending.resolve(undefined);
+    }
+    if (!this.process) return;
+    if (!this.closed) {
+      this.failures += 1;
+      this.logger.debug({ reason }, 'foreground probe restarted');
+    }
+    this.stop();
+  }
+
+  private stop(): void {
+    const proc = this.process;
+    this.process = undefined;
+    this.partial = '';
+    if (!proc) return;
+    proc.stdin.end();
+    proc.close();
+  }
+}

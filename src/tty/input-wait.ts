@@ -1,0 +1,142 @@
+/**
+ * Is a terminal's foreground program waiting for input? Judged from what Linux says about
+ * each process of the terminal's foreground process group: its state, the syscall it is
+ * blocked in (`/proc/PID/syscall`) and the kernel function it sleeps in (`/proc/PID/wchan`).
+ * A line prompt (`input()`, `read -p`) sleeps in read on fd 0; a readline REPL, vi, less
+ * and an idle shell in select/poll on the terminal; top selects with a timeout and redraws.
+ * Pure: probe-script.ts gathers the facts, this file reads them.
+ */
+
+/** One process of the foreground process group, as the probe reported it. */
+export interface ForegroundProcess {
+  pid: number;
+  /** `R` running, `S` sleeping, `D` in I/O, `T` stopped, `Z` zombie... */
+  state: string;
+  /** How many times it has run on a CPU (`/proc/PID/schedstat`): a change means it woke up. */
+  runs: number;
+  wchan: string;
+  /** The syscall number it is blocked in; undefined while it runs (`running`) or when unreadable. */
+  syscall: number | undefined;
+  /** The syscall's arguments as the kernel printed them (hexadecimal). */
+  args: readonly bigint[];
+  /** The command name (`comm`), non-printing characters replaced. */
+  name: string;
+}
+
+/** A pane's foreground: its process group and that group's processes. */
+export interface ForegroundSample {
+  panePid: number;
+  /** The terminal's foreground process group; undefined when the pane's process is gone. */
+  tpgid: number | undefined;
+  processes: ForegroundProcess[];
+}
+
+/**
+ * - `input`: blocked on the terminal with no timeout (a prompt, a REPL, an editor, a shell).
+ * - `input-timed`: blocked on the terminal with a timeout (vim for a few seconds after a key, top between redraws).
+ * - `busy`: running, or waiting for something else (sleep, the network, a lock).
+ * - `unknown`: nothing readable (no process, another architecture, a probe that failed).
+ */
+export type InputWait = 'input' | 'input-timed' | 'busy' | 'unknown';
+
+interface SyscallTable {
+  read: ReadonlySet<number>;
+  /** select-like: (nfds, readfds, writefds, exceptfds, timeout pointer). */
+  select: ReadonlySet<number>;
+  /** poll: (fds, nfds, timeout in ms). */
+  poll: ReadonlySet<number>;
+  /** ppoll: (fds, nfds, timeout pointer). */
+  ppoll: ReadonlySet<number>;
+  /** epoll_wait/epoll_pwait: (epfd, events, maxevents, timeout in ms). */
+  epoll: ReadonlySet<number>;
+  /** Waiting for a child: neutral (the child decides). */
+  waitChild: ReadonlySet<number>;
+}
+
+const SYSCALLS: Readonly<Record<string, SyscallTable>> = {
+  x64: {
+    read: new Set([0, 19]), // read, readv
+    select: new Set([23, 270]), // select, pselect6
+    poll: new Set([7]),
+    ppoll: new Set([271]),
+    epoll: new Set([232, 281]), // epoll_wait, epoll_pwait
+    waitChild: new Set([61, 247]), // wait4, waitid
+  },
+  arm64: {
+    read: new Set([63, 65]),
+    select: new Set([72]),
+    poll: new Set(),
+    ppoll: new Set([73]),
+    epoll: new Set([22]),
+    waitChild: new Set([260, 95]),
+  },
+};
+
+/** An int argument the kernel printed as a 64-bit register: -1 may appear as 0xffffffff or 0xffff...ffff. */
+function asInt32(value: bigint | undefined): number {
+  return Number(BigInt.asIntN(32, value ?? 0n));
+}
+
+type ProcessWait = InputWait | 'neutral';
+
+/** What one process is doing. */
+export function classifyProcess(process: ForegroundProcess, arch: string = globalThis.process.arch): ProcessWait {
+  const table = SYSCALLS[arch];
+  if (!table || process.syscall === undefined) return process.state === 'R' || process.state === 'D' ? 'busy' : 'unknown';
+  // Woken (input arrived) or doing work: whatever syscall it was in no longer counts.
+  if (process.state !== 'S') return process.state === 'T' || process.state === 'Z' ? 'neutral' : 'busy';
+  const nr = process.syscall;
+  const [a0, a1, a2, a3, a4] = process.args;
+  if (table.read.has(nr)) return a0 === 0n ? 'input' : 'busy';
+  if (table.select.has(nr)) {
+    // nfds 1: only fd 0 is watched.
+    if (a0 !== 1n) return 'busy';
+    return a4 === 0n ? 'input' : 'input-timed';
+  }
+  if (table.poll.has(nr)) {
+    if (a1 !== 1n) return 'busy';
+    return asInt32(a2) < 0 ? 'input' : 'input-timed';
+  }
+  if (table.ppoll.has(nr)) {
+    if (a1 !== 1n) return 'busy';
+    return a2 === 0n ? 'input' : 'input-timed';
+  }
+  // An event loop (node, a prompt_toolkit REPL) idle without timers waits for its fds, the terminal among them.
+  if (table.epoll.has(nr)) return asInt32(a3) < 0 ? 'input' : 'busy';
+  if (table.waitChild.has(nr)) return 'neutral';
+  return 'busy';
+}
+
+/**
+ * The group as a whole: waiting for input only when no process of it is busy and one waits
+ * on the terminal (a `make` waiting for its child that reads a prompt is waiting for input).
+ */
+export function classifyForeground(sample: ForegroundSample | undefined, arch: string = process.arch): InputWait {
+  if (!sample || sample.tpgid === undefined || sample.processes.length === 0) return 'unknown';
+  const waits = sample.processes.map((p) => classifyProcess(p, arch));
+  if (waits.includes('busy')) return 'busy';
+  if (waits.includes('unknown')) return 'unknown';
+  if (waits.includes('input')) return 'input';
+  if (waits.includes('input-timed')) return 'input-timed';
+  return 'busy';
+}
+
+/** Identity of the group's state: unchanged between two samples means nobody woke up in between. */
+export function sampleSignature(sample: ForegroundSample | undefined): string {
+  if (!sample) return '';
+  return `${sample.tpgid}:${sample.processes.map((p) => `${p.pid}/${p.state}/${p.runs}/${p.syscall}`).join(',')}`;
+}
+
+/** The newest process of the group, for naming the foreground program of a pipeline (`seq 10 | less`). */
+export function foregroundName(sample: ForegroundSample | undefined): string | undefined {
+  if (!sample || sample.processes.length === 0) return undefined;
+  const leader = sample.processes.find((p) => p.pid === sample.tpgid);
+  const newest = sample.processes.reduce((a, b) => (b.pid > a.pid ? b : a));
+  return (leader && leader.state !== 'Z' ? leader : newest).name;
+}
+
+/** The prompt a program waits at: the cursor row up to the cursor, trimmed, at most 80 characters. */
+export function promptText(cursorRow: string, cursorX: number): string {
+  const text = cursorRow.slice(0, Math.max(0, cursorX)).trim();
+  return text.length > 80 ? `…${text.slice(-79)}` : text;
+}

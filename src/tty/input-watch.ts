@@ -1,0 +1,91 @@
+import type { ForegroundProbe } from './foreground-probe.js';
+import { type ForegroundSample, classifyForeground, sampleSignature } from './input-wait.js';
+import type { Tty } from './tty.js';
+
+/** Output must have stopped this long before the foreground is asked. */
+const QUIET_MS = 12;
+/** Two answers this far apart, with nothing in between, confirm a program is waiting for input. */
+const CONFIRM_MS = 12;
+/** After a type that drew nothing (Escape in vim), how long before waiting for input counts anyway. */
+const SILENT_KEY_MS = 250;
+
+interface Seen {
+  signature: string;
+  at: number;
+  bytes: number;
+}
+
+/**
+ * Tells wait() that a terminal's foreground program has drawn and now waits for input:
+ * the probe's answer says so twice, CONFIRM_MS apart, with no output and no wake-up of any
+ * process in between (so keys in flight and output on its way count as not yet).
+ */
+export class InputWatch {
+  private readonly seen = new WeakMap<Tty, Seen>();
+  /** When wait() should look again to confirm (ms from now); undefined: nothing to confirm. */
+  recheckInMs: number | undefined;
+
+  constructor(private readonly probe: ForegroundProbe) {}
+
+  get usable(): boolean {
+    return this.probe.usable;
+  }
+
+  /** The terminals of `ttys` whose program waits for input now. */
+  async waiting(ttys: readonly Tty[], now: number): Promise<Set<Tty>> {
+    this.recheckInMs = undefined;
+    const ready = new Set<Tty>();
+    const ask: Tty[] = [];
+    for (const tty of ttys) {
+      const pid = tty.state?.pid;
+      if (!tty.alive || pid === undefined || pid <= 0) continue;
+      const quiet = now - Math.max(tty.emulator.lastOutputAt, tty.pending?.at ?? 0);
+      if (quiet < QUIET_MS) {
+        this.soon(QUIET_MS - quiet);
+        continue;
+      }
+      ask.push(tty);
+    }
+    if (ask.length === 0 || !this.probe.usable) return ready;
+    const samples = await this.probe.sample(ask.map((t) => t.state?.pid ?? 0));
+    const at = Date.now();
+    for (const tty of ask) {
+      const sample = samples?.get(tty.state?.pid ?? 0);
+      if (this.confirm(tty, sample, at)) ready.add(tty);
+    }
+    return ready;
+  }
+
+  private confirm(tty: Tty, sample: ForegroundSample | undefined, at: number): boolean {
+    const verdict = classifyForeground(sample);
+    if (verdict !== 'input' && verdict !== 'input-timed') {
+      this.seen.delete(tty);
+      return false;
+    }
+    const signature = sampleSignature(sample);
+    const bytes = tty.emulator.bytesWritten;
+    const before = this.seen.get(tty);
+    const pending = tty.pending;
+    const stable = before !== undefined && before.signature === signature && before.bytes === bytes && (!pending || before.at > pending.at);
+    if (!stable) {
+      this.seen.set(tty, { signature, at, bytes });
+      this.soon(CONFIRM_MS);
+      return false;
+    }
+    if (at - before.at < CONFIRM_MS) {
+      this.soon(CONFIRM_MS - (at - before.at));
+      return false;
+    }
+    // After a type: something must have been drawn since, unless the key draws nothing.
+    if (pending?.kind === 'type' && tty.emulator.lastOutputAt < pending.at && at - pending.at < SILENT_KEY_MS) {
+      this.soon(SILENT_KEY_MS - (at - pending.at));
+      return false;
+    }
+    return true;
+  }
+
+  private soon(ms: number): void {
+    const wait = Math.max(1, Math.ceil(ms));
+    this.recheckInMs = this.recheckInMs === undefined ? wait : Math.min(this.recheckInMs, wait);
+  }
+}

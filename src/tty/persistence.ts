@@ -1,0 +1,71 @@
+import type { SessionRegistry } from '../config/session-registry.js';
+import { describeError } from '../errors.js';
+import { type TtyState, saveSeenState } from '../observe/seen-store.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
+import type { TtyContext } from './tty-context.js';
+
+/** How long output may flow before the seen state is saved again. */
+const SAVE_DELAY_MS = 1000;
+
+/**
+ * What survives this server: the seen state (which terminals exist and what the agent saw
+ * of each, server-private) and the session registry (for people: `ls`, `attach`).
+ */
+export class Persistence {
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(private readonly ctx: TtyContext) {}
+
+  /** Save the seen state soon (output is flowing). */
+  schedule(): void {
+    if (this.timer || this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.saveState().catch((error: unknown) => this.ctx.logger.warn({ error: describeError(error) }, 'saving terminal state failed'));
+    }, SAVE_DELAY_MS);
+  }
+
+  async saveState(): Promise<void> {
+    const ttys: TtyState[] = this.ctx.ttys.all().map((t) => ({
+      tty: t.number,
+      command: t.command,
+      paneId: t.id,
+      openedAt: t.openedAt,
+      cols: t.emulator.cols,
+      rows: t.emulator.rows,
+      markRow: t.mark.row,
+      markHistory: t.mark.history,
+      markDigest: t.mark.digest,
+      scrollbackRows: t.files.scrollbackRows,
+      ...(t.shownMark ? { shown: t.shownMark } : {}),
+    }));
+    await saveSeenState(this.ctx.paths.kernelState, ttys);
+  }
+
+  async writeRegistry(): Promise<void> {
+    const { ctx } = this;
+    const registry: SessionRegistry = {
+      instance: ctx.instance.name,
+      sandbox: ctx.sandbox.description,
+      ...ctx.host.registryFields,
+      updatedAt: new Date().toISOString(),
+      ttys: ctx.ttys.all().map((t) => ({
+        tty: t.number,
+        command: t.command,
+        program: t.program,
+        alive: t.alive,
+        ...(t.exitCode === undefined ? {} : { exitCode: t.exitCode }),
+        openedAt: t.openedAt,
+        dir: t.files.dir,
+      })),
+    };
+    await writeFileAtomic(ctx.paths.sessionRegistry, `${JSON.stringify(registry, null, 2)}\n`);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}

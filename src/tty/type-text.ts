@@ -1,0 +1,57 @@
+import { KernelError } from '../errors.js';
+import { INTERRUPT_KEYS, parseTypedText } from './keys.js';
+import { isShell, programMatches } from './program-name.js';
+import { syncAll } from './terminal-sync.js';
+import type { TtyContext } from './tty-context.js';
+import type { TypeInput, TypeResult } from './types.js';
+
+/** Send text or a key to a terminal, after checking that the agent has seen everything and knows what runs there. */
+export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeResult> {
+  const tty = ctx.ttys.get(input.tty, ctx.config.max_ttys);
+  const typed = parseTypedText(input.text);
+  const bytes = Buffer.byteLength(input.text);
+  if (bytes > ctx.config.max_text_bytes) {
+    throw new KernelError(
+      'TEXT_TOO_LONG',
+      `The text is ${bytes} bytes; type() sends at most ${ctx.config.max_text_bytes} (tty.max_text_bytes). Write long content to a file with the Write tool and run it from the terminal instead.`,
+      { details: { bytes, max: ctx.config.max_text_bytes } },
+    );
+  }
+  const states = await syncAll(ctx);
+  const interrupting = typed.kind === 'key' && INTERRUPT_KEYS.has(typed.key);
+  const unseen = ctx.ttys
+    .all()
+    .filter((t) => t.hasUnseen() && !(interrupting && t === tty))
+    .map((t) => t.number);
+  if (unseen.length > 0) {
+    const which = unseen.length === 1 ? `TTY ${unseen[0]} has` : `TTYs ${unseen.join(', ')} have`;
+    throw new KernelError('UNSEEN_OUTPUT', `${which} output you have not seen. Call wait() first, then type again.`, { details: { ttys: unseen } });
+  }
+  const state = states.find((s) => s.id === tty.id);
+  if (!state || state.dead) {
+    throw new KernelError(
+      'TTY_NOT_FOUND',
+      `TTY ${tty.number}'s program has exited${state?.exitStatus === undefined ? '' : ` (status ${state.exitStatus})`}. Call wait() to see its last output; it is then closed. Open a new terminal with open().`,
+      { details: { tty: tty.number } },
+    );
+  }
+  const actual = tty.program;
+  if (!programMatches(input.expect, actual)) {
+    throw new KernelError(
+      'EXPECT_MISMATCH',
+      `TTY ${tty.number} is running ${actual || 'an unknown program'}, not ${input.expect}. Nothing was sent. Check its screen with wait(), then type again with expect: "${actual}".`,
+      { details: { tty: tty.number, expected: input.expect, actual } },
+    );
+  }
+  tty.acted('type', false, typed.kind === 'text' ? typed.text : undefined);
+  const enter = typed.kind !== 'key' && (input.enter ?? true);
+  const modes = { bracketed: tty.emulator.bracketedPaste, applicationCursor: tty.emulator.applicationCursor };
+  await ctx.host.send(tty.id, typed, { enter, ...modes });
+  // A REPL ends an indented block at an empty line: a paste that ends inside one runs without a second call.
+  if (enter && typed.kind === 'paste' && !isShell(tty.program) && /\n[ \t]+\S[^\n]*$/.test(typed.text)) {
+    await ctx.host.send(tty.id, { kind: 'key', key: 'Enter' }, { enter: false, ...modes });
+  }
+  ctx.wake();
+  if (typed.kind === 'key') return { tty: tty.number, sent: 'key', key: typed.key, bytes: 0, enter: false };
+  return { tty: tty.number, sent: typed.kind, bytes: Buffer.byteLength(typed.text), enter };
+}

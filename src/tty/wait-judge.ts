@@ -1,0 +1,81 @@
+import { type Completion, judgeCompletion } from './completion.js';
+import { promptText } from './input-wait.js';
+import { isShell } from './program-name.js';
+import { readsKeys } from './terminal-sync.js';
+import type { Tty } from './tty.js';
+import type { TtyContext } from './tty-context.js';
+import type { WaitReason } from './types.js';
+
+/** How long wait() gives a type() that was called at the same time to arrive. */
+const IDLE_GRACE_MS = 400;
+/** How long a new integrated shell may take to show its first prompt before silence counts. */
+const FIRST_PROMPT_MS = 10_000;
+
+/**
+ * Is the wait that began at `started` over, and why? What the agent started (open, type)
+ * must all be done; when it started nothing, the first terminal with news ends the wait.
+ * undefined: keep waiting.
+ */
+export async function judgeWait(ctx: TtyContext, started: number): Promise<Judgement | undefined> {
+  const ttys = ctx.ttys.all();
+  const acted = ttys.filter((t) => t.pending);
+  const now = Date.now();
+  const consider = acted.length > 0 ? acted : ttys.filter((t) => t.hasUnseen() || t.commandRunning || (t.alive && t.program && !isShell(t.program)));
+  if (consider.length === 0) return now - started >= IDLE_GRACE_MS ? { reason: 'idle' } : undefined;
+  const done: Array<[Tty, WaitReason]> = [];
+  const undecided: Tty[] = [];
+  for (const tty of consider) {
+    const verdict = await judgeTty(ctx, tty, now);
+    if (verdict) done.push([tty, verdict]);
+    // Waiting for input ends a wait for what the agent did, or for news it has not seen (not for an idle REPL).
+    else if (tty.pending || tty.hasUnseen()) undecided.push(tty);
+  }
+  for (const tty of await ctx.inputWatch.waiting(undecided, now)) {
+    tty.waitingForInput();
+    done.push([tty, 'input']);
+  }
+  if (acted.length > 0 ? done.length < consider.length : done.length === 0) return undefined;
+  const [first] = done.sort(([a], [b]) => a.number - b.number);
+  if (!first) return undefined;
+  const [tty, reason] = first;
+  return reason === 'input' ? { reason, input: { tty: tty.number, prompt: tty.emulator.alternateScreen ? '' : promptOf(tty) } } : { reason };
+}
+
+/** Why a wait ends, and for `input`, which terminal waits at which prompt. */
+export interface Judgement {
+  reason: WaitReason;
+  input?: { tty: number; prompt: string };
+}
+
+function promptOf(tty: Tty): string {
+  const emulator = tty.emulator;
+  const row = emulator.readRows(emulator.cursorAbs, emulator.cursorAbs + 1)[0]?.text ?? '';
+  return promptText(row, emulator.cursorX);
+}
+
+/** Is what runs on this terminal done (undefined: still running)? */
+async function judgeTty(ctx: TtyContext, tty: Tty, now: number): Promise<WaitReason | undefined> {
+  const since = Math.max(tty.pending?.at ?? 0, tty.emulator.lastOutputAt);
+  tty.settleEnding(now, now - since);
+  let verdict: Completion | 'input' = judgeCompletion({
+    dead: !tty.alive,
+    commandFinished: tty.pending ? tty.commandEnds > tty.pending.endsBefore : tty.commandEnds > tty.reportedEnds,
+    program: tty.program,
+    alternateScreen: tty.emulator.alternateScreen,
+    readingKeys: tty.readsKeys(),
+    quietMs: now - since,
+    settleMs: ctx.config.settle_ms,
+  });
+  // A shell the kernel started is ready at its first prompt (it may be slow to read its rc files).
+  if (verdict === 'settled' && tty.pending?.kind === 'open' && tty.integrated && tty.commandEnds === 0 && now - tty.pending.at < FIRST_PROMPT_MS) {
+    verdict = 'running';
+  }
+  if (verdict === 'ask-termios') {
+    tty.rememberReadsKeys(await readsKeys(ctx, tty));
+    verdict = tty.readsKeys() ? 'settled' : 'running';
+  }
+  // A prompt without a command before it (the first one, an empty Enter): nothing finished, the shell waits.
+  if (verdict === 'command-finished' && tty.lastEnd?.durationMs === undefined) verdict = 'input';
+  if (verdict === 'settled' || verdict === 'command-finished' || verdict === 'input') tty.waitingForInput();
+  return verdict === 'running' ? undefined : verdict;
+}

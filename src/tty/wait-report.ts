@@ -1,0 +1,104 @@
+import { renderNewOutput, renderScreen, withoutEcho } from '../observe/render-new-output.js';
+import { type Persistence } from './persistence.js';
+import { closeTty } from './open-close.js';
+import { readProcessTable } from './process-table.js';
+import { terminalProcesses } from './process-tree.js';
+import { isShell } from './program-name.js';
+import { syncAll } from './terminal-sync.js';
+import type { Tty } from './tty.js';
+import { type TtyContext, agentPath } from './tty-context.js';
+import type { TtyReport, WaitResult } from './types.js';
+import type { Judgement } from './wait-judge.js';
+
+/**
+ * What wait() returns: every terminal with something the agent has not seen (new lines,
+ * the whole screen of a full-screen program, a command's end, the process's end), which is
+ * then marked seen; terminals whose process ended are closed and archived.
+ */
+export async function reportChanges(
+  ctx: TtyContext,
+  persistence: Persistence,
+  judgement: Judgement,
+  started: number,
+  options: { signal?: AbortSignal | undefined; deliveryId?: string | undefined } = {},
+): Promise<WaitResult> {
+  const { signal, deliveryId } = options;
+  await syncAll(ctx);
+  signal?.throwIfAborted();
+  const changed: TtyReport[] = [];
+  const closing: Tty[] = [];
+  const background: Array<[Tty, TtyReport]> = [];
+  for (const tty of ctx.ttys.all()) {
+    const newEnd = tty.commandEnds > tty.reportedEnds ? tty.lastEnd : undefined;
+    if (!tty.hasUnseen() && !newEnd && tty.alive) {
+      tty.settled();
+      continue;
+    }
+    const item = reportOf(ctx, tty, newEnd);
+    if (!tty.alive) closing.push(tty);
+    else if (tty.emulator.backgroundJobs > 0 && isShell(tty.program) && !tty.commandRunning) background.push([tty, item]);
+    changed.push(item);
+    tty.reported(deliveryId);
+    await tty.files.flush();
+  }
+  if (background.length > 0) await nameBackground(ctx, background);
+  for (const tty of closing) {
+    const item = changed.find((c) => c.tty === tty.number);
+    const { archivedTo } = await closeTty(ctx, persistence, tty);
+    if (item) item.archivedTo = archivedTo;
+  }
+  await persistence.saveState();
+  return {
+    reason: judgement.reason,
+    ...(judgement.input ? { input: judgement.input } : {}),
+    elapsedMs: Date.now() - started,
+    changed,
+    open: ctx.ttys.all().map((t) => ({ tty: t.number, program: t.program, alive: t.alive })),
+  };
+}
+
+/** An idle shell with jobs still running: say which, briefly, below its new lines. */
+async function nameBackground(ctx: TtyContext, reports: ReadonlyArray<[Tty, TtyReport]>): Promise<void> {
+  const table = await readProcessTable(ctx.sandbox);
+  if (!table) return;
+  for (const [tty, item] of reports) {
+    const shell = tty.state?.pid;
+    if (!shell) continue;
+    const running = terminalProcesses(table, shell, new Set()).filter((p) => p.pid !== shell);
+    if (running.length === 0) continue;
+    const named = running.slice(0, 3).map((p) => `${p.name} (pid ${p.pid}, ${Math.round(p.rssKb / 1024)} MB)`);
+    const more = running.length > named.length ? ` and ${running.length - named.length} more` : '';
+    item.text += `${item.text ? '\n' : ''}… still running in the background: ${named.join(', ')}${more} …`;
+  }
+}
+
+/** The server died while a reply was on its way: its lines come again, labelled. */
+export function possiblyRepeatedNote(lines: number): string {
+  return `… possibly repeated: the first ${lines} line${lines === 1 ? '' : 's'} below may already have reached you (the server restarted while a reply was on its way) …`;
+}
+
+/** One terminal's news as the agent reads it. */
+function reportOf(ctx: TtyContext, tty: Tty, newEnd: Tty['lastEnd']): TtyReport {
+  const fullScreen = tty.emulator.alternateScreen && tty.alive;
+  const files = { scrollback: agentPath(ctx, tty.files.scrollback), screen: agentPath(ctx, tty.files.screen) };
+  let text: string;
+  let totalLines: number;
+  let elidedLines = 0;
+  if (fullScreen) {
+    text = renderScreen(tty.emulator.screenText());
+    totalLines = text ? text.split('\n').length : 0;
+  } else {
+    tty.emulator.flushRowsAbove();
+    ({ text, totalLines, elidedLines } = renderNewOutput(withoutEcho(tty.tracker.collect(tty.emulator), tty.pending?.text), `${files.scrollback} (then ${files.screen})`));
+    const repeated = Math.min(totalLines, tty.possiblyRepeatedRows());
+    if (repeated > 0) text = `${possiblyRepeatedNote(repeated)}\n${text}`;
+  }
+  const item: TtyReport = { tty: tty.number, program: tty.program, alive: tty.alive, fullScreen, text, totalLines, elidedLines, files };
+  if (!tty.alive) {
+    if (tty.exitCode !== undefined) item.exitCode = tty.exitCode;
+  } else if (newEnd?.durationMs !== undefined) {
+    if (newEnd.exitCode !== undefined) item.exitCode = newEnd.exitCode;
+    item.durationMs = newEnd.durationMs;
+  }
+  return item;
+}

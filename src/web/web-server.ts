@@ -1,0 +1,208 @@
+import { readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Instance } from '../config/instance.js';
+import { describeError, isKernelError } from '../errors.js';
+import { readRegularFile, readTail } from '../util/untrusted-read.js';
+import { MAX_PERSON_INPUT_BYTES, typeForPerson } from './person-keys.js';
+import { streamEvents, streamTerminal } from './sse.js';
+import { parseTranscript } from './transcript.js';
+import { WebAuth } from './web-auth.js';
+import { instanceByName, listInstances, listRecordings, listTerminals, listTicks, recordingMarkers } from './web-data.js';
+import { parseRecordingName } from '../observe/recording.js';
+
+/**
+ * `agent-kernel web`: one page for every instance on this host. Static files from the
+ * package (the page) and from node_modules (xterm.js, asciinema-player); JSON and
+ * server-sent events under /api/. Loopback only, token then session cookie, strict CSP.
+ */
+
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self' 'wasm-unsafe-eval'",
+  // xterm.js and asciinema-player size their cells with inline styles.
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const SECURITY_HEADERS = {
+  'content-security-policy': CONTENT_SECURITY_POLICY,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  'cross-origin-opener-policy': 'same-origin',
+};
+
+const TRANSCRIPT_MAX_BYTES = 8 * 1024 * 1024;
+const RECORDING_MAX_BYTES = 64 * 1024 * 1024;
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.cast': 'application/x-asciicast',
+};
+
+const require = createRequire(import.meta.url);
+const ASSETS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'assets', 'web');
+
+/** The files the page may load: a fixed table, nothing resolved from the request path. */
+function staticFiles(): Map<string, string> {
+  const xterm = path.dirname(require.resolve('@xterm/xterm/package.json'));
+  // Its package.json is not exported; its style sheet is, three levels down.
+  const player = path.resolve(path.dirname(require.resolve('asciinema-player/dist/bundle/asciinema-player.css')), '..', '..');
+  const files = new Map<string, string>([
+    ['/', path.join(ASSETS, 'index.html')],
+    ['/app.js', path.join(ASSETS, 'app.js')],
+    ['/views.js', path.join(ASSETS, 'views.js')],
+    ['/dom.js', path.join(ASSETS, 'dom.js')],
+    ['/style.css', path.join(ASSETS, 'style.css')],
+    ['/vendor/xterm.mjs', path.join(xterm, 'lib', 'xterm.mjs')],
+    ['/vendor/xterm.css', path.join(xterm, 'css', 'xterm.css')],
+    ['/vendor/asciinema-player.css', path.join(player, 'dist', 'bundle', 'asciinema-player.css')],
+  ]);
+  // Its ES modules import each other by hashed names: serve every one of them.
+  for (const name of readdirSync(path.join(player, 'dist')).filter((n) => n.endsWith('.js'))) {
+    files.set(`/vendor/asciinema-player/${name}`, path.join(player, 'dist', name));
+  }
+  return files;
+}
+
+export interface WebServerOptions {
+  token: string;
+  write: boolean;
+  host: string;
+  port: number;
+}
+
+export interface WebServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+function send(res: http.ServerResponse, status: number, body: string | Buffer, type = 'application/json; charset=utf-8'): void {
+  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'cache-control': 'no-store' });
+  res.end(body);
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  send(res, status, JSON.stringify(body));
+}
+
+function refusalPage(message: string): string {
+  const escaped = message.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<!doctype html><meta charset="utf-8"><title>agent-kernel</title><link rel="stylesheet" href="/style.css"><main><h1>agent-kernel</h1><p>${escaped}</p></main>`;
+}
+
+async function readBody(req: http.IncomingMessage, max: number): Promise<string> {
+  let size = 0;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) throw new Error('request body too large');
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function startWebServer(options: WebServerOptions): Promise<WebServer> {
+  const auth = new WebAuth(options.token);
+  const files = staticFiles();
+
+  async function api(req: http.IncomingMessage, res: http.ServerResponse, parts: string[]): Promise<void> {
+    if (parts[0] === 'config') return sendJson(res, 200, { write: options.write });
+    if (parts[0] !== 'instances') return sendJson(res, 404, { error: 'unknown path' });
+    if (parts.length === 1) return sendJson(res, 200, await listInstances());
+    const instance: Instance | undefined = await instanceByName(parts[1] ?? '');
+    if (!instance) return sendJson(res, 404, { error: `no registered instance named ${JSON.stringify(parts[1])}` });
+    const [, , what, id, more] = parts;
+    if (what === 'terminals' && id === undefined) return sendJson(res, 200, await listTerminals(instance));
+    if (what === 'terminals' && /^\d{1,2}$/.test(id ?? '') && more === 'stream') return streamTerminal(instance, Number(id), req, res);
+    if (what === 'terminals' && /^\d{1,2}$/.test(id ?? '') && more === 'input') {
+      if (req.method !== 'POST') return sendJson(res, 405, { error: 'POST the keys' });
+      if (!options.write) return sendJson(res, 403, { error: 'This view is read-only. Start it with agent-kernel web --write to type into terminals.' });
+      if (req.headers['content-type'] !== 'application/json') return sendJson(res, 415, { error: 'send application/json: {"data": "..."}' });
+      const body = JSON.parse(await readBody(req, MAX_PERSON_INPUT_BYTES * 8)) as { data?: unknown };
+      if (typeof body.data !== 'string') return sendJson(res, 400, { error: 'send {"data": "the keys as text"}' });
+      return sendJson(res, 200, { typed: await typeForPerson(instance, Number(id), body.data) });
+    }
+    if (what === 'ticks' && id === undefined) return sendJson(res, 200, await listTicks(instance));
+    if (what === 'ticks' && /^\d{1,6}$/.test(id ?? '') && more === 'transcript') {
+      const text = await readTail(instance.paths.tickLog(Number(id)), TRANSCRIPT_MAX_BYTES);
+      if (text === undefined) return sendJson(res, 404, { error: `tick ${id} has no transcript` });
+      return sendJson(res, 200, parseTranscript(text));
+    }
+    if (what === 'recordings' && id === undefined) return sendJson(res, 200, await listRecordings(instance));
+    if (what === 'recordings' && id !== undefined && parseRecordingName(id)) {
+      const read = await readRegularFile(path.join(instance.paths.recordings, id), { maxBytes: RECORDING_MAX_BYTES });
+      if (!read) return sendJson(res, 404, { error: `no recording ${id}` });
+      if (more === 'markers') return sendJson(res, 200, recordingMarkers(read.data.toString('utf8')));
+      return send(res, 200, read.data, TYPES['.cast']);
+    }
+    if (what === 'events' && id === undefined) return streamEvents(instance, req, res);
+    return sendJson(res, 404, { error: 'unknown path' });
+  }
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const isPage = url.pathname === '/';
+    const verdict = auth.check(req);
+    if (verdict.kind === 'login') {
+      res.writeHead(303, { ...SECURITY_HEADERS, location: verdict.location, 'set-cookie': verdict.cookie, 'cache-control': 'no-store' });
+      res.end();
+      return;
+    }
+    // The style sheet carries nothing secret, and the refusal page uses it.
+    if (verdict.kind === 'refused' && !(url.pathname === '/style.css' && verdict.status === 401)) {
+      if (isPage) return send(res, verdict.status, refusalPage(verdict.message), TYPES['.html']);
+      return sendJson(res, verdict.status, { error: verdict.message });
+    }
+    if (req.method === 'POST' && req.headers.origin === undefined) {
+      // A browser always sends Origin on POST; its absence means a request we did not expect.
+      return sendJson(res, 403, { error: 'POST needs an Origin header' });
+    }
+    if (url.pathname.startsWith('/api/')) {
+      const parts = url.pathname.slice('/api/'.length).split('/').filter(Boolean).map((p) => decodeURIComponent(p));
+      return api(req, res, parts);
+    }
+    const file = files.get(url.pathname);
+    if (!file || (req.method !== 'GET' && req.method !== 'HEAD')) return sendJson(res, 404, { error: 'not found' });
+    const read = await readRegularFile(file, { maxBytes: 16 * 1024 * 1024 });
+    if (!read) return sendJson(res, 404, { error: 'not found' });
+    return send(res, 200, read.data, TYPES[path.extname(file)] ?? 'application/octet-stream');
+  }
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (res.headersSent) {
+        res.end();
+        return;
+      }
+      sendJson(res, isKernelError(error) ? 400 : 500, { error: describeError(error) });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${port}/`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

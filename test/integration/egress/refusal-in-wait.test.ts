@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { proxyContainerName } from '../../../src/sandbox/egress-proxy.js';
+import { connectEngine } from '../../../src/sandbox/engine.js';
+import { describeWithEngine } from '../../helpers/engine.js';
+import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
+import { connectStdio, ensureBuilt, type StdioSession, textOf, waitFor } from '../server/helpers.js';
+
+describeWithEngine('a refused connection reaches the agent (MCP client, real container)', () => {
+  let test: TestInstance;
+  let session: StdioSession;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    test = await createTestInstance();
+    session = await connectStdio(test.dataDir);
+  });
+  afterAll(async () => {
+    await session?.close().catch(() => undefined);
+    await test?.cleanup();
+  });
+
+  it('login names the policy and how many destinations it allows', async () => {
+    const login = await session.call('login');
+    expect(login.isError, textOf(login)).toBeFalsy();
+    expect(textOf(login)).toContain('Network: allowlist, 2 destinations allowed');
+    expect(login.structuredContent).toMatchObject({ network: { policy: 'allowlist', allowed: 2 } });
+  });
+
+  it('the next wait shows a line for the refused destination, once', async () => {
+    await session.call('open');
+    await session.call('wait', { timeout: 5 });
+    const script = 'import urllib.request as u; u.urlopen("https://refused.example/", timeout=20)';
+    const typed = await session.call('type', { tty: 0, expect: 'bash', text: `python3 -c '${script}'; echo fetched-$?` });
+    expect(typed.isError, textOf(typed)).toBeFalsy();
+    const text = await waitFor(session.call, /network: refused refused\.example:443 \(not in this instance's allowlist\)/);
+    expect(text).toMatch(/fetched-1|403/);
+    const again = await session.call('wait', { timeout: 1 });
+    expect(textOf(again)).not.toContain('network: refused');
+  });
+
+  it('the proxy survives a server restart, and refusals keep reaching the next server', async () => {
+    const engine = await connectEngine();
+    const before = await engine.docker.getContainer(proxyContainerName(test.name)).inspect();
+    await session.close();
+    session = await connectStdio(test.dataDir);
+    expect((await session.call('login')).isError).toBeFalsy();
+    const after = await engine.docker.getContainer(proxyContainerName(test.name)).inspect();
+    expect([after.Id, after.State.StartedAt]).toEqual([before.Id, before.State.StartedAt]);
+    await session.call('wait', { timeout: 2 });
+    await session.call('type', { tty: 0, expect: 'bash', text: `python3 -c 'import urllib.request as u; u.urlopen("http://second.example/")'` });
+    await waitFor(session.call, /network: refused second\.example:80 /);
+  });
+});

@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeWithEngine } from '../../helpers/engine.js';
+import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
+import { connectStdio, ensureBuilt, type StdioSession, textOf } from './helpers.js';
+
+interface Waited {
+  reason: string;
+  input?: { tty: number; prompt: string };
+  elapsedMs: number;
+  changed: Array<{ tty: number; diff: string; fullScreen: boolean; exitCode?: number }>;
+}
+
+describeWithEngine('wait knows when a program waits for input (real container, real tmux, SDK client over stdio)', () => {
+  let test: TestInstance;
+  let session: StdioSession;
+  const wait = async (timeout = 20): Promise<Waited & { text: string }> => {
+    const result = await session.call('wait', { timeout });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    return { ...(result.structuredContent as unknown as Waited), text: textOf(result) };
+  };
+  const type = async (text: string, expect_: string, tty = 0) => {
+    const result = await session.call('type', { tty, expect: expect_, text });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    return textOf(result);
+  };
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    test = await createTestInstance({ files: { 'system/startup.json': JSON.stringify({ terminals: [] }) } });
+    session = await connectStdio(test.dataDir);
+    await session.call('login');
+    await session.call('open');
+  });
+  afterAll(async () => {
+    await session?.close().catch(() => undefined);
+    await test?.cleanup();
+  });
+
+  it('the first wait after open shows the prompt, not "a command finished"', async () => {
+    const first = await wait();
+    expect(first.reason).toBe('input');
+    expect(first.text).not.toMatch(/a command finished|exit 0/);
+  });
+
+  it('returns at a line prompt (input(), read -p) with the prompt, long before any timeout', async () => {
+    await type(`python3 -c "print('hello', input('name? '))"`, 'bash');
+    const prompt = await wait();
+    expect(prompt).toMatchObject({ reason: 'input', input: { tty: 0, prompt: 'name?' } });
+    expect(prompt.text).toContain('TTY 0 waiting for input: `name?`');
+    expect(prompt.elapsedMs).toBeLessThan(1500);
+    await type('Ada', 'python3');
+    const done = await wait();
+    expect(done.reason).toBe('command-finished');
+    expect(done.text).toContain('hello Ada');
+
+    await type(`read -p 'age? ' age; echo "age=$age"`, 'bash');
+    expect(await wait()).toMatchObject({ reason: 'input', input: { prompt: 'age?' } });
+    await type('7', 'bash');
+    expect((await wait()).text).toContain('age=7');
+  });
+
+  it('returns when the REPL is ready and after each expression, without echoing the expression', async () => {
+    await type('python3 -q', 'bash');
+    expect(await wait()).toMatchObject({ reason: 'input', input: { prompt: '>>>' } });
+    await type('6*7', 'python3');
+    const result = await wait();
+    expect(result.reason).toBe('input');
+    expect(result.elapsedMs).toBeLessThan(1500);
+    expect(result.changed[0]?.diff).toBe('42\n>>>');
+  });
+
+  it('runs a multi-line paste into the REPL without an extra Enter', async () => {
+    await type('for i in range(3):\n    print("row", i)', 'python3');
+    await expect.poll(async () => (await wait(5)).text, { timeout: 30_000 }).toContain('row 2');
+  });
+
+  it('a type and a wait sent together: the wait covers the type, round after round', async () => {
+    for (let i = 0; i < 12; i++) {
+      const [typed, result] = await Promise.all([session.call('type', { tty: 0, expect: 'python3', text: `${i}*1001` }), session.call('wait', { timeout: 20 })]);
+      expect(typed.isError, textOf(typed)).toBeFalsy();
+      expect(textOf(result)).toContain(String(i * 1001));
+    }
+  });
+
+  it('returns when vi has drawn its screen, and after each change in it', async () => {
+    await type('exit()', 'python3');
+    await wait();
+    await type('vi /tmp/input-wait.txt', 'bash');
+    const open = await wait();
+    expect(open.reason).toBe('input');
+    expect(open.changed[0]?.fullScreen).toBe(true);
+    expect(open.elapsedMs).toBeLessThan(1500);
+    for (let i = 0; i < 6; i++) {
+      const [, result] = await Promise.all([
+        session.call('type', { tty: 0, expect: 'vi', text: `ochange ${i}`, enter: false }),
+        session.call('wait', { timeout: 20 }),
+      ]);
+      expect(textOf(result)).toContain(`change ${i}`);
+      await type('Escape', 'vi');
+      await wait();
+    }
+    await type(':q!', 'vi');
+    expect((await wait()).reason).toMatch(/command-finished|input/);
+  });
+});

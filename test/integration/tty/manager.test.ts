@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isKernelError } from '../../../src/errors.js';
+import { TtyManager } from '../../../src/tty/tty-manager.js';
+import { silentLogger } from '../../../src/log/logger.js';
+import { type Terminals, reportOf, startTerminals, waitFor } from './helpers/terminals.js';
+
+// The manager's surface beyond the five tools, on the host backend (tmux on this machine).
+describe('terminal manager', () => {
+  let t: Terminals;
+  beforeAll(async () => {
+    t = await startTerminals('host');
+  });
+  afterAll(async () => {
+    await t?.cleanup();
+  });
+
+  it('tells subscribers about opening, output, commands with exit codes, waiting for input, death and closing', async () => {
+    const seen: string[] = [];
+    let bytes = '';
+    const subscriptions = [
+      t.manager.events.onOpened((e) => seen.push(`opened ${e.tty}`)),
+      t.manager.events.onOutput((e) => {
+        bytes += e.data.toString();
+      }),
+      t.manager.events.onCommandStarted((e) => seen.push(`started ${e.tty}`)),
+      t.manager.events.onCommandFinished((e) => seen.push(`finished ${e.tty} ${e.exitCode}`)),
+      t.manager.events.onWaitingForInput((e) => seen.push(`waiting ${e.tty} ${e.program}`)),
+      t.manager.events.onDied((e) => seen.push(`died ${e.tty} ${e.exitCode}`)),
+      t.manager.events.onClosed((e) => seen.push(`closed ${e.tty}`)),
+    ];
+    const { tty } = await t.manager.open();
+    await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
+    await t.manager.type({ tty, expect: 'bash', text: 'echo event-$((6*7)); false' });
+    await t.manager.wait(20);
+    expect(bytes).toContain('event-42');
+    expect(seen).toContain(`opened ${tty}`);
+    expect(seen).toContain(`started ${tty}`);
+    expect(seen).toContain(`finished ${tty} 1`);
+    expect(seen).toContain(`waiting ${tty} bash`);
+    await t.manager.type({ tty, expect: 'bash', text: 'exit 3' });
+    const ended = reportOf(await t.manager.wait(20), tty);
+    expect(ended.alive).toBe(false);
+    expect(seen).toContain(`died ${tty} 3`);
+    expect(seen).toContain(`closed ${tty}`);
+
+    for (const s of subscriptions) s.dispose();
+    const count = seen.length;
+    const again = await t.manager.open();
+    await t.manager.wait(10);
+    await t.manager.close(again.tty);
+    expect(seen).toHaveLength(count);
+  });
+
+  it('keeps terminals adopted above a lowered tty.max_ttys usable: waitable, typeable, closable', async () => {
+    const { tty } = await t.manager.open({ tty: 5 });
+    await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
+    await t.manager.dispose();
+    const instance = { ...t.test.instance, config: { ...t.test.instance.config, tty: { ...t.test.instance.config.tty, max_ttys: 2 } } };
+    const lowered = await TtyManager.start({ instance, sandbox: t.sandbox, logger: silentLogger() });
+    t.manager = lowered;
+    expect(lowered.adoptReport.adopted).toEqual([5]);
+    await lowered.type({ tty: 5, expect: 'bash', text: 'echo still-$((40+2))' });
+    expect(reportOf(await lowered.wait(20), 5).text).toContain('still-42');
+    const refused = await lowered.open({ tty: 6 }).catch((error: unknown) => error);
+    expect(isKernelError(refused) && refused.code).toBe('TTY_OUT_OF_RANGE');
+    const closed = await lowered.close(5);
+    expect(closed.tty).toBe(5);
+    expect(lowered.list()).toEqual([]);
+  });
+});

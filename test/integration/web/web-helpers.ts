@@ -1,0 +1,75 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, type Page, chromium } from 'playwright-core';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+export const SCREENSHOTS = path.join(ROOT, 'test-results', 'web');
+const CHROMIUM = '/usr/bin/chromium';
+
+/** Debian's chromium, driven by playwright-core. Missing: skip, or fail under CI. */
+export function chromiumAvailable(): boolean {
+  if (existsSync(CHROMIUM)) return true;
+  if (process.env.CI === 'true') throw new Error(`${CHROMIUM} is missing: scripts/ensure-engine.sh installs Debian's chromium`);
+  return false;
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+}
+
+export interface WebProcess {
+  url: string;
+  /** The base URL without the token. */
+  base: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** `agent-kernel web --port 0 ...` from dist; resolves with the URL it prints. */
+export function startWeb(env: NodeJS.ProcessEnv, args: string[] = []): Promise<WebProcess> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'cli', 'agent-kernel.js'), 'web', '--port', '0', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n')[0];
+      if (out.includes('\n') && line) {
+        const url = line.trim();
+        resolve({
+          url,
+          base: url.replace(/\?token=.*$/, ''),
+          child,
+          stop: () =>
+            new Promise<void>((done) => {
+              if (child.exitCode !== null) return done();
+              child.once('exit', () => done());
+              child.kill('SIGTERM');
+            }),
+        });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`agent-kernel web exited with ${code}: ${stderr}`)));
+  });
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  await mkdir(SCREENSHOTS, { recursive: true });
+  const file = path.join(SCREENSHOTS, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/** Poll `check` until it is true; returns the ms it took. */
+export async function pollUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<number> {
+  const start = Date.now();
+  for (;;) {
+    if (await check()) return Date.now() - start;
+    if (Date.now() - start > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

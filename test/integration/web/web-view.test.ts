@@ -1,0 +1,205 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerInstance } from '../../../src/config/registry.js';
+import { personInputSince } from '../../../src/observe/person-input.js';
+import { CONTENT_SECURITY_POLICY } from '../../../src/web/web-server.js';
+import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
+import type { TerminalObserver } from '../../../src/observe/terminal-observer.js';
+import { recordTerminals } from '../../../src/server/record-terminals.js';
+import { type Terminals, startTerminals, waitFor } from '../tty/helpers/terminals.js';
+import { type WebProcess, chromiumAvailable, launchBrowser, pollUntil, screenshot, startWeb } from './web-helpers.js';
+
+const XSS_TEXT = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';
+
+/** A transcript in Claude Code's stream-json, with markup where the agent controls the text. */
+function transcript(): string {
+  const lines = [
+    { type: 'system', subtype: 'init', model: 'claude-test', mcp_servers: [{ name: 'agent-kernel', status: 'connected' }] },
+    { type: 'assistant', message: { content: [{ type: 'text', text: `Looking around. ${XSS_TEXT}` }] } },
+    { type: 'assistant', message: { content: [{ type: 'tool_use', id: 't1', name: 'mcp__agent-kernel__type', input: { tty: 0, expect: 'bash', text: 'ls /' } }] } },
+    { type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: `Sent text. ${XSS_TEXT}` }] }] } },
+    { type: 'kernel_runner', tick: 1, time: new Date().toISOString(), event: 'pre-stop-block', issues: ['TTY 1 is still open'] },
+    { type: 'result', subtype: 'success', is_error: false, result: 'All done.', total_cost_usd: 0.0123, duration_ms: 4200 },
+  ];
+  return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
+}
+
+async function xtermText(page: Page, tty: number): Promise<string> {
+  return page.evaluate((n) => document.querySelector(`.tty-screen[data-tty="${n}"] .xterm-rows`)?.textContent ?? '', tty);
+}
+
+const run = chromiumAvailable() ? describe : describe.skip;
+
+run('agent-kernel web (real chromium)', () => {
+  let configDir: string;
+  let env: NodeJS.ProcessEnv;
+  let t: Terminals;
+  let recorder: TerminalObserver;
+  let paused: TestInstance;
+  let web: WebProcess;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    configDir = await mkdtemp(path.join(os.tmpdir(), 'ak-web-'));
+    env = { ...process.env, AGENT_KERNEL_CONFIG_DIR: configDir, AGENT_KERNEL_TOKEN: 'web-test-token-0123456789abcdef' };
+    t = await startTerminals('host');
+    recorder = recordTerminals(t.manager, t.test.instance, 0);
+    await registerInstance(t.test.name, t.test.dataDir, env);
+    paused = await createTestInstance({ containerfile: false, config: { container: { backend: 'host' } } });
+    const p = paused.instance.paths;
+    await writeFile(p.paused, 'billing: the API key has no credit left\n');
+    await mkdir(path.dirname(p.state), { recursive: true });
+    const record = { tick: 1, started: new Date(Date.now() - 60_000).toISOString(), duration_ms: 42_000, status: 'ok', attempts: 1, cost_usd: 0.0123, tokens: { input: 1, output: 1, cache_creation: 0, cache_read: 0, context_used: 30_000, context_window: 200_000 } };
+    await writeFile(p.state, JSON.stringify({ tick: 1, current: null, last: record, history: [record] }));
+    await mkdir(path.dirname(p.tickLog(1)), { recursive: true });
+    await writeFile(p.tickLog(1), transcript());
+    await registerInstance(paused.name, paused.dataDir, env);
+    web = await startWeb(env);
+    browser = await launchBrowser();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await web?.stop();
+    await t?.cleanup();
+    await recorder?.close();
+    await paused?.cleanup();
+    await rm(configDir, { recursive: true, force: true });
+  });
+
+  it('refuses without the token (401), with a foreign Host or Origin (403), and signs in with it (303, HttpOnly SameSite=Strict cookie, CSP)', async () => {
+    expect((await fetch(web.base)).status).toBe(401);
+    expect((await fetch(`${web.base}api/instances`)).status).toBe(401);
+    expect((await fetch(`${web.base}?token=wrong-token-wrong-token`)).status).toBe(401);
+    const foreign = await fetch(`${web.base}api/instances`, { headers: { origin: 'http://evil.example' } });
+    expect(foreign.status).toBe(403);
+    const login = await fetch(web.url, { redirect: 'manual' });
+    expect(login.status).toBe(303);
+    expect(login.headers.get('location')).toBe('/');
+    const cookie = login.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    const page = await fetch(web.base, { headers: { cookie: cookie.split(';')[0]! } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toBe(CONTENT_SECURITY_POLICY);
+    expect(CONTENT_SECURITY_POLICY).toContain("script-src 'self'");
+    expect(CONTENT_SECURITY_POLICY).not.toMatch(/script-src[^;]*unsafe-inline/);
+  });
+
+  it('lists every instance and shows the paused one as paused, with why', async () => {
+    const page = await browser.newPage();
+    await page.goto(web.url);
+    const row = page.locator(`tr[data-instance="${paused.name}"]`);
+    await row.waitFor();
+    expect(await row.locator('.state').innerText()).toContain('paused');
+    expect(await row.innerText()).toContain('billing: the API key has no credit left');
+    expect(await page.locator(`tr[data-instance="${t.test.name}"]`).innerText()).toContain('not running');
+    await screenshot(page, 'instances');
+    await page.close();
+  });
+
+  it('shows what a terminal prints within a second, and does not run markup the terminal prints', async () => {
+    const { tty } = await t.manager.open();
+    await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
+    const page = await browser.newPage();
+    await page.goto(`${web.url}#/i/${t.test.name}/terminals`);
+    await page.locator(`.tty-screen[data-tty="${tty}"] .xterm-rows`).waitFor();
+    await pollUntil(async () => /[#$]/.test(await xtermText(page, tty)), 10_000, 'the prompt in the browser');
+    const typed = Date.now();
+    await t.manager.type({ tty, expect: 'bash', text: `echo live-$((20+3)) '${XSS_TEXT}'` });
+    const ms = await pollUntil(async () => (await xtermText(page, tty)).includes('live-23'), 5000, 'live-23 in the browser');
+    console.log(`web view: output reached the browser ${Date.now() - typed} ms after type() (${ms} ms of polling)`);
+    expect(Date.now() - typed).toBeLessThan(1000);
+    await pollUntil(async () => (await page.locator('.tty-title .exit').innerText().catch(() => '')).includes('exit 0'), 5000, 'the exit code in the title');
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    await screenshot(page, 'terminals');
+    await t.manager.wait(2);
+    await page.close();
+  });
+
+  it('is read-only without --write: typing is refused and nothing reaches the terminal', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${web.url}#/i/${t.test.name}/terminals`);
+    await page.locator('.tty-screen[data-tty="0"] .xterm-rows').waitFor();
+    const status = await page.evaluate(async (name) => {
+      const res = await fetch(`/api/instances/${name}/terminals/0/input`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data: 'echo nope\r' }) });
+      return res.status;
+    }, t.test.name);
+    expect(status).toBe(403);
+    await page.locator('.tty-screen[data-tty="0"]').click();
+    await page.keyboard.type('echo sneaked-in\n');
+    const result = await t.manager.wait(1);
+    expect(JSON.stringify(result)).not.toContain('sneaked-in');
+    await page.close();
+  });
+
+  it('lets a person type with --write, and tells the agent at its next wait', async () => {
+    const writable = await startWeb(env, ['--write']);
+    try {
+      await personInputSince(t.test.instance.paths.events);
+      const page = await browser.newPage();
+      await page.goto(`${writable.url}#/i/${t.test.name}/terminals`);
+      await page.locator('.tty-screen[data-tty="0"] .xterm-rows').waitFor();
+      await page.locator('.tty-screen[data-tty="0"]').click();
+      await page.keyboard.type('echo from-a-person\n');
+      await waitFor(t.manager, 0, (text) => text.includes('from-a-person'));
+      let notice: string | undefined;
+      await pollUntil(async () => Boolean((notice = await personInputSince(t.test.instance.paths.events))), 5000, 'the person.typed events');
+      expect(notice).toMatch(/A person typed into TTY 0/);
+      await screenshot(page, 'terminals-write');
+      await page.close();
+    } finally {
+      await writable.stop();
+    }
+  });
+
+  it('replays a recording with its list of commands', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${web.url}#/i/${t.test.name}/recordings`);
+    await page.locator('a', { hasText: 'replay' }).first().click();
+    await page.locator('.commands li').first().waitFor();
+    const commands = await page.locator('.commands').innerText();
+    expect(commands).toContain('echo live-$((20+3))');
+    await page.locator('.ap-player').waitFor();
+    await page.locator('.commands button').first().click();
+    await pollUntil(async () => (await page.locator('.ap-player').innerText()).includes('live-23'), 10_000, 'the replayed output');
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    await screenshot(page, 'replay');
+    await page.close();
+  });
+
+  it('shows tick history and renders a transcript as text: agent words, tool calls, results, runner decisions; no markup runs', async () => {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${web.url}#/i/${paused.name}/ticks`);
+    await page.locator('table').waitFor();
+    const history = await page.locator('table').innerText();
+    expect(history).toContain('#1');
+    expect(history).toContain('42s');
+    expect(history).toContain('$0.01');
+    await screenshot(page, 'ticks');
+    await page.locator('a', { hasText: '#1' }).click();
+    await page.locator('.transcript').waitFor();
+    const text = await page.locator('.transcript').innerText();
+    expect(text).toContain('Looking around. <img src=x onerror=');
+    expect(text).toContain('type');
+    expect(text).toContain('pre-stop-block');
+    expect(text).toContain('All done.');
+    await page.locator('.item.tool details summary', { hasText: 'result' }).click();
+    expect(await page.locator('.item.tool').innerText()).toContain('Sent text. <img');
+    expect(await page.locator('.transcript img').count()).toBe(0);
+    expect(await page.locator('.transcript script').count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
+    expect(errors).toEqual([]);
+    await screenshot(page, 'transcript');
+    await page.goto(`${web.url}#/i/${t.test.name}/events`);
+    await page.locator('.events li').first().waitFor();
+    expect(await page.locator('.events').innerText()).toContain('command.finished');
+    await screenshot(page, 'events');
+    await page.close();
+  });
+});

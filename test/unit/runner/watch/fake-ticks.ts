@@ -1,0 +1,48 @@
+import type { StartTickFn, WatchTickOptions, WatchTickResult } from '../../../../src/runner/watch/watch.js';
+
+/** One tick started by watch: what it was given, what reached it since, and a way to end it. */
+export interface StartedTick {
+  readonly number: number;
+  readonly messages: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly delivered: string[];
+  readonly signal: AbortSignal;
+  finish(result: WatchTickResult): void;
+}
+
+/**
+ * A tick function for watch that runs nothing: each tick waits until the test ends it
+ * (or watch aborts it). The loop under test is real; only the agent is missing.
+ */
+export class TickRecorder {
+  readonly ticks: StartedTick[] = [];
+  /** When set, every tick ends at once with this result. */
+  autoFinish: WatchTickResult | undefined;
+
+  readonly start: StartTickFn = (_instance, options: WatchTickOptions) => {
+    let finish!: (result: WatchTickResult) => void;
+    const done = new Promise<WatchTickResult>((resolve) => (finish = resolve));
+    const number = this.ticks.length + 1;
+    const tick: StartedTick = { number, messages: options.messages, env: options.env, delivered: [], signal: options.signal, finish };
+    options.signal.addEventListener('abort', () => finish({ failed: true, status: 'interrupted', tick: number }), { once: true });
+    this.ticks.push(tick);
+    if (this.autoFinish) finish({ ...this.autoFinish, tick: number });
+    return Promise.resolve({
+      tick: number,
+      deliver: (message: string) => {
+        tick.delivered.push(message);
+      },
+      done,
+    });
+  };
+}
+
+export async function until<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

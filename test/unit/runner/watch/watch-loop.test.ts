@@ -1,0 +1,302 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadAgentConfig } from '../../../../src/config/agent-config.js';
+import type { Instance } from '../../../../src/config/instance.js';
+import { dataPaths } from '../../../../src/config/paths.js';
+import { createLogger } from '../../../../src/log/logger.js';
+import { sendMessage } from '../../../../src/runner/watch/inbox.js';
+import { Watch } from '../../../../src/runner/watch/watch.js';
+import { TickRecorder, until } from './fake-ticks.js';
+import { unitPaths } from '../../../helpers/test-instance.js';
+
+let root: string;
+let dataDir: string;
+let configDir: string;
+let watch: Watch | undefined;
+let ticks: TickRecorder;
+
+async function loadInstance(): Promise<Instance> {
+  return { name: 'loop', dataDir, paths: unitPaths('loop', dataDir), config: await loadAgentConfig(dataDir) };
+}
+
+async function writeConfig(runner: Record<string, unknown>): Promise<void> {
+  await writeFile(dataPaths(dataDir).agentConfig, JSON.stringify({ runner }, null, 2));
+}
+
+async function startWatch(options: { detect?: string } = {}): Promise<Watch> {
+  const logger = createLogger({ process: 'watch-loop', logDir: unitPaths('loop', dataDir).logs, stderr: false });
+  watch = new Watch(await loadInstance(), {
+    startTick: ticks.start,
+    loadInstance,
+    logger,
+    pollMs: 100,
+    env: { AGENT_KERNEL_CONFIG_DIR: configDir },
+    ...(options.detect ? { detectInterruptedTick: () => Promise.resolve({ notice: options.detect!, diedMidTick: true }) } : {}),
+  });
+  await watch.start();
+  return watch;
+}
+
+const inbox = () => unitPaths('loop', dataDir);
+
+beforeEach(async () => {
+  root = await mkdtemp(path.join(os.tmpdir(), 'watch-loop-'));
+  dataDir = path.join(root, 'data');
+  configDir = path.join(root, 'config');
+  await mkdir(path.join(dataDir, 'system'), { recursive: true });
+  await writeConfig({ backoff: { initial: '50ms', max: '200ms', reset_after: '1h' } });
+  ticks = new TickRecorder();
+});
+
+afterEach(async () => {
+  await watch?.stop();
+  watch = undefined;
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('watch loop (injected tick)', () => {
+  it('ticks when a message arrives, hands it over, and moves it to inbox/done', async () => {
+    await startWatch();
+    expect(ticks.ticks).toHaveLength(0);
+    const { id } = await sendMessage(inbox(), { text: 'please check the build', from: 'alice' });
+    const tick = await until(() => ticks.ticks[0], 'a tick');
+    expect(tick.messages.join('\n')).toContain('please check the build');
+    expect(tick.messages.join('\n')).toContain('from alice');
+    await until(async () => (await readdir(inbox().inboxDone).catch((): string[] => [])).includes(`${id}.json`), 'message in done/');
+    tick.finish({ failed: false, status: 'normal' });
+    await until(() => watch!.status().state === 'idle', 'idle after the tick');
+    expect(watch!.status().lastResult).toMatchObject({ status: 'normal', tick: 1 });
+  });
+
+  it('delivers a message that arrives during a tick to the running agent, not to the next tick', async () => {
+    await startWatch();
+    await sendMessage(inbox(), { text: 'first' });
+    const tick = await until(() => ticks.ticks[0], 'a tick');
+    await sendMessage(inbox(), { text: 'arrived mid-tick', from: 'bob' });
+    await until(() => tick.delivered.length > 0, 'mid-tick delivery');
+    expect(tick.delivered[0]).toContain('arrived mid-tick');
+    expect(tick.delivered[0]).toContain('from bob');
+    await until(async () => (await readdir(inbox().inbox)).filter((f) => f.endsWith('.json')).length === 0, 'inbox emptied');
+    tick.finish({ failed: false, status: 'normal' });
+    await until(() => watch!.status().state === 'idle', 'idle');
+    expect(ticks.ticks).toHaveLength(1);
+  });
+
+  it('never overlaps ticks: messages during a tick do not start a second one', async () => {
+    ticks = new TickRecorder();
+    await startWatch();
+    await sendMessage(inbox(), { text: 'one' });
+    const tick = await until(() => ticks.ticks[0], 'a tick');
+    for (let i = 0; i < 3; i++) await sendMessage(inbox(), { text: `more ${i}` });
+    await until(() => tick.delivered.length === 3, 'three deliveries');
+    expect(ticks.ticks).toHaveLength(1);
+    expect(watch!.status()).toMatchObject({ running: true, state: 'ticking', currentTick: { number: 1, trigger: 'message' } });
+    tick.finish({ failed: false, status: 'normal' });
+  });
+
+  it('does not tick while system/paused exists, and resumes when it is removed', async () => {
+    await writeFile(inbox().paused, 'billing problem: fix the card\n');
+    await startWatch();
+    await sendMessage(inbox(), { text: 'are you there?' });
+    await until(() => watch!.status().state === 'paused' && watch!.status().pendingMessages === 1, 'paused, one message waiting');
+    expect(watch!.status()).toMatchObject({ paused: true, reason: 'billing problem: fix the card', pendingMessages: 1 });
+    // Several poll rounds pass without a tick.
+    const rounds = Date.now() + 600;
+    await until(() => Date.now() > rounds, 'some poll rounds');
+    expect(ticks.ticks).toHaveLength(0);
+    await unlink(inbox().paused);
+    const tick = await until(() => ticks.ticks[0], 'a tick after unpausing');
+    expect(tick.messages.join('\n')).toContain('are you there?');
+    tick.finish({ failed: false, status: 'normal' });
+  });
+
+  it('wakes at a one-shot scheduled time, with the note, and removes the fired wake', async () => {
+    const at = new Date(Date.now() + 1500).toISOString();
+    await writeFile(inbox().schedule, JSON.stringify({ wakes: [{ at, note: 'look at the nightly build' }, { cron: '0 0 1 1 *', note: 'new year' }] }));
+    await startWatch();
+    await until(() => watch!.status().nextWake?.time === at, 'next wake reported');
+    const tick = await until(() => ticks.ticks[0], 'a scheduled tick');
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(at));
+    expect(tick.messages.join('\n')).toContain('look at the nightly build');
+    const after = await until(async () => {
+      const file = JSON.parse(await readFile(inbox().schedule, 'utf8')) as { wakes: unknown[] };
+      return file.wakes.length === 1 ? file : undefined;
+    }, 'the fired wake removed from schedule.json');
+    expect(after.wakes).toEqual([{ cron: '0 0 1 1 *', note: 'new year' }]);
+    tick.finish({ failed: false, status: 'normal' });
+    await until(() => watch!.status().state === 'idle', 'idle');
+    expect(ticks.ticks).toHaveLength(1);
+  });
+
+  it('keeps running with a broken schedule.json, says why, and still ticks on messages', async () => {
+    await writeFile(inbox().schedule, JSON.stringify({ wakes: [{ cron: '99 * * * *' }] }));
+    await startWatch();
+    await until(() => watch!.status().reason?.includes('wakes.0.cron'), 'schedule error in status');
+    expect(watch!.status().reason).toMatch(/minute field: 99 is out of range/);
+    await sendMessage(inbox(), { text: 'still alive?' });
+    const tick = await until(() => ticks.ticks[0], 'a tick');
+    tick.finish({ failed: false, status: 'normal' });
+  });
+
+  it('gives the next tick a crash notice after a failed tick (restart "no": waits for a message)', async () => {
+    await writeConfig({ restart: 'no', backoff: { initial: '50ms', max: '200ms', reset_after: '1h' } });
+    await startWatch();
+    await sendMessage(inbox(), { text: 'go' });
+    const first = await until(() => ticks.ticks[0], 'first tick');
+    first.finish({ failed: true, status: 'abnormal', error: 'harness exited with code 1' });
+    await until(() => watch!.status().failures === 1, 'a failure recorded');
+    const wait = Date.now() + 400;
+    await until(() => Date.now() > wait, 'time passes');
+    expect(ticks.ticks).toHaveLength(1);
+    await sendMessage(inbox(), { text: 'again' });
+    const second = await until(() => ticks.ticks[1], 'second tick');
+    expect(second.messages[0]).toMatch(/tick 1 ended abnormally \(abnormal: harness exited with code 1\)/);
+    expect(second.messages.join('\n')).toContain('again');
+    second.finish({ failed: false, status: 'normal' });
+    await until(() => watch!.status().failures === 0, 'failures reset by success');
+  });
+
+  it('restarts failed ticks with "on-failure", backing off, until max_restarts', async () => {
+    await writeConfig({ restart: 'on-failure', max_restarts: 2, backoff: { initial: '50ms', max: '200ms', reset_after: '1h' } });
+    ticks.autoFinish = { failed: true, status: 'abnormal', error: 'boom' };
+    await startWatch();
+    await sendMessage(inbox(), { text: 'start' });
+    await until(() => watch!.status().state === 'gave-up', 'gave up');
+    // The first tick, then two restarts.
+    expect(ticks.ticks).toHaveLength(3);
+    expect(ticks.ticks[1]!.messages[0]).toMatch(/ended abnormally/);
+    expect(watch!.status()).toMatchObject({ restarts: 2, failures: 3, reason: expect.stringMatching(/max_restarts \(2\) reached/) as string });
+    // A message still starts a tick after giving up.
+    ticks.autoFinish = { failed: false, status: 'normal' };
+    await sendMessage(inbox(), { text: 'operator says retry' });
+    await until(() => ticks.ticks.length === 4, 'a tick for the message');
+  });
+
+  it('keeps ticking with "always" until max_restarts', async () => {
+    await writeConfig({ restart: 'always', max_restarts: 3, backoff: { initial: '50ms', max: '200ms', reset_after: '1h' } });
+    ticks.autoFinish = { failed: false, status: 'normal' };
+    await startWatch();
+    await sendMessage(inbox(), { text: 'start' });
+    await until(() => watch!.status().state === 'gave-up', 'gave up');
+    expect(ticks.ticks).toHaveLength(4);
+    expect(ticks.ticks[1]!.messages[0]).toMatch(/Restarted by the restart policy/);
+  });
+
+  it('with "always", healthy ticks go on past max_restarts: the count resets after reset_after', async () => {
+    await writeConfig({ restart: 'always', max_restarts: 2, backoff: { initial: '20ms', max: '200ms', reset_after: '300ms' } });
+    ticks.autoFinish = { failed: false, status: 'normal' };
+    await startWatch();
+    await sendMessage(inbox(), { text: 'start' });
+    await until(() => ticks.ticks.length >= 8, 'eight ticks');
+  });
+
+  it('recovers after giving up: once reset_after passes without a failure, restarts resume', async () => {
+    await writeConfig({ restart: 'on-failure', max_restarts: 1, backoff: { initial: '20ms', max: '50ms', reset_after: '400ms' } });
+    ticks.autoFinish = { failed: true, status: 'abnormal', error: 'boom' };
+    await startWatch();
+    await sendMessage(inbox(), { text: 'start' });
+    await until(() => watch!.status().state === 'gave-up', 'gave up');
+    expect(ticks.ticks).toHaveLength(2);
+    ticks.autoFinish = { failed: false, status: 'normal' };
+    const restarted = await until(() => ticks.ticks[2], 'a restart once the counters reset');
+    expect(restarted.messages[0]).toMatch(/ended abnormally/);
+    await until(() => watch!.status().state === 'idle', 'idle after a healthy tick');
+    expect(watch!.status()).toMatchObject({ restarts: 1, failures: 0 });
+  });
+
+  it('does not restart with "no" after a runner died mid-tick, but tells the next tick', async () => {
+    await writeConfig({ restart: 'no' });
+    await startWatch({ detect: 'Notice: the runner died during tick 7.' });
+    const wait = Date.now() + 400;
+    await until(() => Date.now() > wait, 'time passes');
+    expect(ticks.ticks).toHaveLength(0);
+    await sendMessage(inbox(), { text: 'hello' });
+    const tick = await until(() => ticks.ticks[0], 'a tick');
+    expect(tick.messages[0]).toBe('Notice: the runner died during tick 7.');
+  });
+
+  it('restarts at once with "on-failure" after a runner died mid-tick', async () => {
+    await startWatch({ detect: 'Notice: the runner died during tick 7.' });
+    const tick = await until(() => ticks.ticks[0], 'a restart tick');
+    expect(tick.messages).toEqual(['Notice: the runner died during tick 7.']);
+    expect(watch!.status().currentTick?.trigger).toBe('restart');
+  });
+
+  it('re-reads agent_config.json before each tick (env changes apply without restarting watch)', async () => {
+    await writeConfig({ env: { MODE: 'one' } });
+    ticks.autoFinish = { failed: false, status: 'normal' };
+    await startWatch();
+    await sendMessage(inbox(), { text: 'a' });
+    await until(() => ticks.ticks[0], 'tick 1');
+    expect(ticks.ticks[0]!.env.MODE).toBe('one');
+    await writeConfig({ env: { MODE: 'two' } });
+    await sendMessage(inbox(), { text: 'b' });
+    await until(() => ticks.ticks[1], 'tick 2');
+    expect(ticks.ticks[1]!.env.MODE).toBe('two');
+  });
+
+  it('waits out a broken agent_config.json without dying, then ticks once it is fixed', async () => {
+    await startWatch();
+    await writeFile(inbox().agentConfig, '{"runner": {"restart": "sometimes"}}');
+    await until(() => watch!.status().state === 'config-error' && /runner\.restart/.test(watch!.status().reason ?? ''), 'config error naming the field');
+    await sendMessage(inbox(), { text: 'queued' });
+    const wait = Date.now() + 300;
+    await until(() => Date.now() > wait, 'time passes');
+    expect(ticks.ticks).toHaveLength(0);
+    await writeConfig({});
+    const tick = await until(() => ticks.ticks[0], 'a tick after the fix');
+    expect(tick.messages.join('\n')).toContain('queued');
+  });
+
+  it('passes secrets to the tick environment, runner.env wins, and never logs the values', async () => {
+    const secrets = path.join(configDir, 'secrets', 'loop');
+    await mkdir(secrets, { recursive: true });
+    await writeFile(path.join(secrets, 'API_TOKEN'), 'tok-very-secret-1234\n');
+    await writeFile(path.join(secrets, 'OVERRIDDEN'), 'from-secret-file\n');
+    await writeFile(path.join(secrets, '.ignored'), 'x');
+    await writeFile(path.join(secrets, 'PIN'), 'q7#Zk\n');
+    await writeConfig({ env: { OVERRIDDEN: 'from-config' } });
+    await startWatch();
+    await sendMessage(inbox(), { text: 'use tok-very-secret-1234 please' });
+    const tick = await until(() => ticks.ticks[0], 'a tick');
+    // A value too short to redact reliably is refused: never handed over, never logged.
+    expect(tick.env).toEqual({ API_TOKEN: 'tok-very-secret-1234', OVERRIDDEN: 'from-config' });
+    watch!.log.info({ leaked: tick.env.API_TOKEN }, 'a log line that carries the secret');
+    tick.finish({ failed: false, status: 'normal' });
+    const logs = await readdir(inbox().logs);
+    const text = (await Promise.all(logs.filter((f) => f.endsWith('.log')).map((f) => readFile(path.join(inbox().logs, f), 'utf8')))).join('');
+    expect(text).toContain('a log line that carries the secret');
+    expect(text).toContain('[REDACTED]');
+    expect(text).not.toContain('tok-very-secret-1234');
+    expect(text).toMatch(/secret file skipped: .*shorter than 6 characters/);
+    expect(text).not.toContain('q7#Zk');
+  });
+
+  it('stops a running tick when watch stops', async () => {
+    await startWatch();
+    await sendMessage(inbox(), { text: 'long job' });
+    const tick = await until(() => ticks.ticks[0], 'a tick');
+    await watch!.stop();
+    expect(tick.signal.aborted).toBe(true);
+    expect(watch!.status().lastResult?.status).toBe('interrupted');
+  });
+});
+
+describe('watch loop: usage limits', () => {
+  it('waits out a usage limit the tick reported (retryAfterMs) before the next tick, even for a message', async () => {
+    await writeConfig({ restart: 'no', backoff: { initial: '10ms', max: '20ms', reset_after: '1h' } });
+    await startWatch();
+    await sendMessage(inbox(), { text: 'first' });
+    const first = await until(() => ticks.ticks[0], 'first tick');
+    first.finish({ failed: true, status: 'failed (rate_limit)', error: 'usage limit reached', retryAfterMs: 1500 });
+    await until(() => watch!.status().lastResult !== undefined, 'first tick recorded');
+    const ended = Date.parse(watch!.status().lastResult!.ended);
+    await sendMessage(inbox(), { text: 'second' });
+    await until(() => watch!.status().state === 'backoff', 'backing off');
+    const second = await until(() => ticks.ticks[1], 'second tick after the limit', 10_000);
+    expect(Date.now()).toBeGreaterThanOrEqual(ended + 1500);
+    second.finish({ failed: false, status: 'ok' });
+  });
+});

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { parseAgentConfig } from '../../../src/config/agent-config.js';
+import { DEFAULT_ALLOW, describeAllowEntry, parseAllowEntry } from '../../../src/config/egress-allow.js';
+import { parseAccessLine, refusalNotice, squidConfig } from '../../../src/sandbox/egress-squid.js';
+
+describe('container.network and container.allow', () => {
+  it('defaults to allowlist with the Debian package sources', () => {
+    const { container } = parseAgentConfig({});
+    expect(container.network).toBe('allowlist');
+    expect(container.allow).toEqual([...DEFAULT_ALLOW]);
+  });
+
+  it('keeps accepting "bridge" as the old name of open', () => {
+    expect(parseAgentConfig({ container: { network: 'bridge' } }).container.network).toBe('open');
+  });
+
+  it('refuses a bad entry with a message naming it and what is accepted', () => {
+    expect(() => parseAgentConfig({ container: { allow: ['exa mple.com'] } })).toThrow(/container\.allow.*expected a host name/s);
+    expect(() => parseAgentConfig({ container: { allow: ['10.0.0.0/40'] } })).toThrow(/IPv4 network/);
+    expect(() => parseAgentConfig({ container: { network: 'host' } })).toThrow(/allowlist/);
+  });
+});
+
+describe('parseAllowEntry', () => {
+  it.each([
+    ['deb.debian.org', 'domain', 'deb.debian.org', [80, 443]],
+    ['*.PyPI.org', 'wildcard', '.pypi.org', [80, 443]],
+    ['registry.npmjs.org:443', 'domain', 'registry.npmjs.org', [443]],
+    ['172.17.0.1:8080', 'ip', '172.17.0.1', [8080]],
+    ['10.1.0.0/16:*', 'cidr', '10.1.0.0/16', 'any'],
+  ] as const)('%s', (text, kind, host, ports) => {
+    expect(parseAllowEntry(text)).toEqual({ kind, host, ports, text });
+  });
+
+  it.each(['', '*', '*.com', 'a..b', '-x.com', 'x.com:0', 'x.com:70000', '1.2.3', '300.1.1.1', '[::1]:80', 'http://x.com'])('refuses %j', (text) => {
+    expect(() => parseAllowEntry(text)).toThrow();
+  });
+
+  it('describes entries for people', () => {
+    expect(describeAllowEntry(parseAllowEntry('*.example.com'))).toBe('*.example.com:80,443');
+    expect(describeAllowEntry(parseAllowEntry('1.2.3.4:*'))).toBe('1.2.3.4:*');
+  });
+});
+
+describe('squidConfig', () => {
+  const config = squidConfig(['deb.debian.org', '*.example.com:443', '172.17.0.1:8080'].map(parseAllowEntry));
+
+  it('allows each entry on its ports, refuses the manager and everything else last', () => {
+    const rules = config.split('\n').filter((l) => l.startsWith('http_access'));
+    expect(rules).toEqual([
+      'http_access deny manager',
+      'http_access allow allow0 allow0_ports !internal_dst',
+      'http_access allow allow1 allow1_ports !internal_dst',
+      'http_access allow ip_literal allow2 allow2_ports',
+      'http_access deny all',
+    ]);
+    expect(config).toContain('acl allow1 dstdomain -n .example.com');
+    expect(config).toContain('acl allow1_ports port 443');
+  });
+
+  it('never resolves a name to judge a request (no DNS for refused names)', () => {
+    for (const line of config.split('\n').filter((l) => l.startsWith('acl'))) {
+      if (/ dstdomain | dstdom_regex /.test(line)) expect(line).toContain(' -n ');
+    }
+    // IP entries only match requests that name an IP, so `dst` never looks a name up.
+    expect(config).toMatch(/http_access allow ip_literal allow2/);
+  });
+
+  it('with an empty list refuses everything', () => {
+    expect(squidConfig([]).split('\n').filter((l) => l.startsWith('http_access'))).toEqual(['http_access deny manager', 'http_access deny all']);
+  });
+});
+
+describe('parseAccessLine', () => {
+  it('reads allowed and refused connections with bytes', () => {
+    expect(parseAccessLine('1795424526.389 TCP_DENIED/403 CONNECT example.com:443 3445 36')).toEqual({
+      time: 1795424526389,
+      decision: 'refused',
+      result: 'TCP_DENIED/403',
+      method: 'CONNECT',
+      host: 'example.com',
+      port: 443,
+      bytesIn: 3445,
+      bytesOut: 36,
+    });
+    expect(parseAccessLine('1795424526.387 TCP_MISS/200 GET 172.17.0.1:18080 316 41')?.decision).toBe('allowed');
+    expect(parseAccessLine('1795424526.387 TCP_TUNNEL/200 CONNECT deb.debian.org:443 9000 500')?.decision).toBe('allowed');
+    expect(parseAccessLine('1795424526.387 TCP_MISS/503 GET nowhere.example:80 300 41')?.decision).toBe('failed');
+  });
+
+  it('ignores anything else', () => {
+    expect(parseAccessLine('2026/11/23 09:01:48| Starting Squid')).toBeUndefined();
+    expect(parseAccessLine('')).toBeUndefined();
+    // A host with a terminal escape in it (the agent chooses hosts) is not passed on.
+    expect(parseAccessLine('1795424526.389 TCP_DENIED/403 CONNECT \u001b]0;x\u0007.com:443 3445 36')).toBeUndefined();
+  });
+
+  it('words the notice the agent sees', () => {
+    expect(refusalNotice({ host: 'example.com', port: 443 })).toBe("network: refused example.com:443 (not in this instance's allowlist)");
+  });
+});

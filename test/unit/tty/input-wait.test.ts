@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { parseProbeReply } from '../../../src/tty/foreground-probe.js';
+import { type InputWait, classifyForeground, foregroundName, promptText, sampleSignature } from '../../../src/tty/input-wait.js';
+
+// Replies of the real probe in a container (x86_64), one pane each.
+const REPLIES: Array<[string, string[], InputWait]> = [
+  ['python3 -c "input()" (line prompt)', ['T 25 25', 'P 25 S 16 wait_woken python3 0 0x0 0x1c082ea0 0x400 0x1000 0x1 0x0 0x7ffc23c64558 0x7f00b596e2ad'], 'input'],
+  ['bash read -p', ['T 165 165', 'P 165 S 3 wait_woken bash 0 0x0 0x562f94e0ef40 0x1000 0x1000 0x7f25132cec68 0x0 0x7ffda3cff758 0x7f25131f32ad'], 'input'],
+  ['the python3 REPL', ['T 28 28', 'P 28 S 37 poll_schedule_timeout.constprop.0 python3 270 0x1 0x7fffe39abf10 0x0 0x0 0x0 0x0 0x7fffe39abe80 0x7f892e00f954'], 'input'],
+  ['an idle bash', ['T 156 156', 'P 156 S 6 poll_schedule_timeout.constprop.0 bash 270 0x1 0x7ffe50f6ddb0 0x0 0x0 0x0 0x7ffe50f6dce0 0x7ffe50f6dca0 0x7fe8f8014aec'], 'input'],
+  ['vi, long after a key', ['T 159 159', 'P 159 S 20 poll_schedule_timeout.constprop.0 vi 270 0x1 0x55d65ea98e80 0x55d65ea98e00 0x55d65ea98d80 0x0 0x0 0x7fffb88c3b10 0x7f33abb64954'], 'input'],
+  ['vi, just after a key (swap timer)', ['T 159 159', 'P 159 S 20 poll_schedule_timeout.constprop.0 vi 270 0x1 0x55d65ea98e80 0x55d65ea98e00 0x55d65ea98d80 0x7fffb88c3b20 0x0 0x7fffb88c3b10 0x7f33abb64954'], 'input-timed'],
+  ['top between redraws', ['T 162 162', 'P 162 S 144 poll_schedule_timeout.constprop.0 top 270 0x1 0x7ffd402f0cb0 0x0 0x0 0x7ffd402f0c10 0x7ffd402f0c20 0x7ffd402f0be0 0x7f0ef301eaec'], 'input-timed'],
+  ['sleep 5', ['T 40 41', 'P 41 S 2 hrtimer_nanosleep sleep 230 0x0 0x0 0x7ffc1c1a0ef0 0x7ffc1c1a0ef0 0x0 0x0 0x7ffc1c1a0ed8 0x7f1b7a4e0a2a'], 'busy'],
+  ['a loop on the CPU', ['T 40 42', 'P 42 R 900 0 python3 running'], 'busy'],
+  ['woken by typed keys, not run yet', ['T 25 25', 'P 25 R 16 0 python3 0 0x0 0x1c082ea0 0x400 0x1000 0x1 0x0 0x7ffc23c64558 0x7f00b596e2ad'], 'busy'],
+  ['reading a pipe, not the terminal', ['T 40 43', 'P 43 S 5 pipe_read cat 0 0x3 0x7ffd 0x20000 0x0 0x0 0x0 0x0 0x0'], 'busy'],
+  ['select on several fds', ['T 40 44', 'P 44 S 5 poll_schedule_timeout.constprop.0 ssh 270 0x5 0x7ffd 0x0 0x0 0x0 0x0 0x0 0x0'], 'busy'],
+  ['poll on the terminal, no timeout', ['T 40 45', 'P 45 S 5 poll_schedule_timeout.constprop.0 less 7 0x7ffd 0x1 0xffffffffffffffff 0x0 0x0 0x0 0x0 0x0'], 'input'],
+  ['an idle event loop (node REPL)', ['T 40 46', 'P 46 S 5 ep_poll node 232 0x4 0x7ffd 0x400 0xffffffff 0x0 0x0 0x0 0x0'], 'input'],
+  ['an event loop with a timer', ['T 40 46', 'P 46 S 5 ep_poll node 232 0x4 0x7ffd 0x400 0x3e8 0x0 0x0 0x0 0x0'], 'busy'],
+  [
+    'make waiting for a child that prompts',
+    ['T 40 47', 'P 47 S 5 do_wait make 61 0xffffffff 0x7ffd 0x0 0x0 0x0 0x0 0x0 0x0', 'P 48 S 5 wait_woken python3 0 0x0 0x1c08 0x400 0x1000 0x1 0x0 0x0 0x0'],
+    'input',
+  ],
+  [
+    'a pipeline with one stage still working',
+    ['T 40 47', 'P 47 S 5 pipe_write seq 1 0x1 0x55 0x1000 0x0 0x0 0x0 0x0 0x0', 'P 48 S 5 poll_schedule_timeout.constprop.0 less 7 0x7ffd 0x1 0xffffffffffffffff 0x0 0x0 0x0 0x0 0x0'],
+    'busy',
+  ],
+  ['the pane process is gone', ['T 99999 -'], 'unknown'],
+  ['junk from a hostile container', ['T x y', 'P 1 S 5 wait_woken evil 0 0x0', 'garbage', 'P', 'T 1 1 1'], 'unknown'],
+];
+
+describe('classifyForeground on real probe replies (x86_64)', () => {
+  for (const [name, lines, expected] of REPLIES) {
+    it(`${name}: ${expected}`, () => {
+      const samples = parseProbeReply(lines);
+      const sample = [...samples.values()][0];
+      expect(classifyForeground(sample, 'x64')).toBe(expected);
+    });
+  }
+
+  it('knows nothing about an architecture it has no table for', () => {
+    const sample = parseProbeReply(REPLIES[0]![1]).get(25);
+    expect(classifyForeground(sample, 'mips')).toBe('unknown');
+  });
+});
+
+describe('parseProbeReply', () => {
+  it('keeps one sample per pane, with processes, runs and name', () => {
+    const samples = parseProbeReply([...REPLIES[0]![1], ...REPLIES[2]![1]]);
+    expect([...samples.keys()]).toEqual([25, 28]);
+    expect(samples.get(28)?.processes[0]).toMatchObject({ pid: 28, state: 'S', runs: 37, syscall: 270, name: 'python3' });
+  });
+
+  it('signatures differ once a process has run again', () => {
+    const before = parseProbeReply(REPLIES[2]![1]).get(28);
+    const after = parseProbeReply([REPLIES[2]![1][0]!, REPLIES[2]![1][1]!.replace(' 37 ', ' 38 ')]).get(28);
+    expect(sampleSignature(before)).not.toBe(sampleSignature(after));
+    expect(sampleSignature(before)).toBe(sampleSignature(parseProbeReply(REPLIES[2]![1]).get(28)));
+  });
+
+  it('names the group leader, or the newest process when the leader is gone', () => {
+    expect(foregroundName(parseProbeReply(REPLIES[15]![1]).get(40))).toBe('make');
+    expect(foregroundName(parseProbeReply(['T 40 47', 'P 47 Z 5 0 seq none', 'P 48 S 5 0 less none']).get(40))).toBe('less');
+  });
+});
+
+describe('promptText', () => {
+  it('is the cursor row up to the cursor, trimmed and short', () => {
+    expect(promptText('name? ', 6)).toBe('name?');
+    expect(promptText('>>> ', 4)).toBe('>>>');
+    expect(promptText(`${'x'.repeat(200)}`, 200)).toHaveLength(80);
+  });
+});
