@@ -95,6 +95,7 @@ describeWithEngine('image builds (real engine)', () => {
       ['base image', 'ok'],
       ['image', 'ok'],
       ['tmux', 'ok'],
+      ['network', 'ok'],
       ['data dir', 'ok'],
       ['claude code', 'ok'],
     ]);
