@@ -1,4 +1,10 @@
+import os from 'node:os';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// Host-private instance state (paths.ts) goes to a temp folder per run, never the user's ~/.local/state.
+const stateDir = process.env.AGENT_KERNEL_STATE_DIR ?? path.join(os.tmpdir(), `ak-state-${process.pid}`);
+process.env.AGENT_KERNEL_STATE_DIR = stateDir;
 
 export default defineConfig({
   test: {
@@ -8,5 +14,6 @@ export default defineConfig({
     // Container tests share one engine on a 2-core machine: keep the parallelism modest.
     maxWorkers: 2,
     globalSetup: ['test/helpers/global-setup.ts'],
+    env: { AGENT_KERNEL_STATE_DIR: stateDir },
   },
 });

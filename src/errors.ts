@@ -10,6 +10,8 @@ export type ErrorCode =
   | 'CONFIG_REFUSED'
   | 'INSTANCE_NOT_FOUND'
   | 'INSTANCE_NAME_INVALID'
+  // a file the container can write that the host refuses to read (a link, a FIFO, too big)
+  | 'UNTRUSTED_FILE'
   // container engine and sandbox
   | 'ENGINE_UNREACHABLE'
   | 'IMAGE_BUILD_FAILED'

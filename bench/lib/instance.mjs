@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ROOT } from './paths.mjs';
 
 const dist = (rel) => import(path.join(ROOT, 'dist', rel));
-const [{ dataPaths }, { loadAgentConfig }, { containerName }, { connectEngine, statusCode }, { LABEL, ensureImage }, { silentLogger }] = await Promise.all([
+const [{ instancePaths }, { loadAgentConfig }, { containerName }, { connectEngine, statusCode }, { LABEL, ensureImage }, { silentLogger }] = await Promise.all([
   dist('config/paths.js'),
   dist('config/agent-config.js'),
   dist('sandbox/container.js'),
@@ -34,7 +34,7 @@ export async function containerOf(name) {
 export async function createInstance({ name = `bench-${randomBytes(3).toString('hex')}`, config = {} } = {}) {
   const parent = await mkdtemp(path.join(os.tmpdir(), 'ak-bench-'));
   const dataDir = path.join(parent, name);
-  const paths = dataPaths(dataDir);
+  const paths = instancePaths(name, dataDir);
   await mkdir(paths.containerContext, { recursive: true });
   await writeFile(paths.agentConfig, `${JSON.stringify(config, null, 2)}\n`);
   await copyFile(TEST_CONTAINERFILE, paths.containerfile);
@@ -53,6 +53,7 @@ export async function createInstance({ name = `bench-${randomBytes(3).toString('
     async cleanup() {
       await removeEngineResources(name);
       await rm(parent, { recursive: true, force: true });
+      await rm(paths.stateRoot, { recursive: true, force: true });
     },
   };
 }

@@ -164,5 +164,5 @@ export function parseAgentConfig(input: unknown, file = 'agent_config.json'): Ag
 /** Read `<data>/system/agent_config.json`; a missing file means all defaults. */
 export async function loadAgentConfig(dataDir: string): Promise<AgentConfig> {
   const file = dataPaths(dataDir).agentConfig;
-  return parseAgentConfig(await readJsonFile(file), path.relative(process.cwd(), file) || file);
+  return parseAgentConfig(await readJsonFile(file, dataPaths(dataDir).root), path.relative(process.cwd(), file) || file);
 }

@@ -2,14 +2,16 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { KernelError } from '../errors.js';
 import { type AgentConfig, loadAgentConfig } from './agent-config.js';
-import { type DataPaths, dataPaths } from './paths.js';
+import { type InstancePaths, instancePaths } from './paths.js';
 import { loadRegistry, validateInstanceName } from './registry.js';
+import { ensureStateDirs } from './state-dir.js';
 
 /** An agent instance: a name, its data directory (the agent's data repo) and its config. */
 export interface Instance {
   readonly name: string;
   readonly dataDir: string;
-  readonly paths: DataPaths;
+  /** Data-dir paths (untrusted) and host-private state paths. */
+  readonly paths: InstancePaths;
   readonly config: AgentConfig;
 }
 
@@ -61,5 +63,7 @@ export async function resolveInstance(nameOrDir: string, env: NodeJS.ProcessEnv 
       { details: { name: nameOrDir } },
     );
   }
-  return { name, dataDir, paths: dataPaths(dataDir), config: await loadAgentConfig(dataDir) };
+  const paths = instancePaths(name, dataDir, env);
+  await ensureStateDirs(paths);
+  return { name, dataDir, paths, config: await loadAgentConfig(dataDir) };
 }

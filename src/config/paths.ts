@@ -1,21 +1,27 @@
+import os from 'node:os';
 import path from 'node:path';
 
 /**
- * Where everything lives in an instance's data directory (the agent's data repo).
+ * Where everything lives. Two places, never mixed:
+ * - the data directory (the agent's data repo): the container can write all of it, so the
+ *   host only ever READS it, as untrusted input;
+ * - the instance's host-private state directory, outside the data dir: everything the host
+ *   writes (locks, seen marks, tick files, the hook socket, logs, per-TTY files, archives).
+ *   What the agent must read from it is shown to the container read-only, at the data-dir
+ *   paths seed 000 names (`showToContainer`).
  * One place names every path, so that the server, the runner and the hooks agree.
  */
+
+/** Paths inside the data directory: agent-writable, read by the host as untrusted input. */
 export function dataPaths(dataDir: string) {
   const root = path.resolve(dataDir);
   const system = path.join(root, 'system');
-  const logs = path.join(system, 'logs');
-  const sessions = path.join(root, 'tmp', 'sessions');
   return {
     root,
     system,
     agentConfig: path.join(system, 'agent_config.json'),
     startup: path.join(system, 'startup.json'),
     schedule: path.join(system, 'schedule.json'),
-    state: path.join(system, 'state.json'),
     paused: path.join(system, 'paused'),
     containerfile: path.join(system, 'container', 'Containerfile'),
     containerContext: path.join(system, 'container'),
@@ -24,25 +30,90 @@ export function dataPaths(dataDir: string) {
       preStop: path.join(system, 'hooks', 'pre-stop'),
       postTick: path.join(system, 'hooks', 'post-tick'),
     },
+    inbox: path.join(root, 'inbox'),
+    inboxDone: path.join(root, 'inbox', 'done'),
+    /** Where the container sees the host-private logs, per-TTY files and shell files (read-only mounts). */
+    shownLogs: path.join(system, 'logs'),
+    shownSessions: path.join(root, 'tmp', 'sessions'),
+    shownShell: path.join(root, 'tmp', 'kernel'),
+  };
+}
+
+/**
+ * The host-private state folder of every instance: `$AGENT_KERNEL_STATE_DIR`, else
+ * `$XDG_STATE_HOME/agent-kernel`, else `~/.local/state/agent-kernel`. Tests point
+ * AGENT_KERNEL_STATE_DIR at a temp folder.
+ */
+export function stateHome(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.AGENT_KERNEL_STATE_DIR) return path.resolve(env.AGENT_KERNEL_STATE_DIR);
+  const xdg = env.XDG_STATE_HOME || path.join(os.homedir(), '.local', 'state');
+  return path.join(xdg, 'agent-kernel');
+}
+
+/**
+ * Paths of one instance: its data directory (untrusted) and its host-private state
+ * directory `<stateHome>/instances/<name>/` (mode 0700; see ensureStateDirs):
+ * - `kernel/`: never shown to the container (locks, seen marks, state.json, tick work files, hook socket);
+ * - `sessions/`: live per-TTY files and registry.json, shown read-only at `<data>/tmp/sessions`;
+ * - `logs/`: server/runner logs, tick transcripts, archives, shown read-only at `<data>/system/logs`;
+ * - `shell/`: the terminals' rcfile, shown read-only at `<data>/tmp/kernel`.
+ */
+export function instancePaths(name: string, dataDir: string, env: NodeJS.ProcessEnv = process.env) {
+  const data = dataPaths(dataDir);
+  if (!/^[A-Za-z0-9_.-]+$/.test(name) || name.includes('..') || name === '.') {
+    throw new Error(`instance name ${JSON.stringify(name)} cannot name a state directory`);
+  }
+  const stateRoot = path.join(stateHome(env), 'instances', name);
+  const kernelState = path.join(stateRoot, 'kernel');
+  const sessions = path.join(stateRoot, 'sessions');
+  const logs = path.join(stateRoot, 'logs');
+  const shell = path.join(stateRoot, 'shell');
+  return {
+    ...data,
+    stateRoot,
+    /** Host-only kernel state: never mounted into the container. */
+    kernelState,
+    state: path.join(kernelState, 'state.json'),
+    serverLock: path.join(kernelState, 'server.lock'),
+    tickLock: path.join(kernelState, 'tick.lock'),
     logs,
     /** Archived terminals: `tty_N-tick-NNN`. */
     sessionArchive: path.join(logs, 'sessions'),
     tickLog: (tick: number) => path.join(logs, `tick-${String(tick).padStart(3, '0')}.jsonl`),
-    inbox: path.join(root, 'inbox'),
-    inboxDone: path.join(root, 'inbox', 'done'),
     /** Live per-TTY files for people and hooks. */
     sessions,
     sessionRegistry: path.join(sessions, 'registry.json'),
     tty: (n: number) => path.join(sessions, `tty_${n}`),
-    /** Server-private state (the lock, what the agent has seen). Not for hooks. */
-    kernelState: path.join(root, 'tmp', 'kernel'),
-    serverLock: path.join(root, 'tmp', 'kernel', 'server.lock'),
-    tickLock: path.join(root, 'tmp', 'kernel', 'tick.lock'),
-    /** What happened (terminals, commands, ticks, messages), as JSON lines: `agent-kernel events`. */
-    events: path.join(root, 'tmp', 'kernel', 'events.jsonl'),
+    /** Files the terminals' shells read (the rcfile). */
+    shell,
+    /** Host-private folders the container sees read-only, and where (same paths for hooks and agent). */
+    showToContainer: [
+      { source: sessions, target: data.shownSessions },
+      { source: logs, target: data.shownLogs },
+      { source: shell, target: data.shownShell },
+    ] as ReadonlyArray<{ source: string; target: string }>,
+    /** What happened (terminals, commands, ticks, messages), as JSON lines: `agent-kernel events`. Host only. */
+    events: path.join(kernelState, 'events.jsonl'),
     /** Terminal recordings (asciicast v2), `tty_N-tick-NNN.cast`. */
     recordings: path.join(logs, 'recordings'),
   };
 }
 
 export type DataPaths = ReturnType<typeof dataPaths>;
+export type InstancePaths = ReturnType<typeof instancePaths>;
+
+/** Where the container sees a host-private path (the read-only mounts); other paths are unchanged. */
+export function containerView(paths: InstancePaths, hostPath: string): string {
+  for (const { source, target } of paths.showToContainer) {
+    if (hostPath === source || hostPath.startsWith(`${source}/`)) return target + hostPath.slice(source.length);
+  }
+  return hostPath;
+}
+
+/** The host path behind a path the container sees (the inverse of containerView). */
+export function hostView(paths: InstancePaths, viewPath: string): string {
+  for (const { source, target } of paths.showToContainer) {
+    if (viewPath === target || viewPath.startsWith(`${target}/`)) return source + viewPath.slice(target.length);
+  }
+  return viewPath;
+}

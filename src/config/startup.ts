@@ -31,5 +31,5 @@ export function parseStartup(input: unknown, file = 'startup.json'): StartupConf
 
 export async function loadStartup(dataDir: string): Promise<StartupConfig> {
   const file = dataPaths(dataDir).startup;
-  return parseStartup(await readJsonFile(file), file);
+  return parseStartup(await readJsonFile(file, dataPaths(dataDir).root), file);
 }

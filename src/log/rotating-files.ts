@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /**
- * The log files of one process name in `<data>/system/logs/`, shared by every process of that
+ * The log files of one process name in `<state>/logs/` (shown read-only at `<data>/system/logs`), shared by every process of that
  * name (several servers write `server.log`):
  * - `<process>.log`: today's lines (UTC days). At the first write of a new day it becomes
  *   `<process>.log.YYYY-MM-DD`; those are kept `keepDays` days.

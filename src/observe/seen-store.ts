@@ -5,7 +5,7 @@ import { writeFileAtomic } from '../util/atomic-write.js';
 
 /**
  * Server-private memory of the terminals, kept across restarts in
- * `<data>/tmp/kernel/ttys.json`: which terminals exist, and what the agent has seen of
+ * `<state>/kernel/ttys.json` (host-private): which terminals exist, and what the agent has seen of
  * each (the high-water mark in tmux's own row numbering, so a new server can find it
  * in tmux's history).
  */

@@ -16,7 +16,7 @@ export interface TtySnapshot {
 export const SNAPSHOT_INTERVAL_MS = 250;
 
 /**
- * The files of one terminal in `<data>/tmp/sessions/tty_N/`: `screen`, `screen.ansi` and
+ * The files of one terminal in `<state>/sessions/tty_N/` (shown read-only at `<data>/tmp/sessions`): `screen`, `screen.ansi` and
  * `status` rewritten atomically at most every SNAPSHOT_INTERVAL_MS; `raw` (every byte,
  * rotated to `raw.1` past its cap) and `scrollback` (rows that left the screen) appended.
  */

@@ -4,7 +4,7 @@ import { TTY_STATUS_FILE, parseTtyStatusFile } from '../config/tty-status-file.j
 
 /**
  * The operator's view of an instance's terminals, read from the per-TTY `status` files
- * the terminal layer keeps in `<data>/tmp/sessions/tty_N/` (so it works while a server
+ * the terminal layer keeps in `<state>/sessions/tty_N/` (so it works while a server
  * runs, without taking its lock).
  */
 export interface TtyStatusRow {

@@ -62,7 +62,7 @@ export interface SessionOptions {
   attempt: number;
   prompt: string;
   env: NodeJS.ProcessEnv;
-  /** Where this tick's generated files go (`<data>/tmp/kernel/tick-NNN`). */
+  /** Where this tick's generated files go (`<state>/kernel/tick-NNN`). */
   workDir: string;
   tickLog: WriteStream;
   logger: Logger;

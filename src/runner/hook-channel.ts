@@ -6,7 +6,7 @@ import path from 'node:path';
 
 /**
  * How the hooks Claude Code runs (tiny `hook-cli` processes) reach the runner: one JSON
- * line each way over a unix socket under `<data>/tmp/kernel/`. Kept free of heavy imports:
+ * line each way over a unix socket under the host-private `<state>/kernel/`. Kept free of heavy imports:
  * hook-cli loads this on every tool call.
  */
 export type HookEventKind = 'pre-compact' | 'post-tool-use' | 'stop';

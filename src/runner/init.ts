@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { access, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { dataPaths } from '../config/paths.js';
+import { instancePaths } from '../config/paths.js';
+import { ensureStateDirs } from '../config/state-dir.js';
 import { registerInstance, validateInstanceName } from '../config/registry.js';
 import { KernelError } from '../errors.js';
 import { kernelFiles } from './kernel-files.js';
@@ -81,7 +82,7 @@ export interface InitResult {
 export async function initInstance(name: string, dir: string, env: NodeJS.ProcessEnv = process.env): Promise<InitResult> {
   validateInstanceName(name);
   const dataDir = path.resolve(dir);
-  const paths = dataPaths(dataDir);
+  const paths = instancePaths(name, dataDir, env);
   const created: string[] = [];
 
   const containerfile = kernelFiles().defaultContainerfile;
@@ -113,9 +114,7 @@ export async function initInstance(name: string, dir: string, env: NodeJS.Proces
   ] as const) {
     await writeNew(path.join(dirPath, 'README.md'), HOOK_READMES[kind] ?? '', created);
   }
-  await mkdir(paths.logs, { recursive: true });
   await mkdir(paths.inbox, { recursive: true });
-  await writeNew(path.join(paths.logs, '.gitkeep'), '', created);
   await writeNew(path.join(paths.inbox, '.gitkeep'), '', created);
   await writeNew(path.join(dataDir, '.gitignore'), '# agent-kernel: live state and logs stay out of the repo\ntmp/\nsystem/logs/\n', created);
 
@@ -129,5 +128,6 @@ export async function initInstance(name: string, dir: string, env: NodeJS.Proces
     }
   }
   await registerInstance(name, dataDir, env);
+  await ensureStateDirs(paths);
   return { name, dataDir, created, gitInitialized };
 }

@@ -1,4 +1,4 @@
-import { dataPaths } from '../config/paths.js';
+import { instancePaths } from '../config/paths.js';
 import { loadRegistry } from '../config/registry.js';
 import { describeError } from '../errors.js';
 import { readPaused } from './paused.js';
@@ -21,9 +21,9 @@ export async function listInstances(env: NodeJS.ProcessEnv = process.env): Promi
   for (const [name, entry] of Object.entries(registry.instances).sort(([a], [b]) => a.localeCompare(b))) {
     const summary: InstanceSummary = { name, dir: entry.dir };
     try {
-      const paused = await readPaused(dataPaths(entry.dir).paused);
+      const paused = await readPaused(instancePaths(name, entry.dir, env).paused);
       if (paused) summary.paused = paused.split('\n')[0] ?? paused;
-      const state = await loadState(entry.dir);
+      const state = await loadState(instancePaths(name, entry.dir, env).state);
       if (state.current) summary.running = state.current;
       if (state.last) summary.last = state.last;
     } catch (error) {

@@ -14,7 +14,7 @@ export function openTerminalsOf(ttys: readonly RegistryTerminal[]): OpenTerminal
 }
 
 /**
- * The open terminals in `<data>/tmp/sessions/registry.json`; none when there is no registry.
+ * The open terminals in `<state>/sessions/registry.json`; none when there is no registry.
  * A registry that does not match its schema counts as none and is reported to `onInvalid`.
  */
 export async function readOpenTerminals(file: string, onInvalid?: (error: unknown) => void): Promise<OpenTerminal[]> {

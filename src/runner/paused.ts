@@ -1,6 +1,7 @@
-import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { KernelError } from '../errors.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
+import { readUntrustedText } from '../util/untrusted-fs.js';
 
 /**
  * `<data>/system/paused`: written when a tick fails in a way a person must fix (not logged
@@ -8,7 +9,9 @@ import { writeFileAtomic } from '../util/atomic-write.js';
  */
 export async function readPaused(file: string): Promise<string | undefined> {
   try {
-    return (await readFile(file, 'utf8')).trim() || 'paused (no reason given)';
+    // `<data>/system/paused`: read as untrusted (the container can replace it with a link or a FIFO).
+    const text = await readUntrustedText(path.dirname(file), path.basename(file));
+    return text === undefined ? undefined : text.trim() || 'paused (no reason given)';
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;

@@ -38,7 +38,7 @@ export function hookSettings(options: { nodePath: string; hookCli: string; socke
   };
 }
 
-/** Write the two generated files of a tick under `<data>/tmp/kernel/tick-NNN/`. */
+/** Write the two generated files of a tick under the host-private `<state>/kernel/tick-NNN/`. */
 export async function writeTickFiles(
   dir: string,
   mcp: ReturnType<typeof mcpConfig>,

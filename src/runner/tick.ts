@@ -64,7 +64,7 @@ export interface TickOutcome {
   tokens: TickTokens;
   costUsd: number;
   lastMessage: string;
-  /** The tick's transcript, `system/logs/tick-NNN.jsonl`. */
+  /** The tick's transcript, `<state>/logs/tick-NNN.jsonl`. */
   logFile: string;
 }
 
@@ -102,7 +102,7 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
     await killOrphanedHarness(instance, options.logger);
     basePrompt = await loadTickPrompt(instance.dataDir, instance.config.runner);
     sandbox = await openSandbox(instance, { logger: options.logger, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
-    record = await beginTickRecord(instance.dataDir, { started: new Date().toISOString(), pid: process.pid });
+    record = await beginTickRecord(instance.paths.state, { started: new Date().toISOString(), pid: process.pid });
     await lock.update({ tick: record.tick });
     await appendEvent(instance.paths.events, { type: 'tick.started', tick: record.tick });
   } catch (error) {
@@ -115,7 +115,7 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
 
 /** A runner that died mid-tick may have left its harness (and MCP server) running: stop that group first. */
 async function killOrphanedHarness(instance: Instance, logger: Logger): Promise<void> {
-  const previous = (await loadState(instance.dataDir).catch(() => undefined))?.current;
+  const previous = (await loadState(instance.paths.state).catch(() => undefined))?.current;
   const pgid = previous?.harness_pgid;
   if (!pgid || !groupAlive(pgid)) return;
   logger.warn({ tick: previous.tick, pgid }, 'the harness of a tick whose runner died is still running: killing its process group');
@@ -194,7 +194,7 @@ class TickRun {
       });
       await this.pushRepo();
       outcome.durationMs = Date.now() - this.startedAt;
-      await finishTickRecord(this.instance.dataDir, {
+      await finishTickRecord(this.instance.paths.state, {
         tick: this.record.tick,
         started: this.record.started,
         duration_ms: outcome.durationMs,
@@ -251,11 +251,11 @@ class TickRun {
         ...(this.options.signal ? { signal: this.options.signal } : {}),
         deadline,
         onSpawn: (pgid) => {
-          void updateTickRecord(this.instance.dataDir, { harness_pgid: pgid }).catch(() => {});
+          void updateTickRecord(this.instance.paths.state, { harness_pgid: pgid }).catch(() => {});
         },
       });
       this.session = session;
-      await updateTickRecord(this.instance.dataDir, { session_id: session.sessionId, attempts: attempt }).catch((error: unknown) =>
+      await updateTickRecord(this.instance.paths.state, { session_id: session.sessionId, attempts: attempt }).catch((error: unknown) =>
         this.logger.warn({ err: describeError(error) }, 'cannot update state.json'),
       );
       // The ended session refuses messages from here on; a retry below opens the next one.

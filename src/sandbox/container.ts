@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type Dockerode from 'dockerode';
 import type { Instance } from '../config/instance.js';
+import { ensureStateDirs } from '../config/state-dir.js';
 import { KernelError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { type Engine, statusCode } from './engine.js';
@@ -47,7 +48,12 @@ function hostnameFor(instanceName: string): string {
 
 /** The full create options: hardening plus our name, image, labels and keep-alive command. */
 export function createOptions(instance: Instance, image: ImageRef): Dockerode.ContainerCreateOptions {
-  const hardened = hardenedCreateOptions({ config: instance.config.container, dataDir: instance.dataDir, host: hostFacts() });
+  const hardened = hardenedCreateOptions({
+    config: instance.config.container,
+    dataDir: instance.dataDir,
+    shown: instance.paths.showToContainer,
+    host: hostFacts(),
+  });
   const configHash = createHash('sha256').update(JSON.stringify(hardened)).digest('hex').slice(0, 16);
   return {
     name: containerName(instance.name),
@@ -160,7 +166,12 @@ export async function containerUp(engine: Engine, instance: Instance, options: L
   const { logger, onProgress } = options;
   const name = containerName(instance.name);
   // Refuse a bad config before spending a build on it.
-  hardenedCreateOptions({ config: instance.config.container, dataDir: instance.dataDir, host: hostFacts() });
+  hardenedCreateOptions({
+    config: instance.config.container,
+    dataDir: instance.dataDir,
+    shown: instance.paths.showToContainer,
+    host: hostFacts(),
+  });
   const image = await ensureImage(engine, instance, { logger, onProgress, force });
   const wanted = createOptions(instance, image);
   let info = await inspectContainer(engine, instance);
@@ -173,6 +184,7 @@ export async function containerUp(engine: Engine, instance: Instance, options: L
   }
   if (!info) {
     onProgress?.(`creating ${name}`);
+    await ensureStateDirs(instance.paths); // the read-only mounts' sources must exist
     await createContainer(engine, wanted, instance);
     info = await inspectContainer(engine, instance);
   }

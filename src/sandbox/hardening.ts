@@ -21,8 +21,9 @@ import { proxyEnv } from './egress-squid.js';
  * - Init: a real PID 1 (tini / catatonit) that reaps zombies left by killed terminals.
  * - Ulimits nofile/nproc set explicitly: Podman's defaults can exceed the host's hard limits
  *   and the container then fails to start ("error setting rlimit").
- * - The data directory is the only host mount unless `mounts` adds paths inside it; it is
- *   mounted at the same absolute path so that paths agree inside and outside.
+ * - The data directory is the only writable host mount unless `mounts` adds paths inside it; it is
+ *   mounted at the same absolute path so that paths agree inside and outside. The host-private
+ *   folders the agent reads (per-TTY files, logs, the rcfile) are mounted read-only over it.
  */
 
 /** What the hardening needs to know about host paths; `hostFacts()` reads them from the file system. */
@@ -36,6 +37,8 @@ export interface HardeningInput {
   config: ContainerConfig;
   /** Absolute data directory, as the instance names it (the mount target inside). */
   dataDir: string;
+  /** Host-private folders shown read-only inside the data directory (paths.ts showToContainer). */
+  shown?: ReadonlyArray<{ source: string; target: string }>;
   host: HostFacts;
 }
 
@@ -109,7 +112,7 @@ function checkMount(
  * (naming the field and what to do) for privileged mode, engine sockets, host paths outside
  * the data directory, and mounts that would cover the root or the data directory.
  */
-export function hardenedCreateOptions({ config, dataDir, host }: HardeningInput): HardenedOptions {
+export function hardenedCreateOptions({ config, dataDir, shown = [], host }: HardeningInput): HardenedOptions {
   const refuse = refuserFor(dataPaths(dataDir).agentConfig);
   if (config.privileged) {
     refuse('container.privileged is true; privileged containers are refused (they can take over the host). Remove the field, or add a specific capability with container.cap_add.');
@@ -124,7 +127,9 @@ export function hardenedCreateOptions({ config, dataDir, host }: HardeningInput)
   }
 
   const mounts: Dockerode.MountSettings[] = [{ Type: 'bind', Source: realData, Target: dataDir, ReadOnly: false }];
-  const seenTargets = new Set([dataDir]);
+  // Read-only: the host writes these, the container only reads them (the membrane).
+  for (const { source, target } of shown) mounts.push({ Type: 'bind', Source: source, Target: target, ReadOnly: true });
+  const seenTargets = new Set([dataDir, ...shown.map((m) => m.target)]);
   config.mounts.forEach((mount, index) => {
     const settings = checkMount(mount, index, dataDir, realData, host, refuse);
     if (seenTargets.has(settings.Target)) refuse(`container.mounts[${index}].target ${settings.Target} is mounted twice; keep one.`);

@@ -1,5 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { DataPaths } from '../config/paths.js';
+import type { InstancePaths } from '../config/paths.js';
 import type { Logger } from '../log/logger.js';
 import type { KernelRuntime } from './runtime.js';
 import type { SessionState } from './tools/context.js';
@@ -10,7 +10,7 @@ import { SERVER_VERSION } from './version.js';
 export interface KernelServerDeps {
   /** Shared by every session of this process: the terminals are per instance. */
   runtime: KernelRuntime;
-  instance: { name: string; dataDir: string; paths: DataPaths };
+  instance: { name: string; dataDir: string; paths: InstancePaths };
   logger: Logger;
 }
 

@@ -4,7 +4,7 @@ import { createTty } from './new-tty.js';
 import { normalizeProgram } from './program-name.js';
 import type { TerminalState } from './terminal-host.js';
 import { normalCursor } from './tty.js';
-import type { TtyContext } from './tty-context.js';
+import { type TtyContext, agentPath } from './tty-context.js';
 import { EMULATOR_SCROLLBACK } from './tty-emulator.js';
 import { type AdoptReport, type LostTty, MAX_TTYS } from './types.js';
 
@@ -41,7 +41,7 @@ export async function adoptAll(ctx: TtyContext): Promise<AdoptReport> {
 async function recordLost(ctx: TtyContext, state: TtyState): Promise<LostTty> {
   const scrollbackPrev = await keepLostScrollback(ctx.paths.tty(state.tty));
   ctx.logger.warn({ tty: state.tty }, 'terminal lost (its host is gone)');
-  return { tty: state.tty, command: state.command, scrollbackPrev };
+  return { tty: state.tty, command: state.command, scrollbackPrev: agentPath(ctx, scrollbackPrev) };
 }
 
 /** Re-attach a live terminal: seed an emulator from the host's history and work out what the agent has not seen. */

@@ -7,7 +7,7 @@ import { type EndedProcess, endTerminalProcesses, terminalMarker } from './proce
 import { normalizeProgram } from './program-name.js';
 import { commandLine, integratedShellCommand } from './shell-integration.js';
 import type { Tty } from './tty.js';
-import type { TtyContext } from './tty-context.js';
+import { type TtyContext, agentPath } from './tty-context.js';
 import type { OpenResult } from './types.js';
 
 export interface OpenOptions {
@@ -75,7 +75,7 @@ export async function closeTty(ctx: TtyContext, persistence: Persistence, tty: T
   await persistence.writeRegistry();
   ctx.logger.info({ tty: tty.number, archivedTo, ended }, 'terminal closed');
   ctx.events.closed.fire({ tty: tty.number, archivedTo });
-  return { archivedTo, ended };
+  return { archivedTo: agentPath(ctx, archivedTo), ended };
 }
 
 function lowestFree(ctx: TtyContext): number {

@@ -42,7 +42,7 @@ export function bashRcfilePath(kernelStateDir: string): string {
   return path.join(kernelStateDir, 'bashrc');
 }
 
-/** Write the rcfile (into the data directory, so the container sees it at the same path). */
+/** Write the rcfile into the host-private shell folder (shown read-only to the container). */
 export async function writeBashRcfile(kernelStateDir: string): Promise<string> {
   const file = bashRcfilePath(kernelStateDir);
   await writeFileAtomic(file, BASH_RCFILE, 0o644);

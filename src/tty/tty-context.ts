@@ -1,4 +1,5 @@
 import type { Instance } from '../config/instance.js';
+import { containerView } from '../config/paths.js';
 import type { Logger } from '../log/logger.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { LiveTtys } from './live-ttys.js';
@@ -24,4 +25,9 @@ export interface TtyContext {
   tick(): number;
   /** Something happened: a waiting wait() looks again. */
   wake(): void;
+}
+
+/** A host-private file as the agent sees it: in a container, through the read-only mounts (paths.ts). */
+export function agentPath(ctx: Pick<TtyContext, 'sandbox' | 'paths'>, hostPath: string): string {
+  return ctx.sandbox.kind === 'host' ? hostPath : containerView(ctx.paths, hostPath);
 }

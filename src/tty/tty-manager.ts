@@ -10,7 +10,7 @@ import { LiveTtys } from './live-ttys.js';
 import { type OpenOptions, capacity, closeTty, openTty } from './open-close.js';
 import { Persistence } from './persistence.js';
 import { type ServerLock, acquireServerLock } from './server-lock.js';
-import { writeBashRcfile } from './shell-integration.js';
+import { bashRcfilePath, writeBashRcfile } from './shell-integration.js';
 import { syncAll } from './terminal-sync.js';
 import type { TerminalHost } from './terminal-host.js';
 import type { Tty } from './tty.js';
@@ -88,7 +88,9 @@ export class TtyManager {
     const lock = await acquireServerLock(instance.paths.serverLock);
     let manager: TtyManager | undefined;
     try {
-      const rcfile = await writeBashRcfile(instance.paths.kernelState);
+      // Written host-private; a container reads it through the read-only mount at <data>/tmp/kernel.
+      const written = await writeBashRcfile(instance.paths.shell);
+      const rcfile = sandbox.kind === 'host' ? written : bashRcfilePath(instance.paths.shownShell);
       const host = await startTerminalHost({ instance, sandbox, logger, ...(options.hostTmux === undefined ? {} : { hostTmux: options.hostTmux }) });
       manager = new TtyManager({ instance, sandbox, logger, host, rcfile, tick: options.tick ?? 0 }, lock);
       await manager.init();

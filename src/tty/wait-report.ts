@@ -6,7 +6,7 @@ import { terminalProcesses } from './process-tree.js';
 import { isShell } from './program-name.js';
 import { syncAll } from './terminal-sync.js';
 import type { Tty } from './tty.js';
-import type { TtyContext } from './tty-context.js';
+import { type TtyContext, agentPath } from './tty-context.js';
 import type { TtyReport, WaitResult } from './types.js';
 import type { Judgement } from './wait-judge.js';
 
@@ -34,7 +34,7 @@ export async function reportChanges(
       tty.settled();
       continue;
     }
-    const item = reportOf(tty, newEnd);
+    const item = reportOf(ctx, tty, newEnd);
     if (!tty.alive) closing.push(tty);
     else if (tty.emulator.backgroundJobs > 0 && isShell(tty.program) && !tty.commandRunning) background.push([tty, item]);
     else if (newEnd) tty.runsInBackground([]);
@@ -83,9 +83,9 @@ export function possiblyRepeatedNote(lines: number): string {
 }
 
 /** One terminal's news as the agent reads it. */
-function reportOf(tty: Tty, newEnd: Tty['lastEnd']): TtyReport {
+function reportOf(ctx: TtyContext, tty: Tty, newEnd: Tty['lastEnd']): TtyReport {
   const fullScreen = tty.emulator.alternateScreen && tty.alive;
-  const files = { scrollback: tty.files.scrollback, screen: tty.files.screen };
+  const files = { scrollback: agentPath(ctx, tty.files.scrollback), screen: agentPath(ctx, tty.files.screen) };
   let text: string;
   let totalLines: number;
   let elidedLines = 0;

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadAgentConfig } from '../../src/config/agent-config.js';
 import type { Instance } from '../../src/config/instance.js';
-import { dataPaths } from '../../src/config/paths.js';
+import { dataPaths, instancePaths } from '../../src/config/paths.js';
+import { ensureStateDirs } from '../../src/config/state-dir.js';
 import { containerName } from '../../src/sandbox/container.js';
 import { connectEngine, statusCode } from '../../src/sandbox/engine.js';
 import { LABEL } from '../../src/sandbox/image.js';
@@ -34,8 +35,11 @@ export interface TestInstance {
   cleanup(): Promise<void>;
 }
 
+/** An instance with its host-private state under AGENT_KERNEL_STATE_DIR (vitest.config.ts: one temp folder per run). */
 export async function instanceFor(name: string, dataDir: string): Promise<Instance> {
-  return { name, dataDir, paths: dataPaths(dataDir), config: await loadAgentConfig(dataDir) };
+  const paths = instancePaths(name, dataDir);
+  await ensureStateDirs(paths);
+  return { name, dataDir, paths, config: await loadAgentConfig(dataDir) };
 }
 
 /** Remove what the engine holds for a test instance: only things labelled with its name. */
@@ -105,6 +109,12 @@ export async function createTestInstance(options: TestInstanceOptions = {}): Pro
     async cleanup() {
       await removeEngineResources(name);
       await rm(parent, { recursive: true, force: true });
+      await rm(instancePaths(name, dataDir).stateRoot, { recursive: true, force: true });
     },
   };
+}
+
+/** Paths for a unit test's instance: its state folder beside the temp data dir, so fixed names never collide. */
+export function unitPaths(name: string, dataDir: string) {
+  return instancePaths(name, dataDir, { AGENT_KERNEL_STATE_DIR: `${dataDir}.state` });
 }

@@ -1,8 +1,10 @@
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { z } from 'zod';
 import { KernelError } from '../../errors.js';
 import { formatZodIssues } from '../../config/parse.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
+import { readUntrustedText } from '../../util/untrusted-fs.js';
 import { type CronSchedule, nextCronTime, parseCron } from './cron.js';
 
 /**
@@ -111,13 +113,10 @@ export interface LoadedSchedule {
 
 /** Read schedule.json; a missing file is an empty schedule. Bad JSON or fields: CONFIG_INVALID. */
 export async function loadSchedule(file: string): Promise<LoadedSchedule> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { schedule: { wakes: [] }, text: undefined };
-    throw new KernelError('CONFIG_INVALID', `${file}: cannot be read: ${(error as Error).message}`, { cause: error });
-  }
+  // `<data>/system/schedule.json`: untrusted (no link followed, regular file, size-limited).
+  const read = await readUntrustedText(path.dirname(file), path.basename(file));
+  if (read === undefined) return { schedule: { wakes: [] }, text: undefined };
+  const text = read;
   if (text.trim() === '') return { schedule: { wakes: [] }, text };
   let json: unknown;
   try {

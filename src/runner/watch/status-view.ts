@@ -1,5 +1,5 @@
 import { resolveInstance } from '../../config/instance.js';
-import { dataPaths } from '../../config/paths.js';
+import { instancePaths } from '../../config/paths.js';
 import { loadRegistry } from '../../config/registry.js';
 import { describeError } from '../../errors.js';
 import { readPaused } from '../paused.js';
@@ -41,15 +41,15 @@ function fromLive(status: AgentStatus): StatusRow {
   };
 }
 
-async function fromFiles(name: string, dataDir: string): Promise<StatusRow> {
+async function fromFiles(name: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<StatusRow> {
   const row: StatusRow = { name, dataDir, state: 'not watched' };
   try {
-    const paused = await readPaused(dataPaths(dataDir).paused);
+    const paused = await readPaused(instancePaths(name, dataDir, env).paused);
     if (paused) {
       row.state = 'paused';
       row.reason = firstLine(paused);
     }
-    const state = await loadState(dataDir);
+    const state = await loadState(instancePaths(name, dataDir, env).state);
     if (state.current) row.current = `#${state.current.tick} since ${state.current.started}${state.current.pid ? ` (PID ${state.current.pid})` : ''}`;
     if (state.last) row.last = `#${state.last.tick} ${state.last.status}${state.last.error_class ? ` (${state.last.error_class})` : ''} ${state.last.started}`;
   } catch (error) {
@@ -66,7 +66,7 @@ async function rowFor(name: string, dataDir: string, env: NodeJS.ProcessEnv): Pr
   } catch {
     // No watch process (or a dead socket): read the files.
   }
-  return fromFiles(name, dataDir);
+  return fromFiles(name, dataDir, env);
 }
 
 /** Rows for one instance (`name` given) or for every registered one. */

@@ -42,7 +42,7 @@ export function realStartTick(baseEnv: NodeJS.ProcessEnv = process.env): StartTi
  * the next tick, or undefined. `diedMidTick` tells the restart policy whether to act.
  */
 export async function detectInterruptedTick(instance: Instance): Promise<{ notice: string; diedMidTick: boolean } | undefined> {
-  const state = await loadState(instance.dataDir);
+  const state = await loadState(instance.paths.state);
   const current = state.current;
   if (current && (current.pid === undefined || (current.pid !== process.pid && !isProcessAlive(current.pid)))) {
     return {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { DataPaths } from '../../config/paths.js';
+import type { InstancePaths } from '../../config/paths.js';
 import { isKernelError, KernelError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import type { KernelRuntime } from '../runtime.js';
@@ -17,7 +17,7 @@ export interface SessionState {
 /** Everything a tool needs, passed in explicitly. */
 export interface ToolDeps {
   runtime: KernelRuntime;
-  instance: { name: string; dataDir: string; paths: DataPaths };
+  instance: { name: string; dataDir: string; paths: InstancePaths };
   logger: Logger;
   session: SessionState;
 }

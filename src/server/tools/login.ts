@@ -15,7 +15,7 @@ After login: call wait() to see the terminals, then type() to act. Calling login
 const terminalSchema = z.object({ tty: z.number(), program: z.string(), alive: z.boolean(), unseenLines: z.number() });
 
 export const loginOutputSchema = z.object({
-  tick: z.number().describe('the tick number from system/state.json (0 when the runner has not written one)'),
+  tick: z.number().describe('the tick number from the runner state (0 when the runner has not written one)'),
   instance: z.string(),
   sandbox: z.string().describe('where the terminals run'),
   capacity: z.object({ used: z.number(), max: z.number() }),

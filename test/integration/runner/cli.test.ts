@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { instancePaths } from '../../../src/config/paths.js';
 import { removeEngineResources, TEST_CONTAINERFILE } from '../../helpers/test-instance.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { FAKE_CLAUDE, KERNEL_RUNNER_BIN } from './tick-helpers.js';
@@ -63,7 +64,6 @@ describe('kernel-runner init and ls', () => {
       'system/hooks/pre-tick/README.md',
       'system/hooks/pre-stop/README.md',
       'system/hooks/post-tick/README.md',
-      'system/logs',
       'inbox',
       '.gitignore',
       '.git',
@@ -142,7 +142,7 @@ describeWithEngine('kernel-runner tick (the bin)', () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toContain(`${name} tick 2: ok`);
     expect(again.lingerMs).toBeLessThan(1500);
-    expect(ok.stdout).toMatch(new RegExp(`^${name} tick 1: ok in \\d+s · [\\d,]+ tokens · \\$\\d+\\.\\d\\d · log ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/system/logs/tick-001\\.jsonl\\n$`));
+    expect(ok.stdout).toMatch(new RegExp(`^${name} tick 1: ok in \\d+s · [\\d,]+ tokens · \\$\\d+\\.\\d\\d · log ${instancePaths(name, dir).logs.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/tick-001\\.jsonl\\n$`));
 
     await writeFile(path.join(dir, 'system/agent_config.json'), JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE, env: { FAKE_CLAUDE_SCENARIO: 'not-logged-in' } } }));
     const fatal = await runner(['tick', name]);

@@ -25,7 +25,7 @@ describe('startTick refusals', () => {
     const instance = { ...t.instance, config: { ...t.instance.config, runner: { ...t.instance.config.runner, command: undefined } } };
     const onPath = await startTick(instance, { logger: silentLogger(), env: { PATH: '/nonexistent' } }).catch((e: unknown) => e);
     expect((onPath as Error).message).toContain('needs "claude", which is not on PATH');
-    expect((await loadState(t.dataDir)).tick).toBe(0);
+    expect((await loadState(t.instance.paths.state)).tick).toBe(0);
   });
 
   it('refuses a paused instance and records no tick', async () => {
@@ -36,7 +36,7 @@ describe('startTick refusals', () => {
     expect((error as Error).message).toBe(
       `Instance "${t.name}" is paused: Credit balance is too low. Fix the cause, then remove ${t.instance.paths.paused} to resume.`,
     );
-    expect((await loadState(t.dataDir)).tick).toBe(0);
+    expect((await loadState(t.instance.paths.state)).tick).toBe(0);
   });
 
 });

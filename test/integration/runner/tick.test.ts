@@ -68,7 +68,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     // The server read the tick number from state.json: the closed terminal is archived under it.
     expect((await readdir(t.instance.paths.sessionArchive)).some((name) => name.includes('tick-001'))).toBe(true);
 
-    const state = await loadState(t.dataDir);
+    const state = await loadState(t.instance.paths.state);
     expect(state).toMatchObject({ tick: 1, current: null, last: { tick: 1, status: 'ok', session_id: outcome.sessionId } });
     expect(await survivors(t.pidFile)).toEqual([]);
 
@@ -135,7 +135,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     const refused = await startTick(await t.reloaded(), { logger: t.logger, env: t.env }).catch((e: unknown) => e);
     expect(isKernelError(refused, 'INSTANCE_PAUSED')).toBe(true);
     expect((refused as Error).message).toContain(`remove ${t.instance.paths.paused}`);
-    const state = await loadState(t.dataDir);
+    const state = await loadState(t.instance.paths.state);
     expect(state.last).toMatchObject({ tick: 1, status: 'failed', error_class: 'fatal' });
   });
 
@@ -151,7 +151,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     const outcome = await tick(t);
     expect(outcome).toMatchObject({ status: 'interrupted', errorClass: 'context' });
     expect(await survivors(t.pidFile)).toEqual([]);
-    const post = (await loadState(t.dataDir)).last;
+    const post = (await loadState(t.instance.paths.state)).last;
     expect(post).toMatchObject({ status: 'interrupted', error_class: 'context' });
   });
 
@@ -236,7 +236,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     const outcome = await tick(t);
     expect(outcome).toMatchObject({ tick: 2, status: 'ok' });
     expect([orphans.claude, ...orphans.servers].filter(isAlive)).toEqual([]);
-    const state = await loadState(t.dataDir);
+    const state = await loadState(t.instance.paths.state);
     expect(state.history.map((r) => [r.tick, r.status])).toEqual([
       [1, 'failed'],
       [2, 'ok'],

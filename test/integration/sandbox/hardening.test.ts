@@ -71,7 +71,7 @@ describeWithEngine('hardening, seen from inside the container', () => {
     expect(Number(result.stdout.trim())).toBe(512 * 1024 ** 2);
   });
 
-  it('has no container engine socket anywhere, and the data dir is the only host directory mounted', async () => {
+  it('has no container engine socket anywhere; the data dir is the only writable host directory, the host-private views are read-only', async () => {
     const sockets = await sandbox.run(['sh', '-c', "find / \\( -path /proc -o -path /sys \\) -prune -o -type s -print 2>/dev/null; ls /var/run/docker.sock /run/docker.sock /run/podman/podman.sock 2>&1 || true"]);
     expect(sockets.stdout).not.toMatch(/^\/.*(docker|podman|containerd)\S*\.sock$/m);
     expect(sockets.stdout).toMatch(/No such file/);
@@ -79,9 +79,11 @@ describeWithEngine('hardening, seen from inside the container', () => {
     expect(mounts).not.toMatch(/docker\.sock|podman\.sock|containerd\.sock/);
     const binds = mounts
       .split('\n')
-      .map((line) => line.split(' ')[4])
-      .filter((target): target is string => target !== undefined && !ENGINE_MOUNTS.test(target));
-    expect(binds).toEqual([test.dataDir]);
+      .map((line) => line.split(' '))
+      .filter((fields) => fields[4] !== undefined && !ENGINE_MOUNTS.test(fields[4]))
+      .map((fields) => `${fields[4]} ${(fields[5] ?? '').split(',')[0]}`);
+    const shown = test.instance.paths.showToContainer.map((m) => `${m.target} ro`);
+    expect(binds.sort()).toEqual([`${test.dataDir} rw`, ...shown].sort());
   });
 
   it('runs an init as PID 1 that reaps orphaned zombies', async () => {

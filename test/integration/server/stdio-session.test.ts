@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { containerName } from '../../../src/sandbox/container.js';
@@ -7,6 +7,7 @@ import { describeWithEngine } from '../../helpers/engine.js';
 import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
 import { malformedArguments, seededRandom } from '../../unit/server/malformed-arguments.js';
 import { connectStdio, ensureBuilt, isRunning, type StdioSession, textOf, waitFor } from './helpers.js';
+import { hostView } from '../../../src/config/paths.js';
 
 describeWithEngine('agent-kernel serve over stdio (real container, real tmux)', () => {
   let test: TestInstance;
@@ -17,9 +18,9 @@ describeWithEngine('agent-kernel serve over stdio (real container, real tmux)', 
     test = await createTestInstance({
       files: {
         'system/startup.json': JSON.stringify({ terminals: [{ tty: 0, command: 'echo startup-ran; exec bash' }] }),
-        'system/state.json': JSON.stringify({ tick: 7, status: 'running' }),
       },
     });
+    await writeFile(test.instance.paths.state, JSON.stringify({ tick: 7, status: 'running' }));
     session = await connectStdio(test.dataDir);
   });
   afterAll(async () => {
@@ -61,7 +62,7 @@ describeWithEngine('agent-kernel serve over stdio (real container, real tmux)', 
     await waitFor(session.call, /pypypy/);
     const closed = await session.call('close', { tty: 2 });
     expect(textOf(closed)).toMatch(/Closed TTY 2; its scrollback is archived at .*tty_2-tick-007/);
-    expect(await readFile((closed.structuredContent as { archivedTo: string }).archivedTo, 'utf8')).toContain('pypypy');
+    expect(await readFile(hostView(test.instance.paths, (closed.structuredContent as { archivedTo: string }).archivedTo), 'utf8')).toContain('pypypy');
   });
 
   it('keeps a result under the size cap for huge output and points at the scrollback file', async () => {
@@ -116,13 +117,13 @@ describeWithEngine('agent-kernel serve over stdio (real container, real tmux)', 
     expect(summary.lost.map((l) => l.tty)).toEqual([0, 1]);
     expect(summary.opened).toEqual([{ tty: 0, command: 'echo startup-ran; exec bash' }]);
     expect(textOf(login)).toMatch(/Lost in a container restart: TTY 0 .*scrollback\.prev/);
-    expect(await readFile(summary.lost[1]?.scrollbackPrev ?? '', 'utf8')).toContain('42');
+    expect(await readFile(hostView(test.instance.paths, summary.lost[1]?.scrollbackPrev ?? ''), 'utf8')).toContain('42');
   });
 
-  it('logs to <data>/system/logs (stdout carries only MCP, or no call above would have worked)', async () => {
-    const log = await readFile(`${test.dataDir}/system/logs/server.log`, 'utf8');
+  it('logs to <state>/logs (stdout carries only MCP, or no call above would have worked)', async () => {
+    const log = await readFile(`${test.instance.paths.logs}/server.log`, 'utf8');
     expect(log).toMatch(/"msg":"agent-kernel serve starting"/);
     expect(log).toMatch(/"msg":"terminals ready"/);
-    expect(await readFile(`${test.dataDir}/system/logs/server-current.log`, 'utf8')).toContain('shutting down');
+    expect(await readFile(`${test.instance.paths.logs}/server-current.log`, 'utf8')).toContain('shutting down');
   });
 });

@@ -8,6 +8,7 @@ import { tmuxArgv, tmuxSocketName } from '../../../src/tty/tmux-server.js';
 import type { WaitResult } from '../../../src/tty/types.js';
 import { startManagerChild } from './helpers/manager-child.js';
 import { type Backend, type Terminals, reportOf, startTerminals, waitFor } from './helpers/terminals.js';
+import { hostView } from '../../../src/config/paths.js';
 
 async function codeOf(promise: Promise<unknown>): Promise<{ code: string; message: string; details: Record<string, unknown> }> {
   try {
@@ -100,7 +101,7 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       expect(report.elidedLines).toBe(1_000_001 - 20);
       expect(lines.find((l) => l.includes('left out'))).toContain(`${1_000_001 - 20} more lines left out`);
       expect(process.memoryUsage().rss - rssBefore).toBeLessThan(200 * 1024 * 1024);
-      const scrollback = await readFile(report.files.scrollback, 'utf8');
+      const scrollback = await readFile(hostView(t.test.instance.paths, report.files.scrollback), 'utf8');
       const numbers = scrollback.split('\n').filter((l) => /^\d+$/.test(l));
       // Everything but the last screenful has left the screen and is in the file, in order.
       expect(numbers.length).toBeGreaterThan(1_000_000 - 45);
@@ -269,7 +270,7 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       expect(text).toContain('last words');
       if (!report) return;
       expect(report.archivedTo).toBeDefined();
-      expect(await readFile(report.archivedTo!, 'utf8')).toContain('last words');
+      expect(await readFile(hostView(t.test.instance.paths, report.archivedTo!), 'utf8')).toContain('last words');
       expect(t.manager.list().find((i) => i.tty === tty)).toBeUndefined();
     });
 
@@ -278,7 +279,7 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       await run(t, tty, `(trap '' HUP; exec sleep 4242) & echo started-job`);
       const result = await t.manager.close(tty);
       expect(result.archivedTo).toMatch(/tty_\d+-tick-000$/);
-      expect(await readFile(result.archivedTo, 'utf8')).toContain('started-job');
+      expect(await readFile(hostView(t.test.instance.paths, result.archivedTo), 'utf8')).toContain('started-job');
       const left = await t.sandbox.run(['sh', '-c', 'ps -eo args | grep -c "^sleep 4242" || true']);
       expect(left.stdout.trim()).toBe('0');
     });
@@ -433,8 +434,8 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       expect(tailNumbers[tailNumbers.length - 1] ?? headNumbers[headNumbers.length - 1]).toBe(40);
       // Every line from k+1 to 40, plus the new prompt.
       expect(second.totalLines).toBe(40 - k + 1);
-      const scrollback = await readFile(second.files.scrollback, 'utf8');
-      const screen = await readFile(second.files.screen, 'utf8');
+      const scrollback = await readFile(hostView(t.test.instance.paths, second.files.scrollback), 'utf8');
+      const screen = await readFile(hostView(t.test.instance.paths, second.files.screen), 'utf8');
       expect(numbers(`${scrollback}\n${screen}`)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     });
 
@@ -452,7 +453,7 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       await engine.docker.getContainer(containerName(t.test.name)).restart({ t: 1 });
       const manager = await t.restart();
       expect(manager.adoptReport.lost).toEqual([expect.objectContaining({ tty, command: 'bash' })]);
-      expect(await readFile(manager.adoptReport.lost[0]!.scrollbackPrev, 'utf8')).toContain('before-the-restart');
+      expect(await readFile(hostView(t.test.instance.paths, manager.adoptReport.lost[0]!.scrollbackPrev), 'utf8')).toContain('before-the-restart');
       // The instance works again: a new terminal on the same number.
       expect((await manager.open()).tty).toBe(tty);
     });
@@ -467,7 +468,7 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       await expect.poll(async () => (await t.sandbox.run(['kill', '-0', String(pid)])).exitCode, { timeout: 10_000 }).not.toBe(0);
       const manager = await t.restart();
       expect(manager.adoptReport).toMatchObject({ adopted: [], persistent: false, lost: [{ tty, command: 'bash' }] });
-      expect(await readFile(manager.adoptReport.lost[0]!.scrollbackPrev, 'utf8')).toContain('remember-me');
+      expect(await readFile(hostView(t.test.instance.paths, manager.adoptReport.lost[0]!.scrollbackPrev), 'utf8')).toContain('remember-me');
       expect((await manager.open()).tty).toBe(tty);
     });
 
@@ -482,7 +483,7 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       expect(manager.adoptReport.lost.map((l) => l.tty)).toEqual([tty]);
       const prev = manager.adoptReport.lost[0]!.scrollbackPrev;
       expect(prev.endsWith('scrollback.prev')).toBe(true);
-      expect(await readFile(prev, 'utf8')).toContain('remember-me');
+      expect(await readFile(hostView(t.test.instance.paths, prev), 'utf8')).toContain('remember-me');
       expect(manager.list()).toEqual([]);
       expect(await readdir(t.test.instance.paths.tty(tty))).toContain('scrollback.prev');
     });

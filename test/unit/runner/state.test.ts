@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dataPaths } from '../../../src/config/paths.js';
 import { isKernelError } from '../../../src/errors.js';
 import { acquireTickLock } from '../../../src/runner/lock.js';
 import { assertNotPaused, readPaused, writePaused } from '../../../src/runner/paused.js';
@@ -19,23 +18,22 @@ afterEach(async () => {
 
 describe('state.json', () => {
   it('numbers ticks from 1 and records the running tick before it starts', async () => {
-    const first = await beginTickRecord(dir, { started: '2026-01-01T00:00:00.000Z', pid: 42 });
+    const first = await beginTickRecord(path.join(dir, 'state.json'), { started: '2026-01-01T00:00:00.000Z', pid: 42 });
     expect(first.tick).toBe(1);
-    const onDisk = JSON.parse(await readFile(dataPaths(dir).state, 'utf8'));
+    const onDisk = JSON.parse(await readFile(path.join(dir, 'state.json'), 'utf8'));
     expect(onDisk).toMatchObject({ tick: 1, current: { tick: 1, status: 'running', pid: 42 } });
-    await finishTickRecord(dir, { ...first, status: 'ok', duration_ms: 1000, cost_usd: 0.1 });
-    const second = await beginTickRecord(dir, { started: '2026-01-01T01:00:00.000Z' });
+    await finishTickRecord(path.join(dir, 'state.json'), { ...first, status: 'ok', duration_ms: 1000, cost_usd: 0.1 });
+    const second = await beginTickRecord(path.join(dir, 'state.json'), { started: '2026-01-01T01:00:00.000Z' });
     expect(second.tick).toBe(2);
-    const state = await loadState(dir);
+    const state = await loadState(path.join(dir, 'state.json'));
     expect(state.last).toMatchObject({ tick: 1, status: 'ok', duration_ms: 1000, cost_usd: 0.1 });
     expect(state.last).not.toHaveProperty('pid');
     expect(state.history.map((t) => t.tick)).toEqual([1]);
   });
 
   it('refuses a state.json that is not JSON, naming the file', async () => {
-    await mkdir(dataPaths(dir).system, { recursive: true });
-    await writeFile(dataPaths(dir).state, '{');
-    await expect(loadState(dir)).rejects.toThrow(/state\.json: is not valid JSON/);
+    await writeFile(path.join(dir, 'state.json'), '{');
+    await expect(loadState(path.join(dir, 'state.json'))).rejects.toThrow(/state\.json: is not valid JSON/);
   });
 });
 
@@ -91,10 +89,10 @@ describe('paused', () => {
 
 describe('a runner that died mid-tick', () => {
   it('is recorded as a failed tick when the next one begins', async () => {
-    await beginTickRecord(dir, { started: '2026-01-01T00:00:00.000Z', pid: 999_999 });
-    const next = await beginTickRecord(dir, { started: '2026-01-01T01:00:00.000Z', pid: 1 });
+    await beginTickRecord(path.join(dir, 'state.json'), { started: '2026-01-01T00:00:00.000Z', pid: 999_999 });
+    const next = await beginTickRecord(path.join(dir, 'state.json'), { started: '2026-01-01T01:00:00.000Z', pid: 1 });
     expect(next.tick).toBe(2);
-    const state = await loadState(dir);
+    const state = await loadState(path.join(dir, 'state.json'));
     expect(state.last).toMatchObject({ tick: 1, status: 'failed', error: expect.stringContaining('PID 999999') });
     expect(state.current).toMatchObject({ tick: 2, status: 'running' });
   });

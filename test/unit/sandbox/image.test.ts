@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BUILD_STEP, baseImages, buildContext, contextHash, imageRepository, imageTag, shortReference } from '../../../src/sandbox/image.js';
-import { dataPaths } from '../../../src/config/paths.js';
 import { parseAgentConfig } from '../../../src/config/agent-config.js';
+import { unitPaths } from '../../helpers/test-instance.js';
 
 describe('baseImages', () => {
   it.each([
@@ -51,7 +51,7 @@ describe('contextHash and buildContext', () => {
       await mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
       await writeFile(path.join(dir, rel), text);
     }
-    return { name: 'h', dataDir: dir, paths: dataPaths(dir), config: parseAgentConfig({}) };
+    return { name: 'h', dataDir: dir, paths: unitPaths('h', dir), config: parseAgentConfig({}) };
   }
 
   it('uses the built-in Containerfile when the repo has none', async () => {

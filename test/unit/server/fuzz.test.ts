@@ -5,12 +5,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dataPaths } from '../../../src/config/paths.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { createKernelServer } from '../../../src/server/create-server.js';
 import { KernelRuntime } from '../../../src/server/runtime.js';
 import { FakeTerminals } from './fake-terminals.js';
 import { malformedArguments, seededRandom } from './malformed-arguments.js';
+import { unitPaths } from '../../helpers/test-instance.js';
 
 let dataDir: string;
 let client: Client;
@@ -18,7 +18,7 @@ let client: Client;
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'ak-fuzz-'));
   const runtime = new KernelRuntime(() => Promise.resolve(new FakeTerminals(dataDir)), silentLogger());
-  const { server } = createKernelServer({ runtime, instance: { name: 'fuzz', dataDir, paths: dataPaths(dataDir) }, logger: silentLogger() });
+  const { server } = createKernelServer({ runtime, instance: { name: 'fuzz', dataDir, paths: unitPaths('fuzz', dataDir) }, logger: silentLogger() });
   const [a, b] = InMemoryTransport.createLinkedPair();
   client = new Client({ name: 'fuzz', version: '1.0.0' });
   await Promise.all([server.connect(b), client.connect(a)]);
@@ -27,6 +27,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await client.close();
   await rm(dataDir, { recursive: true, force: true });
+  await rm(`${dataDir}.state`, { recursive: true, force: true });
 });
 
 describe('every tool with malformed arguments', () => {

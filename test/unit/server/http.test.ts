@@ -5,11 +5,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dataPaths } from '../../../src/config/paths.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { type RunningHttpServer, startHttpServer } from '../../../src/server/http.js';
 import { KernelRuntime } from '../../../src/server/runtime.js';
 import { FakeTerminals } from './fake-terminals.js';
+import { unitPaths } from '../../helpers/test-instance.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
 let dataDir: string;
@@ -22,7 +22,7 @@ beforeAll(async () => {
   const runtime = new KernelRuntime(() => Promise.resolve(fake), silentLogger());
   running = await startHttpServer({
     runtime,
-    instance: { name: 'http-unit', dataDir, paths: dataPaths(dataDir) },
+    instance: { name: 'http-unit', dataDir, paths: unitPaths('http-unit', dataDir) },
     logger: silentLogger(),
     host: '127.0.0.1',
     port: 0,
@@ -33,6 +33,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await running.close();
   await rm(dataDir, { recursive: true, force: true });
+  await rm(`${dataDir}.state`, { recursive: true, force: true });
 });
 
 const INIT = {

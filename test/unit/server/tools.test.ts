@@ -5,7 +5,6 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { dataPaths } from '../../../src/config/paths.js';
 import { KernelError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { createKernelServer } from '../../../src/server/create-server.js';
@@ -14,6 +13,7 @@ import { PROGRESS_INTERVAL_MS } from '../../../src/server/tools/wait.js';
 import { KernelRuntime } from '../../../src/server/runtime.js';
 import type { Terminals } from '../../../src/server/terminals.js';
 import { FakeTerminals } from './fake-terminals.js';
+import { unitPaths } from '../../helpers/test-instance.js';
 
 let dataDir: string;
 
@@ -23,13 +23,14 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await rm(dataDir, { recursive: true, force: true });
+  await rm(`${dataDir}.state`, { recursive: true, force: true });
 });
 
 async function connect(start: () => Promise<Terminals>) {
   const runtime = new KernelRuntime(start, silentLogger());
   const { server, cleanup } = createKernelServer({
     runtime,
-    instance: { name: 'unit', dataDir, paths: dataPaths(dataDir) },
+    instance: { name: 'unit', dataDir, paths: unitPaths('unit', dataDir) },
     logger: silentLogger(),
   });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -78,7 +79,8 @@ describe('the five tools over a linked in-memory transport', () => {
 
   it('login opens the startup terminals, reads the tick, reports lost TTYs and unseen output; a second login is harmless', async () => {
     await writeFile(path.join(dataDir, 'system', 'startup.json'), JSON.stringify({ terminals: [{ tty: 0, command: 'cat notes.md; bash' }, { tty: 2 }] }));
-    await writeFile(path.join(dataDir, 'system', 'state.json'), JSON.stringify({ tick: 41, status: 'running' }));
+    await mkdir(path.dirname(unitPaths('unit', dataDir).state), { recursive: true });
+    await writeFile(unitPaths('unit', dataDir).state, JSON.stringify({ tick: 41, status: 'running' }));
     const fake = new FakeTerminals(dataDir);
     fake.adoptReport = { adopted: [], lost: [{ tty: 5, command: 'bash', scrollbackPrev: '/x/tty_5/scrollback.prev' }], persistent: true };
     const session = await connect(() => Promise.resolve(fake));

@@ -59,7 +59,7 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
   }
 
   async function lastTick(instance: TickTestInstance) {
-    return (await loadState(instance.dataDir)).last;
+    return (await loadState(instance.instance.paths.state)).last;
   }
 
   it('a message wakes a tick within seconds; it is delivered, moved to done/, and the status API tells', { timeout: 300_000 }, async () => {
@@ -93,7 +93,7 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     expect(received).toContain('from ops');
     expect(await readdir(t.instance.paths.inboxDone)).toContain(`${id}.json`);
     // Delivered mid-tick: no second tick for it.
-    expect((await loadState(t.dataDir)).tick).toBe(1);
+    expect((await loadState(t.instance.paths.state)).tick).toBe(1);
   });
 
   it('a scheduled wake starts a tick at its time, with its note, and is then removed', { timeout: 300_000 }, async () => {
@@ -120,7 +120,7 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     // A few poll rounds: still no tick.
     const until = Date.now() + 1500;
     await pollUntil(() => Date.now() > until, 'time to pass');
-    expect((await loadState(t.dataDir)).tick).toBe(0);
+    expect((await loadState(t.instance.paths.state)).tick).toBe(0);
     await unlink(t.instance.paths.paused);
     await pollUntil(async () => (await lastTick(t!))?.tick === 1, 'a tick after resuming', LONG);
     expect(await tickLog(t, 1, true)).toContain('anyone home?');
@@ -138,7 +138,7 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     await watch(t);
     await sendMessage(t.instance.paths, { text: 'start the long job' });
     await pollUntil(async () => (await status(t!)).state === 'gave-up', 'watch to give up restarting', LONG);
-    const state = await loadState(t.dataDir);
+    const state = await loadState(t.instance.paths.state);
     expect(state.tick).toBe(2);
     expect(state.history.map((h) => [h.tick, h.status, h.error_class])).toEqual([
       [1, 'interrupted', 'timeout'],
@@ -193,7 +193,7 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     w.proc.kill('SIGKILL');
     await new Promise((r) => w.proc.once('exit', r));
     for (const pid of await survivors(t.pidFile)) process.kill(pid, 'SIGKILL');
-    expect((await loadState(t.dataDir)).current?.tick).toBe(1);
+    expect((await loadState(t.instance.paths.state)).current?.tick).toBe(1);
 
     w = start();
     child = w.proc;
@@ -208,7 +208,7 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     w.proc.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(w.stderr()).toContain('watch stopped');
-    const three = (await loadState(t.dataDir)).history.find((h) => h.tick === 3);
+    const three = (await loadState(t.instance.paths.state)).history.find((h) => h.tick === 3);
     expect(three).toMatchObject({ status: 'interrupted', error_class: 'aborted' });
     expect(await survivors(t.pidFile)).toEqual([]);
     expect(existsSync(socket)).toBe(false);

@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAgentConfig } from '../../../../src/config/agent-config.js';
-import { dataPaths } from '../../../../src/config/paths.js';
 import { isKernelError } from '../../../../src/errors.js';
 import { customArgv, customHarness, splitCommandTemplate } from '../../../../src/runner/harnesses/custom.js';
 import { geminiCliHarness } from '../../../../src/runner/harnesses/gemini-cli.js';
@@ -11,6 +10,7 @@ import type { HarnessSetup } from '../../../../src/runner/harnesses/harness.js';
 import { getHarness } from '../../../../src/runner/harnesses/index.js';
 import { opencodeHarness } from '../../../../src/runner/harnesses/opencode.js';
 import { checkHarnessAvailable, findExecutable } from '../../../../src/runner/harnesses/harness-check.js';
+import { unitPaths } from '../../../helpers/test-instance.js';
 
 describe('splitCommandTemplate', () => {
   it.each([
@@ -64,6 +64,7 @@ describe('harness invocations', () => {
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
+    await rm(`${dir}.state`, { recursive: true, force: true });
   });
 
   it('are all registered', () => {
@@ -125,8 +126,9 @@ describe('checkHarnessAvailable (watch start)', () => {
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
+    await rm(`${dir}.state`, { recursive: true, force: true });
   });
-  const instance = (runner: Record<string, unknown>) => ({ name: 'a', dataDir: dir, paths: dataPaths(dir), config: parseAgentConfig({ runner }) });
+  const instance = (runner: Record<string, unknown>) => ({ name: 'a', dataDir: dir, paths: unitPaths('a', dir), config: parseAgentConfig({ runner }) });
 
   it.each([
     [{ harness: 'claude-code' }, /The claude-code harness needs "claude", which is not on PATH\. Install it, or set runner\.command/],

@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAgentConfig } from '../../../../src/config/agent-config.js';
-import { dataPaths } from '../../../../src/config/paths.js';
 import type { TickOutcome } from '../../../../src/runner/tick.js';
 import { detectInterruptedTick, watchResultOf } from '../../../../src/runner/watch/tick-adapter.js';
+import { unitPaths } from '../../../helpers/test-instance.js';
 
 const base: TickOutcome = {
   tick: 3,
@@ -48,9 +48,13 @@ describe('detectInterruptedTick', () => {
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
+    await rm(`${dir}.state`, { recursive: true, force: true });
   });
-  const instance = () => ({ name: 'a', dataDir: dir, paths: dataPaths(dir), config: parseAgentConfig({}) });
-  const state = (s: unknown) => writeFile(dataPaths(dir).state, JSON.stringify(s));
+  const instance = () => ({ name: 'a', dataDir: dir, paths: unitPaths('a', dir), config: parseAgentConfig({}) });
+  const state = async (s: unknown) => {
+    await mkdir(path.dirname(unitPaths('a', dir).state), { recursive: true });
+    await writeFile(unitPaths('a', dir).state, JSON.stringify(s));
+  };
   // A PID that is surely not running: past the kernel's default pid_max.
   const deadPid = 4_194_304 + 7;
 

@@ -9,6 +9,7 @@ import { createLogger } from '../../../../src/log/logger.js';
 import { sendMessage } from '../../../../src/runner/watch/inbox.js';
 import { Watch } from '../../../../src/runner/watch/watch.js';
 import { TickRecorder, until } from './fake-ticks.js';
+import { unitPaths } from '../../../helpers/test-instance.js';
 
 let root: string;
 let dataDir: string;
@@ -17,7 +18,7 @@ let watch: Watch | undefined;
 let ticks: TickRecorder;
 
 async function loadInstance(): Promise<Instance> {
-  return { name: 'loop', dataDir, paths: dataPaths(dataDir), config: await loadAgentConfig(dataDir) };
+  return { name: 'loop', dataDir, paths: unitPaths('loop', dataDir), config: await loadAgentConfig(dataDir) };
 }
 
 async function writeConfig(runner: Record<string, unknown>): Promise<void> {
@@ -25,7 +26,7 @@ async function writeConfig(runner: Record<string, unknown>): Promise<void> {
 }
 
 async function startWatch(options: { detect?: string } = {}): Promise<Watch> {
-  const logger = createLogger({ process: 'watch-loop', logDir: dataPaths(dataDir).logs, stderr: false });
+  const logger = createLogger({ process: 'watch-loop', logDir: unitPaths('loop', dataDir).logs, stderr: false });
   watch = new Watch(await loadInstance(), {
     startTick: ticks.start,
     loadInstance,
@@ -38,7 +39,7 @@ async function startWatch(options: { detect?: string } = {}): Promise<Watch> {
   return watch;
 }
 
-const inbox = () => dataPaths(dataDir);
+const inbox = () => unitPaths('loop', dataDir);
 
 beforeEach(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), 'watch-loop-'));

@@ -1,0 +1,29 @@
+import { chmod, lstat, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { KernelError } from '../errors.js';
+import type { InstancePaths } from './paths.js';
+
+/**
+ * Create the instance's host-private state directory (see paths.ts): the instance root and
+ * `kernel/` 0700; the folders shown read-only to the container 0755 (a remapped container
+ * root must be able to read them). Refuses a state directory inside the data directory,
+ * or one that is a link: the container could then write where the host keeps its state.
+ */
+export async function ensureStateDirs(paths: InstancePaths): Promise<void> {
+  const rel = path.relative(paths.root, paths.stateRoot);
+  if (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))) {
+    throw new KernelError(
+      'CONFIG_REFUSED',
+      `The state directory ${paths.stateRoot} is inside the data directory ${paths.root}, which the container can write. Set AGENT_KERNEL_STATE_DIR (or XDG_STATE_HOME) to a folder outside it.`,
+    );
+  }
+  await mkdir(path.dirname(paths.stateRoot), { recursive: true, mode: 0o700 });
+  await mkdir(paths.stateRoot, { recursive: true, mode: 0o700 });
+  const root = await lstat(paths.stateRoot);
+  if (!root.isDirectory() || (process.getuid && root.uid !== process.getuid())) {
+    throw new KernelError('CONFIG_REFUSED', `${paths.stateRoot} is not a directory owned by this user; move it away and start again.`);
+  }
+  await chmod(paths.stateRoot, 0o700);
+  await mkdir(paths.kernelState, { recursive: true, mode: 0o700 });
+  for (const { source } of paths.showToContainer) await mkdir(source, { recursive: true, mode: 0o755 });
+}
