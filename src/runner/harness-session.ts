@@ -16,7 +16,7 @@ import { type Harness, type HarnessEvent, type HarnessSetup, MCP_SERVER_NAME } f
 import { kernelFiles } from './kernel-files.js';
 import { midTickMessage } from './prompt.js';
 import { type GroupProcess, reapGroup, spawnGroup, stopGroup } from './process-group.js';
-import { hookSettings, mcpConfig, writeTickFiles } from './tick-files.js';
+import { hookSettings, mcpConfig, serverEnv, writeTickFiles } from './tick-files.js';
 
 /**
  * One run of the harness within a tick (a tick retries with a fresh session after a
@@ -142,7 +142,7 @@ export class HarnessSession {
     const socketPath = hookSocketPath(path.join(this.options.workDir, '..'));
     const generated = await writeTickFiles(
       path.join(this.options.workDir, `attempt-${this.options.attempt}`),
-      mcpConfig({ nodePath: process.execPath, serverBin: files.serverBin, dataDir: instance.dataDir }),
+      mcpConfig({ nodePath: process.execPath, serverBin: files.serverBin, dataDir: instance.dataDir, env: serverEnv() }),
       hookSettings({ nodePath: process.execPath, hookCli: files.hookCli, socketPath }),
     );
     const setup: HarnessSetup = {

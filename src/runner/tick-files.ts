@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { stateHome } from '../config/paths.js';
+import { configHome } from '../config/registry.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import type { HookEventKind } from './hook-channel.js';
 import { MCP_SERVER_NAME } from './harnesses/harness.js';
@@ -6,6 +8,14 @@ import { MCP_SERVER_NAME } from './harnesses/harness.js';
 /** Quote one word for the POSIX shell Claude Code runs hook commands with. */
 export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The server finds the same instance registry and host-private state as the runner, even
+ * when the harness runs it with another HOME or XDG dirs (both are pinned, never inherited).
+ */
+export function serverEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return { AGENT_KERNEL_CONFIG_DIR: configHome(env), AGENT_KERNEL_STATE_DIR: stateHome(env) };
 }
 
 /** Pure: the MCP config that makes the harness start our server for this data dir, over stdio. */
