@@ -31,6 +31,10 @@ async function xtermText(page: Page, tty: number): Promise<string> {
   return page.evaluate((n) => document.querySelector(`.tty-screen[data-tty="${n}"] .xterm-rows`)?.textContent ?? '', tty);
 }
 
+// Outside CI a machine without chromium skips loudly; in CI the browser tests must run.
+if (!chromiumAvailable() && (process.env.CI === 'true' || process.env.CI === '1')) {
+  throw new Error('CI=true and /usr/bin/chromium is missing: scripts/ensure-engine.sh installs it (npm test runs it).');
+}
 const run = chromiumAvailable() ? describe : describe.skip;
 
 run('agent-kernel web (real chromium)', () => {
