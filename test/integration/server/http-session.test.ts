@@ -46,7 +46,7 @@ describeWithEngine('agent-kernel serve --http (real container, real tmux)', () =
     expect(serve.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     expect((await stat(tokenFile())).mode & 0o777).toBe(0o600);
     expect(serve.stderr().split(token).length - 1).toBe(1);
-    expect(await readFile(path.join(test.dataDir, 'system', 'logs', 'server.log'), 'utf8')).not.toContain(token);
+    expect(await readFile(path.join(test.instance.paths.logs, 'server.log'), 'utf8')).not.toContain(token);
   });
 
   it('refuses no token and a wrong token with 401, a foreign origin with 403, each with a JSON explanation', async () => {
@@ -98,7 +98,7 @@ describeWithEngine('agent-kernel serve --http (real container, real tmux)', () =
     expect(response.status).toBe(200);
     controller.abort();
     await response.text().catch(() => undefined);
-    await expect.poll(async () => (await readFile(path.join(test.dataDir, 'system', 'logs', 'server.log'), 'utf8')).includes('cancelling it')).toBe(true);
+    await expect.poll(async () => (await readFile(path.join(test.instance.paths.logs, 'server.log'), 'utf8')).includes('cancelling it')).toBe(true);
 
     const c = await connect();
     await c.call('login');

@@ -67,7 +67,7 @@ describe('login on the host backend without tmux (PTYs of the server)', () => {
       expect(login.structuredContent).toMatchObject({ persistent: false, adopted: [], lost: [{ tty: 3 }], opened: [{ tty: 3 }] });
       expect(textOf(login)).toMatch(/Ended with the previous server: TTY 3 \(bash\)/);
       // Let the new shell finish starting (its rc files) before this server ends it.
-      await waitFor(second.call, /[#$] $/m);
+      await waitFor(second.call, /[#$] ?$/m);
     } finally {
       await second.close();
     }
