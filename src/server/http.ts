@@ -19,6 +19,12 @@ export interface HttpServerOptions extends KernelServerDeps {
   token: string;
   /** Said in 401 answers: where the token is. */
   tokenHint: string;
+  /** Sessions open at once; an initialize beyond it gets 503. Default 16. */
+  maxSessions?: number;
+  /** A session without a request for this long is closed. Default 30 minutes. */
+  sessionIdleMs?: number;
+  /** Larger request bodies get 413. Default 4 MiB. */
+  maxBodyBytes?: number;
 }
 
 export interface RunningHttpServer {
@@ -30,11 +36,16 @@ export interface RunningHttpServer {
 }
 
 export const MCP_PATH = '/mcp';
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
+const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+const DEFAULT_MAX_SESSIONS = 16;
+const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+
+class BodyTooLarge extends Error {}
 
 interface Session {
   transport: StreamableHTTPServerTransport;
   cleanup: () => Promise<void>;
+  lastUsed: number;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -51,15 +62,19 @@ function rpcError(res: ServerResponse, status: number, code: number, message: st
   sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    if (Number(req.headers['content-length'] ?? 0) > maxBytes) {
+      reject(new BodyTooLarge());
+      return;
+    }
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new Error(`request body over ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
+      if (size > maxBytes) {
+        reject(new BodyTooLarge());
+        req.pause();
         return;
       }
       chunks.push(chunk);
@@ -86,13 +101,32 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const { logger } = options;
   const sessions = new Map<string, Session>();
   const loopbackOnly = isLoopbackAddress(options.host);
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+
+  async function endSession(id: string, why: string): Promise<void> {
+    const session = sessions.get(id);
+    if (!session) return;
+    sessions.delete(id);
+    logger.info({ session: id, sessions: sessions.size, why }, 'HTTP session closed');
+    await session.transport.close().catch(() => undefined);
+    await session.cleanup().catch(() => undefined);
+  }
+
+  // Clients that vanish without DELETE would otherwise hold a session (and its server) for good.
+  const sweeper = setInterval(() => {
+    const now = Date.now();
+    for (const [id, session] of sessions) if (now - session.lastUsed > idleMs) void endSession(id, `idle for over ${Math.round(idleMs / 1000)} s`);
+  }, Math.max(50, Math.min(60_000, idleMs / 2)));
+  sweeper.unref();
 
   async function newSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const { server, cleanup } = createKernelServer(options);
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, cleanup });
+        sessions.set(id, { transport, cleanup, lastUsed: Date.now() });
         logger.info({ session: id, sessions: sessions.size }, 'HTTP session opened');
       },
     });
@@ -120,12 +154,17 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const sessionHeader = req.headers['mcp-session-id'];
     const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
     const session = sessionId === undefined ? undefined : sessions.get(sessionId);
+    if (session) session.lastUsed = Date.now();
 
     if (req.method === 'POST') {
       let body: unknown;
       try {
-        body = JSON.parse(await readBody(req)) as unknown;
+        body = JSON.parse(await readBody(req, maxBodyBytes)) as unknown;
       } catch (error) {
+        if (error instanceof BodyTooLarge) {
+          sendJson(res, 413, { error: 'payload_too_large', message: `Request bodies are at most ${maxBodyBytes} bytes. Send less per call (write long text to a file and run it).` }, { connection: 'close' });
+          return;
+        }
         rpcError(res, 400, -32700, `Parse error: the body must be JSON-RPC (${describeError(error)}).`);
         return;
       }
@@ -147,6 +186,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         return;
       }
       if (sessionId === undefined && isInitializeRequest(body)) {
+        if (sessions.size >= maxSessions) {
+          logger.warn({ sessions: sessions.size }, 'HTTP session refused: at the cap');
+          rpcError(res, 503, -32000, `This server already has ${sessions.size} sessions open, its limit. Close one (DELETE with its mcp-session-id) or wait: sessions idle for ${Math.round(idleMs / 60_000)} min are closed.`);
+          return;
+        }
         await newSession(req, res, body);
         return;
       }
@@ -196,11 +240,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     url,
     sessionCount: () => sessions.size,
     async close() {
-      for (const [id, session] of sessions) {
-        sessions.delete(id);
-        await session.transport.close().catch(() => undefined);
-        await session.cleanup().catch(() => undefined);
-      }
+      clearInterval(sweeper);
+      for (const id of [...sessions.keys()]) await endSession(id, 'server closing');
       httpServer.closeAllConnections();
       await new Promise<void>((resolve) => httpServer.close(() => resolve()));
     },

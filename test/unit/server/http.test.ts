@@ -137,3 +137,51 @@ describe('sessions', () => {
     expect(notJson.status).toBe(400);
   });
 });
+
+describe('limits', () => {
+  let limited: RunningHttpServer;
+  beforeAll(async () => {
+    const runtime = new KernelRuntime(() => Promise.resolve(fake), silentLogger());
+    limited = await startHttpServer({
+      runtime,
+      instance: { name: 'http-unit', dataDir, paths: unitPaths('http-unit', dataDir) },
+      logger: silentLogger(),
+      host: '127.0.0.1',
+      port: 0,
+      token: TOKEN,
+      tokenHint: 'The token is in /somewhere.',
+      maxSessions: 2,
+      sessionIdleMs: 400,
+      maxBodyBytes: 2000,
+    });
+  });
+  afterAll(async () => {
+    await limited.close();
+  });
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${TOKEN}` };
+  const init = () => fetch(limited.url, { method: 'POST', headers, body: JSON.stringify(INIT) });
+
+  it('answers 413 to a body over the limit and 405 to an unserved method, and keeps serving', async () => {
+    const big = await fetch(limited.url, { method: 'POST', headers, body: JSON.stringify({ ...INIT, pad: 'x'.repeat(5000) }) });
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as { message: string }).message).toMatch(/at most 2000 bytes/);
+    const put = await fetch(limited.url, { method: 'PUT', headers, body: '{}' });
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('POST, GET, DELETE');
+  });
+
+  it('refuses a session over the cap with 503 naming the next step, and closes idle sessions', async () => {
+    const first = await init();
+    expect(first.status).toBe(200);
+    const id = first.headers.get('mcp-session-id') as string;
+    expect((await init()).status).toBe(200);
+    const third = await init();
+    expect(third.status).toBe(503);
+    expect(await third.text()).toMatch(/Close one \(DELETE/);
+    // Nobody uses them: both expire, and a new client gets in.
+    await expect.poll(() => limited.sessionCount(), { timeout: 10_000 }).toBe(0);
+    const gone = await fetch(limited.url, { method: 'POST', headers: { ...headers, 'mcp-session-id': id }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+    expect(gone.status).toBe(404);
+    expect((await init()).status).toBe(200);
+  });
+});
