@@ -31,6 +31,8 @@ export const tickRecordSchema = z.object({
   pid: z.int().optional(),
   /** The harness's process group while it runs (killed by the next tick if its runner died). */
   harness_pgid: z.int().optional(),
+  /** The harness leader's start time (/proc/PID/stat field 22): proves a live PGID is still ours. */
+  harness_start: z.string().optional(),
 });
 
 export const runnerStateSchema = z.looseObject({

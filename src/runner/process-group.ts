@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { KernelError } from '../errors.js';
 import { settlesWithin } from '../util/race-timeout.js';
 import { sleep } from './backoff.js';
@@ -59,6 +60,27 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The kernel's start time of process `pid` (field 22 of /proc/PID/stat, in clock ticks since
+ * boot); undefined when it is gone. A PID and its start time name one process for good: a
+ * reused PID has a later start time.
+ */
+export function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count fields after the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Signal `pgid` only if its leader is still the process recorded (same start time): never a stranger that reused the PID. */
+export function signalOwnGroup(pgid: number, startTime: string | undefined, signal: NodeJS.Signals): boolean {
+  if (startTime === undefined || processStartTime(pgid) !== startTime) return false;
+  return signalGroup(pgid, signal);
 }
 
 export function groupAlive(pgid: number): boolean {

@@ -34,6 +34,7 @@ export async function beginTickRecord(file: string, record: Omit<TickRecord, 'ti
     };
     delete died.pid;
     delete died.harness_pgid;
+    delete died.harness_start;
     state = { ...state, current: null, last: died, history: [...state.history, died].slice(-HISTORY_LENGTH) };
   }
   const current: TickRecord = { ...record, tick: state.tick + 1, status: 'running' };
@@ -51,7 +52,7 @@ export async function updateTickRecord(file: string, patch: Partial<TickRecord>)
 /** Record the end of the running tick: it becomes `last` and joins the history. */
 export async function finishTickRecord(file: string, record: TickRecord): Promise<void> {
   const state = await loadState(file);
-  const { pid: _pid, harness_pgid: _pgid, ...finished } = record;
+  const { pid: _pid, harness_pgid: _pgid, harness_start: _start, ...finished } = record;
   const history = [...state.history.filter((t) => t.tick !== finished.tick), finished].slice(-HISTORY_LENGTH);
   await saveState(file, { ...state, current: null, last: finished, history });
 }

@@ -23,7 +23,7 @@ import { assertNotPaused, writePaused } from './paused.js';
 import { composeTickPrompt, loadTickPrompt } from './prompt.js';
 import { checkHarnessAvailable } from './harnesses/harness-check.js';
 import { beginTickRecord, finishTickRecord, loadState, type TickRecord, type TickTokens, updateTickRecord } from './state.js';
-import { groupAlive, signalGroup } from './process-group.js';
+import { groupAlive, processStartTime, signalOwnGroup } from './process-group.js';
 
 const run = promisify(execFile);
 
@@ -118,8 +118,12 @@ async function killOrphanedHarness(instance: Instance, logger: Logger): Promise<
   const previous = (await loadState(instance.paths.state).catch(() => undefined))?.current;
   const pgid = previous?.harness_pgid;
   if (!pgid || !groupAlive(pgid)) return;
-  logger.warn({ tick: previous.tick, pgid }, 'the harness of a tick whose runner died is still running: killing its process group');
-  signalGroup(pgid, 'SIGKILL');
+  // Only the group recorded (host-private state.json) and still led by the very process started then.
+  if (!signalOwnGroup(pgid, previous.harness_start, 'SIGKILL')) {
+    logger.warn({ tick: previous.tick, pgid }, 'a process group with the recorded harness PGID runs, but it is not the harness started then (PID reused): left alone');
+    return;
+  }
+  logger.warn({ tick: previous.tick, pgid }, 'the harness of a tick whose runner died was still running: killed its process group');
 }
 
 class TickRun {
@@ -251,7 +255,8 @@ class TickRun {
         ...(this.options.signal ? { signal: this.options.signal } : {}),
         deadline,
         onSpawn: (pgid) => {
-          void updateTickRecord(this.instance.paths.state, { harness_pgid: pgid }).catch(() => {});
+          const started = processStartTime(pgid);
+          void updateTickRecord(this.instance.paths.state, { harness_pgid: pgid, ...(started ? { harness_start: started } : {}) }).catch(() => {});
         },
       });
       this.session = session;
