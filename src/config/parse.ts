@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { z } from 'zod';
-import { KernelError } from '../errors.js';
-import { readUntrustedText, relativeInside } from '../util/untrusted-fs.js';
+import { KernelError, isKernelError } from '../errors.js';
+import { readUntrustedFileText } from '../util/untrusted-fs.js';
 
 /** "1500ms", "30s", "10m", "2h", "1d" → milliseconds. */
 export function parseDuration(text: string): number {
@@ -38,18 +38,15 @@ export function parseWith<S extends z.ZodType>(schema: S, input: unknown, file: 
  */
 export async function readJsonFile(file: string, untrustedRoot?: string): Promise<unknown> {
   let text: string;
-  if (untrustedRoot !== undefined) {
-    // A file the container can write: no link followed, regular files only, size-limited (untrusted-fs.ts).
-    const read = await readUntrustedText(untrustedRoot, relativeInside(untrustedRoot, file));
+  try {
+    // Inside the data directory: no link followed, no FIFO, no huge file (util/untrusted-fs.ts).
+    const read = untrustedRoot === undefined ? await readFile(file, 'utf8') : await readUntrustedFileText(untrustedRoot, file);
     if (read === undefined) return undefined;
     text = read;
-  } else {
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw new KernelError('CONFIG_INVALID', `${file}: cannot be read: ${(error as Error).message}`, { cause: error });
-    }
+  } catch (error) {
+    if (isKernelError(error)) throw error;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new KernelError('CONFIG_INVALID', `${file}: cannot be read: ${(error as Error).message}`, { cause: error });
   }
   try {
     return JSON.parse(text) as unknown;

@@ -1,21 +1,16 @@
 import path from 'node:path';
 import { KernelError } from '../errors.js';
+import { readUntrustedFileText } from '../util/untrusted-fs.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
-import { readUntrustedText } from '../util/untrusted-fs.js';
 
 /**
  * `<data>/system/paused`: written when a tick fails in a way a person must fix (not logged
  * in, bad key, billing...). Its content is the reason. While it exists, no tick runs.
  */
 export async function readPaused(file: string): Promise<string | undefined> {
-  try {
-    // `<data>/system/paused`: read as untrusted (the container can replace it with a link or a FIFO).
-    const text = await readUntrustedText(path.dirname(file), path.basename(file));
-    return text === undefined ? undefined : text.trim() || 'paused (no reason given)';
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  // The data directory is two levels up (<data>/system/paused); nothing below it is trusted.
+  const text = await readUntrustedFileText(path.dirname(path.dirname(file)), file, { maxBytes: 64 * 1024 });
+  return text === undefined ? undefined : text.trim() || 'paused (no reason given)';
 }
 
 export async function writePaused(file: string, reason: string, tick?: number): Promise<void> {

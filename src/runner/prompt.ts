@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { RunnerConfig } from '../config/agent-config.js';
 import { KernelError } from '../errors.js';
-import { readUntrustedText, relativeInside } from '../util/untrusted-fs.js';
+import { readUntrustedFileText } from '../util/untrusted-fs.js';
 
 /** The tick prompt when agent_config.json names none. */
 export const DEFAULT_TICK_PROMPT = `This is a new tick. You have no memory of earlier ticks except what is in this data repo.
@@ -14,8 +14,8 @@ export async function loadTickPrompt(dataDir: string, config: RunnerConfig): Pro
   if (config.prompt_file) {
     const file = path.resolve(dataDir, config.prompt_file);
     try {
-      const text = await readUntrustedText(dataDir, relativeInside(dataDir, file));
-      if (text === undefined) throw Object.assign(new Error('no such file'), { code: 'ENOENT' });
+      const text = await readUntrustedFileText(path.resolve(dataDir), file);
+      if (text === undefined) throw new Error('it does not exist');
       return text.trim();
     } catch (error) {
       throw new KernelError('CONFIG_INVALID', `runner.prompt_file ${file} cannot be read (${(error as Error).message}). Fix the path in system/agent_config.json.`, {

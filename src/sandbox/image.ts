@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { lstat, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Instance } from '../config/instance.js';
@@ -50,7 +50,13 @@ async function listFiles(dir: string, prefix = ''): Promise<string[]> {
   for (const entry of entries) {
     const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
     if (entry.isDirectory()) files.push(...(await listFiles(dir, rel)));
-    else if (entry.isFile() || entry.isSymbolicLink()) files.push(rel);
+    else if (entry.isFile()) files.push(rel);
+    else {
+      // The container can plant a link to a host file here: the build would send its content to the engine.
+      throw new KernelError('CONFIG_REFUSED', `${path.join(dir, rel)} is a symbolic link or special file; the build context takes regular files only. Replace it with a copy of what it points to.`, {
+        details: { file: path.join(dir, rel) },
+      });
+    }
   }
   return files.sort();
 }
@@ -58,7 +64,7 @@ async function listFiles(dir: string, prefix = ''): Promise<string[]> {
 /** `<data>/system/container/` when it holds a Containerfile, else the built-in default. */
 export async function buildContext(instance: Instance): Promise<BuildContext> {
   const own = instance.paths.containerfile;
-  if (await stat(own).then((s) => s.isFile(), () => false)) {
+  if (await lstat(own).then((s) => s.isFile() || s.isSymbolicLink(), () => false)) {
     const dir = instance.paths.containerContext;
     return { dir, files: await listFiles(dir), containerfile: path.basename(own), builtIn: false };
   }

@@ -156,3 +156,8 @@ export function relativeInside(root: string, file: string): string {
   }
   return rel;
 }
+
+/** `readUntrustedText` for an absolute `file` inside the data directory `root`. */
+export async function readUntrustedFileText(root: string, file: string, options: UntrustedReadOptions = {}): Promise<string | undefined> {
+  return readUntrustedText(root, relativeInside(root, file), options);
+}

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { type FSWatcher, watch as fsWatch } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename } from 'node:fs/promises';
+import { mkdir, open, readdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { formatZodIssues } from '../../config/parse.js';
-import { KernelError } from '../../errors.js';
+import { KernelError, isKernelError } from '../../errors.js';
+import { readUntrustedFileText } from '../../util/untrusted-fs.js';
 import { appendEvent } from '../../observe/events/event-log.js';
 
 /**
@@ -132,9 +133,15 @@ export async function readPending(paths: InboxPaths, onInvalid: (file: string, r
     const full = path.join(paths.inbox, name);
     let content: string;
     try {
-      content = await readFile(full, 'utf8');
+      // A link, FIFO or huge file planted in the inbox is never followed or read whole.
+      const read = await readUntrustedFileText(path.dirname(paths.inbox), full);
+      if (read === undefined) continue;
+      content = read;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      if (isKernelError(error, 'UNTRUSTED_FILE')) {
+        onInvalid(full, error.message);
+        continue;
+      }
       throw error;
     }
     const result = parseMessageFile(full, content, new Date());

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { KernelError } from '../../errors.js';
+import { KernelError, isKernelError } from '../../errors.js';
+import { readUntrustedFileText } from '../../util/untrusted-fs.js';
 import { formatZodIssues } from '../../config/parse.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
-import { readUntrustedText } from '../../util/untrusted-fs.js';
 import { type CronSchedule, nextCronTime, parseCron } from './cron.js';
 
 /**
@@ -113,10 +113,16 @@ export interface LoadedSchedule {
 
 /** Read schedule.json; a missing file is an empty schedule. Bad JSON or fields: CONFIG_INVALID. */
 export async function loadSchedule(file: string): Promise<LoadedSchedule> {
-  // `<data>/system/schedule.json`: untrusted (no link followed, regular file, size-limited).
-  const read = await readUntrustedText(path.dirname(file), path.basename(file));
-  if (read === undefined) return { schedule: { wakes: [] }, text: undefined };
-  const text = read;
+  let text: string;
+  try {
+    // <data>/system/schedule.json: nothing below the data directory is trusted (util/untrusted-fs.ts).
+    const read = await readUntrustedFileText(path.dirname(path.dirname(file)), file);
+    if (read === undefined) return { schedule: { wakes: [] }, text: undefined };
+    text = read;
+  } catch (error) {
+    if (isKernelError(error)) throw error;
+    throw new KernelError('CONFIG_INVALID', `${file}: cannot be read: ${(error as Error).message}`, { cause: error });
+  }
   if (text.trim() === '') return { schedule: { wakes: [] }, text };
   let json: unknown;
   try {

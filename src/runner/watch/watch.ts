@@ -1,7 +1,8 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import type { Instance } from '../../config/instance.js';
 import { describeError, isKernelError } from '../../errors.js';
 import { type Logger, registerSecrets } from '../../log/logger.js';
+import { readPaused as readPausedFile } from '../paused.js';
 import { type InboxMessage, formatMessage, markDelivered, readPending, watchInbox } from './inbox.js';
 import { type DueWake, type LoadedSchedule, loadSchedule, nextWake, removeFiredWake } from './schedule.js';
 import { harnessEnvironment, loadSecrets, secretsDir } from './secrets.js';
@@ -66,8 +67,9 @@ export interface WatchDependencies {
 
 async function readPaused(file: string): Promise<string | undefined> {
   try {
-    const text = await readFile(file, 'utf8');
-    return text.trim() || 'system/paused exists';
+    const text = await readPausedFile(file);
+    if (text === undefined) return undefined;
+    return text;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     return `system/paused cannot be read: ${describeError(error)}`;
