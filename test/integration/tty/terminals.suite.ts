@@ -121,7 +121,8 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       const back = reportOf(await t.manager.wait(10), tty);
       expect(back.fullScreen).toBe(false);
 
-      await t.manager.type({ tty, expect: 'bash', text: 'vi /tmp/agent-kernel-vi-test.txt' });
+      // Its own file: the host and pty suites run in parallel on this machine, and a second vim on one file stops at the swap-file question.
+      await t.manager.type({ tty, expect: 'bash', text: `vi /tmp/agent-kernel-vi-test-${process.pid}.txt` });
       const vi = reportOf(await t.manager.wait(10), tty);
       expect(vi.fullScreen).toBe(true);
       expect(vi.text).toMatch(/^~/m);
