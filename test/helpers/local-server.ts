@@ -1,7 +1,14 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { networkInterfaces } from 'node:os';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { connectEngine } from '../../src/sandbox/engine.js';
+
+function isLocalAddress(address: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createTcpServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(0, address, () => probe.close(() => resolve(true)));
+  });
+}
 
 /**
  * The host's address on the engine's default bridge (docker0's gateway): a server bound
@@ -14,9 +21,10 @@ export async function bridgeGateway(): Promise<string> {
   const config = (info as { IPAM?: { Config?: { Gateway?: string; Subnet?: string }[] } }).IPAM?.Config ?? [];
   // Docker 20.10 leaves Gateway out for the default bridge: it is the subnet's first address.
   const candidates = config.flatMap((c) => [c.Gateway, c.Subnet && /^(\d+\.\d+\.\d+)\.0\/\d+$/.exec(c.Subnet)?.[1] ? `${/^(\d+\.\d+\.\d+)\./.exec(c.Subnet)?.[1]}.1` : undefined]);
-  const local = new Set(Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address)));
-  // Only ever an address of this machine.
-  const gateway = candidates.find((c) => c !== undefined && local.has(c));
+  // Only ever an address of this machine: binding succeeds only on an address assigned here. (networkInterfaces()
+  // leaves out docker0 while no container is attached to it: libuv lists only interfaces that are up and running.)
+  let gateway: string | undefined;
+  for (const candidate of candidates) if (candidate !== undefined && !gateway && (await isLocalAddress(candidate))) gateway = candidate;
   if (!gateway) throw new Error(`none of ${candidates.join(', ')} (the engine's bridge gateway) is an address of this machine`);
   return gateway;
 }
