@@ -68,7 +68,9 @@ async function nameBackground(ctx: TtyContext, reports: ReadonlyArray<[Tty, TtyR
   for (const [tty, item] of reports) {
     const shell = tty.state?.pid;
     if (!shell) continue;
-    const running = terminalProcesses(table, shell, new Set()).filter((p) => p.pid !== shell);
+    // At an idle prompt the foreground group is the shell's own: its prompt subshells are not jobs, jobs have groups of their own.
+    const foreground = table.find((p) => p.pid === shell)?.tpgid;
+    const running = terminalProcesses(table, shell, new Set()).filter((p) => p.pid !== shell && p.pgid !== foreground);
     tty.runsInBackground(running.map((p) => `${p.name} (pid ${p.pid}, ${Math.round(p.rssKb / 1024)} MB)`));
     if (running.length === 0) continue;
     const named = tty.background.slice(0, 3);
