@@ -6,8 +6,8 @@ import type { Tty } from './tty.js';
 const QUIET_MS = 12;
 /** Two answers this far apart, with nothing in between, confirm a program is waiting for input. */
 const CONFIRM_MS = 12;
-/** After a type that drew nothing (Escape in vim), how long before waiting for input counts anyway. */
-const SILENT_KEY_MS = 250;
+/** After a type, how long the terminal must be quiet before waiting for input counts (the keys have been acted on). */
+const TYPED_QUIET_MS = 250;
 /** A terminal quiet this long whose program waits at a prompt is asking the agent something. */
 const ASKING_QUIET_MS = 200;
 
@@ -91,10 +91,14 @@ export class InputWatch {
       this.soon(CONFIRM_MS - (at - before.at));
       return false;
     }
-    // After a type: something must have been drawn since, unless the key draws nothing.
-    if (pending?.kind === 'type' && tty.emulator.lastOutputAt < pending.at && at - pending.at < SILENT_KEY_MS) {
-      this.soon(SILENT_KEY_MS - (at - pending.at));
-      return false;
+    // After a type: the program must have had time to act on the keys. An echo alone is not that (vim echoes
+    // ":q!" and still sits in its timed pselect before it reads the Enter), so ask for quiet since the last output.
+    if (pending?.kind === 'type') {
+      const quietFrom = Math.max(tty.emulator.lastOutputAt, pending.at);
+      if (at - quietFrom < TYPED_QUIET_MS) {
+        this.soon(TYPED_QUIET_MS - (at - quietFrom));
+        return false;
+      }
     }
     return true;
   }

@@ -354,6 +354,8 @@ export class Tty {
   }
 
   private onMark(mark: ShellMark): void {
+    // A foreground program found for one command says nothing about the next (a builtin like `read` runs in the shell).
+    if (mark.kind === 'C' || mark.kind === 'D') this.foreground = undefined;
     if (mark.kind === 'C') {
       this.commandStartedAt = mark.at;
       this.running = true;

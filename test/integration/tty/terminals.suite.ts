@@ -133,10 +133,7 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       await t.manager.type({ tty, expect: vi.program, text: 'Escape' });
       await t.manager.wait(5);
       await t.manager.type({ tty, expect: vi.program, text: ':q!' });
-      // Known gap (issue 12): host vim waits in a timed pselect after each key, and the input judgement can fire on
-      // the echoed ":q!" before vim has consumed the Enter. The shell must be back within three waits, not one.
-      let quit = reportOf(await t.manager.wait(10), tty);
-      for (let i = 0; i < 2 && quit.fullScreen; i++) quit = reportOf(await t.manager.wait(10), tty);
+      const quit = reportOf(await t.manager.wait(10), tty);
       expect(quit.fullScreen, quit.text.slice(-200)).toBe(false);
       await closeAll(t);
     });
