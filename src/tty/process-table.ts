@@ -3,6 +3,8 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 /** One process as /proc/PID/stat describes it. */
 export interface ProcessEntry {
   pid: number;
+  /** proc(5) state: R, S, D, Z (zombie: ended, not yet reaped), ... */
+  state: string;
   ppid: number;
   pgid: number;
   sid: number;
@@ -39,6 +41,7 @@ export function parseProcessTable(text: string): ProcessEntry[] {
     const entry: ProcessEntry = {
       pid: Number.parseInt(line.slice(0, open), 10),
       name: line.slice(open + 2, close),
+      state: f[0] ?? '',
       ppid: int(4),
       pgid: int(5),
       sid: int(6),

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { type ProcessEntry, parseProcessTable } from './process-table.js';
 
@@ -55,21 +56,29 @@ async function readTerminalTable(sandbox: Sandbox, marker: string): Promise<{ ta
 }
 
 /**
- * End every process of a terminal with SIGKILL, in the sandbox, again until none is left
- * (a process may fork while we look); resolves with what was ended.
+ * End every process of a terminal with SIGKILL, in the sandbox, and look again until none
+ * is left (a process may fork while we look, and a killed one takes a moment to end on a
+ * busy machine); resolves with what was ended.
  */
 export async function endTerminalProcesses(sandbox: Sandbox, rootPid: number | undefined, marker: string): Promise<EndedProcess[]> {
   const ended = new Map<number, EndedProcess>();
-  for (let round = 0; round < 4; round++) {
+  for (let round = 0; round < KILL_ROUNDS; round++) {
     const read = await readTerminalTable(sandbox, marker);
     if (!read) break;
-    const alive = terminalProcesses(read.table, rootPid, read.marked).filter((p) => !ended.has(p.pid));
+    // A zombie has ended already; its parent (or init) reaps it.
+    const alive = terminalProcesses(read.table, rootPid, read.marked).filter((p) => p.state !== 'Z' && p.state !== 'X');
     if (alive.length === 0) break;
-    for (const p of alive) ended.set(p.pid, { pid: p.pid, name: p.name });
+    const fresh = alive.filter((p) => !ended.has(p.pid));
+    for (const p of fresh) ended.set(p.pid, { pid: p.pid, name: p.name });
+    if (fresh.length === 0) await delay(KILL_RECHECK_MS);
     await sandbox.run(['kill', '-KILL', ...alive.map((p) => String(p.pid))], { timeoutMs: 10_000 }).catch(() => undefined);
   }
   return [...ended.values()];
 }
+
+/** How often close looks for what is left of a terminal (about 2 s in all at most). */
+const KILL_ROUNDS = 24;
+const KILL_RECHECK_MS = 100;
 
 /** "bash (pid 10), python3 (pid 42) and 2 more" */
 export function describeProcesses(processes: readonly EndedProcess[], max = 5): string {

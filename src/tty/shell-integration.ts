@@ -35,6 +35,10 @@ if [ -z "\${__agent_kernel_integrated:-}" ]; then
 __agent_kernel_prompt_end"
   fi
   PS0="\${PS0:-}\\e]133;C\\a"
+  # The status the shell exits with (tmux may learn it late on a busy machine), unless the user traps EXIT.
+  if [ -z "$(trap -p EXIT)" ]; then
+    trap '__agent_kernel_status=$?; printf "\\033]7133;%d\\007" "$__agent_kernel_status"; sleep 0.2 2>/dev/null; exit $__agent_kernel_status' EXIT
+  fi
 fi
 `;
 

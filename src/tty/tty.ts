@@ -238,6 +238,11 @@ export class Tty {
     return now - this.deadWithoutStatusSince < graceMs;
   }
 
+  /** The host said the process ended and its status is still on its way: the terminal is ending. */
+  get ending(): boolean {
+    return this.ownAlive && this.deadWithoutStatusSince !== undefined;
+  }
+
   /** The terminal's process ended (status from the host, else the wrapper's OSC). */
   died(exitCode: number | undefined): void {
     if (!this.ownAlive) return;

@@ -55,6 +55,8 @@ function promptOf(tty: Tty): string {
 
 /** Is what runs on this terminal done (undefined: still running)? */
 async function judgeTty(ctx: TtyContext, tty: Tty, now: number): Promise<WaitReason | undefined> {
+  // Its process ended and the exit status is on its way: report the end, not a quiet shell.
+  if (tty.ending) return undefined;
   const since = Math.max(tty.pending?.at ?? 0, tty.emulator.lastOutputAt);
   tty.settleEnding(now, now - since);
   let verdict: Completion | 'input' = judgeCompletion({

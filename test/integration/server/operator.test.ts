@@ -12,7 +12,7 @@ describeWithEngine('the operator view: agent-kernel ls and attach (real containe
   // A person's terminal: a tmux session on the host, on a socket of its own.
   const person = `ak-person-${process.pid}`;
   const tmux = (...args: string[]) => run('tmux', ['-L', person, '-f', '/dev/null', ...args]);
-  const screen = async () => (await tmux('capture-pane', '-p', '-t', 'watch')).stdout;
+  const screen = async (session: string) => (await tmux('capture-pane', '-p', '-t', session)).stdout;
 
   beforeAll(async () => {
     await ensureBuilt();
@@ -40,19 +40,20 @@ describeWithEngine('the operator view: agent-kernel ls and attach (real containe
   });
 
   it('attach shows the TTY read-only: keys a person types do not reach it', async () => {
-    await tmux('new-session', '-d', '-s', 'watch', '-x', '100', '-y', '20', `${process.execPath} ${BIN} attach ${test.dataDir} 0`);
-    await expect.poll(screen, { timeout: 30_000 }).toMatch(/^marker-23$/m);
-    await tmux('send-keys', '-t', 'watch', 'echo should-not-run-$((1+1))', 'Enter');
+    // Each attach gets a session of its own: killing the last session ends the tmux server, and a
+    // new-session racing that exit fails ("server exited unexpectedly").
+    await tmux('new-session', '-d', '-s', 'ro', '-x', '100', '-y', '20', `${process.execPath} ${BIN} attach ${test.dataDir} 0`);
+    await expect.poll(() => screen('ro'), { timeout: 30_000 }).toMatch(/^marker-23$/m);
+    await tmux('send-keys', '-t', 'ro', 'echo should-not-run-$((1+1))', 'Enter');
     // The read-only client drops keys; what the TTY shows is still the same prompt.
-    await tmux('kill-session', '-t', 'watch');
-    await tmux('new-session', '-d', '-s', 'watch', '-x', '100', '-y', '20', `${process.execPath} ${BIN} attach ${test.dataDir} 0 --write`);
-    await expect.poll(screen, { timeout: 30_000 }).toMatch(/^marker-23$/m);
-    expect(await screen()).not.toContain('should-not-run-2');
+    await tmux('new-session', '-d', '-s', 'rw', '-x', '100', '-y', '20', `${process.execPath} ${BIN} attach ${test.dataDir} 0 --write`);
+    await expect.poll(() => screen('rw'), { timeout: 30_000 }).toMatch(/^marker-23$/m);
+    expect(await screen('rw')).not.toContain('should-not-run-2');
   });
 
   it('attach --write lets the person type', async () => {
-    await tmux('send-keys', '-t', 'watch', 'echo typed-by-a-person-$((2*3))', 'Enter');
-    await expect.poll(screen, { timeout: 30_000 }).toMatch(/^typed-by-a-person-6$/m);
+    await tmux('send-keys', '-t', 'rw', 'echo typed-by-a-person-$((2*3))', 'Enter');
+    await expect.poll(() => screen('rw'), { timeout: 30_000 }).toMatch(/^typed-by-a-person-6$/m);
   });
 
   it('attach to a TTY that is not open says so and exits with an error', async () => {
