@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describeIgnored } from '../config/operator-config.js';
+import { engineRootMapping } from './user-namespace.js';
 import type { Instance } from '../config/instance.js';
 import { describeError, isKernelError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
@@ -151,6 +152,7 @@ export async function preflight(instance: Instance | undefined, options: Preflig
   try {
     engine = await connectEngine({ socket: instance?.config.container.engine_socket });
     rows.push({ name: 'engine', status: 'ok', detail: describeEngine(engine) });
+    rows.push(await userNamespaceRow(engine));
   } catch (error) {
     rows.push({
       name: 'engine',
@@ -232,4 +234,19 @@ function configurationRow(instance: Instance): CheckRow {
   const ignored = instance.ignoredConfig ?? [];
   if (ignored.length === 0) return { name: 'configuration', status: 'ok', detail: `host effect from ${instance.paths.operatorConfig}; the agent tunes system/agent_config.json` };
   return { name: 'configuration', status: 'not-ready', detail: describeIgnored(ignored, instance), fix: `agent-kernel config ${instance.name} (then --adopt, or edit ${instance.paths.operatorConfig})` };
+}
+
+/** Defence in depth: is container root host root? Not a failure (the hardening holds either way), but said plainly. */
+async function userNamespaceRow(engine: Engine): Promise<CheckRow> {
+  const mapping = await engineRootMapping(engine).catch(() => undefined);
+  if (mapping === 'rootless') return { name: 'user namespace', status: 'ok', detail: 'rootless engine: root in the container is your unprivileged user on the host' };
+  if (mapping === 'remapped') return { name: 'user namespace', status: 'ok', detail: 'userns-remap: root in the container is an unprivileged subordinate user on the host' };
+  return {
+    name: 'user namespace',
+    status: 'ok',
+    detail:
+      mapping === undefined
+        ? 'unknown (the engine did not say)'
+        : 'none: root in the container is root on the host, kept in by the hardening (no extra capabilities, no-new-privileges, seccomp, nothing of the host mounted). For defence in depth run rootless Podman or dockerd --userns-remap=default (see README, Security)',
+  };
 }
