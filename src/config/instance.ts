@@ -5,7 +5,7 @@ import type { AgentConfig } from './agent-config.js';
 import { loadEffectiveConfig } from './operator-config.js';
 import { type InstancePaths, instancePaths } from './paths.js';
 import { loadRegistry, validateInstanceName } from './registry.js';
-import { ensureStateDirs } from './state-dir.js';
+import { claimStateDir, ensureStateDirs } from './state-dir.js';
 
 /** An agent instance: a name, its data directory (the agent's data repo) and its config. */
 export interface Instance {
@@ -74,6 +74,7 @@ export async function resolveInstance(nameOrDir: string, env: NodeJS.ProcessEnv 
 export async function loadInstance(name: string, dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Instance> {
   const paths = instancePaths(name, dataDir, env);
   await ensureStateDirs(paths);
+  await claimStateDir(paths, name);
   const { config, ignored } = await loadEffectiveConfig(name, dataDir, env);
   return { name, dataDir, paths, config, ignoredConfig: ignored };
 }
