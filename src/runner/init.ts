@@ -103,11 +103,9 @@ export async function initInstance(name: string, dir: string, env: NodeJS.Proces
     throw new KernelError('USAGE', `${dataDir} exists and is not a directory: pick a directory for the data repo (it is created when missing).`);
   }
   await mkdir(dataDir, { recursive: true });
-  await writeNew(
-    paths.agentConfig,
-    JSON.stringify({ hook_env_prefix: 'AGENT', container: {}, tty: {}, runner: { harness: 'claude-code' } }, null, 2) + '\n',
-    created,
-  );
+  // The agent's file holds what it may tune; the operator's, out of its reach, everything with host effect.
+  await writeNew(paths.agentConfig, JSON.stringify({ hook_env_prefix: 'AGENT', tty: {}, runner: {} }, null, 2) + '\n', created);
+  await writeNew(paths.operatorConfig, JSON.stringify({ container: {}, runner: { harness: 'claude-code' } }, null, 2) + '\n', created);
   await writeNew(paths.startup, JSON.stringify({ terminals: [{ tty: 0 }] }, null, 2) + '\n', created);
   await writeNew(paths.containerfile, containerfileText, created);
   for (const [kind, dirPath] of [
