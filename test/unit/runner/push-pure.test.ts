@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BRANCH_NAME, isRemoteAddress, parseAgentConfig } from '../../../src/config/agent-config.js';
+import { effectiveConfig } from '../../../src/config/operator-config.js';
 import { gitErrorLine, hostGitEnv, parsePushPorcelain } from '../../../src/runner/host-git.js';
 import { localRemotePath, remoteInsideData } from '../../../src/runner/push.js';
 
@@ -11,6 +12,14 @@ describe('runner.push config', () => {
       force: false,
       max_bundle_mb: 1024,
     });
+  });
+
+  it('comes from the operator only: the agent\'s file naming a remote is ignored and reported', () => {
+    const files = { operator: 'op.json', agent: 'agent_config.json' };
+    const { config, ignored } = effectiveConfig({}, { runner: { push: { remote: '/tmp/mine.git', force: true } } }, files);
+    expect(config.runner.push).toBeUndefined();
+    expect(ignored).toEqual(expect.arrayContaining(['runner.push.remote', 'runner.push.force']));
+    expect(effectiveConfig({ runner: { push: { remote: '/srv/a.git' } } }, { runner: { push: { remote: '/tmp/mine.git' } } }, files).config.runner.push?.remote).toBe('/srv/a.git');
   });
 
   it.each([
