@@ -5,7 +5,7 @@ import { BRANCH_NAME, type PushConfig } from '../config/agent-config.js';
 import type { Logger } from '../log/logger.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { gitErrorLine, hostGit, hostGitEnv, parsePushPorcelain } from './host-git.js';
-import { receiveStdout } from './receive-bundle.js';
+import { hasBundleSignature, receiveStdout } from './receive-bundle.js';
 
 /**
  * The post-tick push (seed 000), without host git ever opening the data repo: the container
@@ -101,9 +101,10 @@ async function fetchAgentBranch(options: PushOptions, containerGit: ContainerGit
   // Only the commits after what the mirror already has; a rewritten history (base unknown there) gets a full bundle.
   const incremental = known && (await containerGit(['cat-file', '-e', `${known}^{commit}`])).exitCode === 0;
   let received = await create(incremental ? [`^${known}`] : []);
-  if (!received.ok && incremental) received = await create([]);
+  if (!received.ok && !received.limit && incremental) received = await create([]);
   if (!received.ok) return { status: 'failed', step: 'bundle', reason: `the container's bundle of ${branch} was refused: ${received.reason}` };
   try {
+    if (!(await hasBundleSignature(bundle))) return { status: 'failed', step: 'bundle', reason: `what the container sent for ${branch} is not a git bundle` };
     const fetched = await hostGit(mirror, ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', bundle, `+${ref}:${ref}`], env, TRANSFER_MS);
     if (fetched.code !== 0) return { status: 'failed', step: 'bundle', reason: `the bundle of ${branch} does not fetch: ${gitErrorLine(fetched.stderr)}` };
     // Full bundles pile up packs: let git repack the mirror now and then.

@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import type { Sandbox, SandboxProcess } from '../sandbox/sandbox.js';
 
 /**
@@ -16,7 +16,7 @@ export interface ReceiveOptions {
   timeoutMs: number;
 }
 
-export type ReceiveResult = { ok: true; bytes: number } | { ok: false; reason: string };
+export type ReceiveResult = { ok: true; bytes: number } | { ok: false; reason: string; limit: boolean };
 
 const STDERR_KEEP = 4096;
 
@@ -25,7 +25,7 @@ export async function receiveStdout(sandbox: Sandbox, argv: readonly string[], o
   try {
     child = await sandbox.spawn(argv);
   } catch (error) {
-    return { ok: false, reason: (error as Error).message };
+    return { ok: false, reason: (error as Error).message, limit: false };
   }
   child.stdin.on('error', () => undefined);
   child.stdin.end();
@@ -37,9 +37,11 @@ export async function receiveStdout(sandbox: Sandbox, argv: readonly string[], o
   const out = createWriteStream(options.file, { flags: 'wx', mode: 0o600 });
   let bytes = 0;
   let failure: string | undefined;
-  const stop = (reason: string): void => {
+  let limit = false;
+  const stop = (reason: string, overLimit = true): void => {
     if (failure) return;
     failure = reason;
+    limit = overLimit;
     child.stdout.unpipe(out);
     void child.kill?.();
     child.close();
@@ -53,7 +55,7 @@ export async function receiveStdout(sandbox: Sandbox, argv: readonly string[], o
   const written = new Promise<void>((resolve) => {
     out.once('close', resolve);
     out.once('error', (error) => {
-      stop(`the host cannot write ${options.file}: ${error.message}`);
+      stop(`the host cannot write ${options.file}: ${error.message}`, false);
       resolve();
     });
     // An aborted stream is unpiped: end the file ourselves.
@@ -66,7 +68,25 @@ export async function receiveStdout(sandbox: Sandbox, argv: readonly string[], o
   if (!failure && code !== 0) failure = `exit code ${code}: ${stderr.trim().split('\n').at(-1) ?? ''}`.trim();
   if (failure) {
     await rm(options.file, { force: true });
-    return { ok: false, reason: failure };
+    return { ok: false, reason: failure, limit };
   }
   return { ok: true, bytes };
+}
+
+const BUNDLE_SIGNATURES = ['# v2 git bundle\n', '# v3 git bundle\n'];
+
+/**
+ * Whether a file starts like a git bundle. Git takes any other file it is asked to fetch from
+ * as a gitfile (`gitdir: <path>`) and follows it to that repository: a "bundle" the agent wrote
+ * that way would make host git fetch, and push, a host repository of the agent's choosing.
+ */
+export async function hasBundleSignature(file: string): Promise<boolean> {
+  const handle = await open(file, 'r');
+  try {
+    const head = Buffer.alloc(16);
+    const { bytesRead } = await handle.read(head, 0, 16, 0);
+    return BUNDLE_SIGNATURES.includes(head.subarray(0, bytesRead).toString('latin1'));
+  } finally {
+    await handle.close();
+  }
 }

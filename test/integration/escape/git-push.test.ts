@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, symlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -131,7 +131,7 @@ describeWithEngine('escape: the post-tick git push', () => {
     expect(await hostGit(['--git-dir', path.join(test.instance.paths.push, 'mirror.git'), 'config', '--local', '--list'])).not.toMatch(/evil|hooksPath|fsmonitor|alternates/);
   });
 
-  it('survives a linked .git, a garbage bundle and a huge one: logged, the tick goes on, the remote untouched', async () => {
+  it('survives a linked .git, a gitfile, a garbage and an endless bundle: refused and logged, the remote untouched', async () => {
     const d = test.dataDir;
     const tip = await agentCommit('before the attacks');
     expect(await push()).toMatchObject({ status: 'pushed', commit: tip });
@@ -142,6 +142,17 @@ describeWithEngine('escape: the post-tick git push', () => {
     await agent(`cd '${d}' && mv .git .git-real && ln -s '${hostRepo}/.git' .git`);
     expect((await push()).status).toMatch(/nothing|failed/);
     await agent(`cd '${d}' && rm .git && mv .git-real .git`);
+
+    // A "bundle" that is a gitfile: git would follow it to the host repo and fetch (and push) its commits.
+    await writeFile(path.join(hostRepo, 'host-secret.txt'), 'HOST-SECRET\n');
+    await hostGit(['-C', hostRepo, 'add', 'host-secret.txt']);
+    await hostGit(['-C', hostRepo, 'commit', '-qm', 'host secret']);
+    await hostGit(['-C', hostRepo, 'branch', '-M', 'main']);
+    const hostCommit = await hostGit(['-C', hostRepo, 'rev-parse', 'HEAD']);
+    await agent(`printf '#!/bin/sh\\ncase "$*" in *"bundle create"*) echo "gitdir: ${hostRepo}/.git"; exit 0;; esac\\nexec /usr/bin/git "$@"\\n' > /usr/local/bin/git && chmod +x /usr/local/bin/git`);
+    await agentCommit('gitfile bundle');
+    expect(await push()).toMatchObject({ status: 'failed', step: 'bundle' });
+    await expect(hostGit(['--git-dir', remote, 'cat-file', '-e', hostCommit])).rejects.toThrow();
 
     // A git in the container that answers `bundle create` with garbage, then with an endless stream.
     await agent(`printf '#!/bin/sh\\ncase "$*" in *"bundle create"*) head -c 3000000 /dev/urandom; exit 0;; esac\\nexec /usr/bin/git "$@"\\n' > /usr/local/bin/git && chmod +x /usr/local/bin/git`);
