@@ -76,6 +76,8 @@ describe('kernel-runner init and ls', () => {
     expect(JSON.parse(await readFile(operatorConfig, 'utf8'))).toMatchObject({ runner: { harness: 'claude-code' } });
     expect(JSON.parse(await readFile(path.join(dir, 'system/agent_config.json'), 'utf8'))).not.toHaveProperty('container');
     expect(init.stdout).toContain(`What the host runs (runner, container) is yours: ${operatorConfig}`);
+    expect(init.stdout).toContain('set runner.push.remote there');
+    expect(await readFile(path.join(dir, 'system/hooks/post-tick/README.md'), 'utf8')).toContain('runner.push.remote');
     expect(await readFile(path.join(dir, 'system/container/Containerfile'), 'utf8')).toBe(await readFile(path.join(ROOT, 'assets', 'Containerfile.default'), 'utf8'));
     expect(await readFile(path.join(dir, '.gitignore'), 'utf8')).toMatch(/^tmp\/$/m);
     const readme = await stat(path.join(dir, 'system/hooks/pre-tick/README.md'));
