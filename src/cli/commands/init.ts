@@ -15,6 +15,7 @@ export const initCommand: Command = {
     const what = result.created.length > 0 ? `created ${result.created.length} files` : 'nothing to create (already a data repo)';
     process.stdout.write(
       `Instance "${result.name}" → ${result.dataDir}: ${what}${result.gitInitialized ? ', git repo initialized' : ''}.\n` +
+        result.refused.map((line) => `Not written: ${line}\n`).join('') +
         `Next: edit ${result.dataDir}/system/agent_config.json, then run: kernel-runner tick ${result.name}\n`,
     );
     return EXIT.OK;
