@@ -36,7 +36,7 @@ async function openRegular(dir: PinnedDir, name: string, file: string): Promise<
 }
 
 /** Run `use` on the regular file `<root>/<rel>`, opened without following any link; undefined when missing. */
-async function withUntrustedFile<T>(root: string, rel: string, use: (handle: FileHandle, size: number, mode: number, file: string) => Promise<T>): Promise<T | undefined> {
+export async function openUntrustedFile<T>(root: string, rel: string, use: (handle: FileHandle, size: number, mode: number, file: string) => Promise<T>): Promise<T | undefined> {
   const file = path.join(root, rel);
   const { dir, name } = splitName(rel, file);
   const handle = await withUntrustedDir(root, dir, {}, (pinned) => openRegular(pinned, name, file));
@@ -76,7 +76,7 @@ export interface UntrustedFile {
  */
 export async function readUntrusted(root: string, rel: string, options: UntrustedReadOptions = {}): Promise<UntrustedFile | undefined> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  return withUntrustedFile(root, rel, async (handle, size, mode, file) => {
+  return openUntrustedFile(root, rel, async (handle, size, mode, file) => {
     if (size > maxBytes) throw refused(file, `is ${size} bytes, over the ${maxBytes}-byte limit`, 'Make it smaller.');
     // Read at most one byte past the limit: a file growing after fstat is still caught.
     const buffer = Buffer.alloc(Math.min(size, maxBytes) + 1);
@@ -101,7 +101,7 @@ export async function readUntrustedFileText(root: string, file: string, options:
  * recordings, events) and are read in pieces; undefined when missing.
  */
 export async function readUntrustedRange(root: string, rel: string, options: { from?: number; maxBytes: number }): Promise<{ data: Buffer; size: number } | undefined> {
-  return withUntrustedFile(root, rel, async (handle, size) => {
+  return openUntrustedFile(root, rel, async (handle, size) => {
     const from = Math.max(0, Math.min(options.from ?? 0, size));
     const data = Buffer.alloc(Math.max(0, Math.min(options.maxBytes, size - from)));
     const length = await readInto(handle, data, from);
@@ -111,7 +111,7 @@ export async function readUntrustedRange(root: string, rel: string, options: { f
 
 /** The last `maxBytes` of `<root>/<rel>` as text, whole lines only (a torn first line is dropped). */
 export async function readUntrustedTail(root: string, rel: string, maxBytes: number): Promise<string | undefined> {
-  return withUntrustedFile(root, rel, async (handle, size) => {
+  return openUntrustedFile(root, rel, async (handle, size) => {
     const from = Math.max(0, size - maxBytes);
     const data = Buffer.alloc(size - from);
     const text = data.subarray(0, await readInto(handle, data, from)).toString('utf8');
