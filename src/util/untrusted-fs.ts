@@ -121,19 +121,29 @@ export async function readUntrustedTail(root: string, rel: string, maxBytes: num
 
 export interface UntrustedEntry {
   name: string;
-  kind: 'file' | 'dir' | 'other';
+  /** What the entry itself is (a link is never followed to find out more). */
+  kind: 'file' | 'dir' | 'link' | 'other';
+  /** Its permission bits. */
+  mode: number;
+}
+
+function kindOf(info: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): UntrustedEntry['kind'] {
+  return info.isFile() ? 'file' : info.isDirectory() ? 'dir' : info.isSymbolicLink() ? 'link' : 'other';
 }
 
 /**
- * The entries of the folder `<root>/<rel>` (not following links on the way; links and
- * other special files inside are reported as 'other'), sorted by name; undefined when it does not exist.
+ * The entries of the folder `<root>/<rel>` (not following links on the way or inside; FIFOs,
+ * sockets and devices are 'other'), sorted by name; undefined when it does not exist.
+ * An entry that vanishes while listed is left out.
  */
 export async function listUntrusted(root: string, rel: string): Promise<UntrustedEntry[] | undefined> {
   return withUntrustedDir(root, rel, {}, async (dir) => {
-    const entries = await readdir(dir.self, { withFileTypes: true });
-    return entries
-      .map((e) => ({ name: e.name, kind: e.isFile() ? ('file' as const) : e.isDirectory() ? ('dir' as const) : ('other' as const) }))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const entries: UntrustedEntry[] = [];
+    for (const name of await readdir(dir.self)) {
+      const info = await lstat(dir.at(name)).catch(() => undefined);
+      if (info) entries.push({ name, kind: kindOf(info), mode: info.mode & 0o7777 });
+    }
+    return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   });
 }
 
@@ -147,6 +157,6 @@ export async function kindOfUntrusted(root: string, rel: string): Promise<{ kind
       throw refused(file, `cannot be examined (${error.code ?? String(error)})`, 'Check the file.', error);
     });
     if (!info) return undefined;
-    return { kind: info.isFile() ? 'file' : info.isDirectory() ? 'dir' : 'other', mode: info.mode & 0o7777 };
+    return { kind: kindOf(info), mode: info.mode & 0o7777 };
   });
 }
