@@ -1,11 +1,10 @@
-import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_ALLOW, parseAllowEntry } from './egress-allow.js';
-import { dataPaths } from './paths.js';
-import { parseDuration, parseWith, readJsonFile } from './parse.js';
+import { parseDuration, parseWith } from './parse.js';
 
 /**
- * `<data>/system/agent_config.json`: everything an instance can be told.
+ * Everything an instance can be told: the shape of the operator's file and of the agent's
+ * `<data>/system/agent_config.json` (operator-config.ts decides which file may set what).
  * Unknown keys are errors (a typo must not be silently ignored). Durations are strings
  * ("30s", "10m", "2h") and come out of parsing as milliseconds.
  */
@@ -43,7 +42,7 @@ export const ALLOWED_CAPABILITIES = [
 export const DEFAULT_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID'] as const;
 
 const mountSchema = z.strictObject({
-  source: z.string().min(1).describe('host path; must be inside the data directory'),
+  source: z.string().min(1),
   target: z.string().startsWith('/').describe('absolute path inside the container'),
   read_only: z.boolean().default(false),
 });
@@ -85,7 +84,7 @@ const containerSchema = z.strictObject({
   cap_add: z.array(z.enum(ALLOWED_CAPABILITIES)).default([...DEFAULT_CAPABILITIES]),
   read_only_root: z.boolean().default(false).describe('mount the root filesystem read-only (tmpfs for /tmp and /run)'),
   privileged: z.boolean().default(false).describe('always refused; present so that asking for it gets a clear error'),
-  mounts: z.array(mountSchema).default([]),
+  mounts: z.array(mountSchema).default([]).describe('refused when not empty: only the data directory is ever mounted (hardening.ts says why)'),
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).default({}),
   user: z.string().optional().describe('user[:group] the terminals run as inside the container (default root)'),
 });
@@ -97,7 +96,7 @@ const ttySchema = z.strictObject({
   settle_ms: z.int().min(100).max(30_000).default(1500).describe('silence that counts as "done" for programs without shell integration'),
   history_limit: z.int().min(1000).max(1_000_000).default(50_000).describe('lines tmux keeps per terminal'),
   max_text_bytes: z.int().min(256).max(1_048_576).default(16_384).describe('largest text one type() call may send'),
-  raw_log_max_bytes: z.int().min(65_536).default(8 * 1024 * 1024),
+  raw_log_max_bytes: z.int().min(65_536).max(256 * 1024 * 1024).default(8 * 1024 * 1024),
   shell: z.string().default('bash'),
 });
 
@@ -159,10 +158,4 @@ export type RunnerConfig = AgentConfig['runner'];
 /** Pure: validate a parsed JSON value. `file` is only used in error messages. */
 export function parseAgentConfig(input: unknown, file = 'agent_config.json'): AgentConfig {
   return parseWith(agentConfigSchema, input ?? {}, file);
-}
-
-/** Read `<data>/system/agent_config.json`; a missing file means all defaults. */
-export async function loadAgentConfig(dataDir: string): Promise<AgentConfig> {
-  const file = dataPaths(dataDir).agentConfig;
-  return parseAgentConfig(await readJsonFile(file, dataPaths(dataDir).root), path.relative(process.cwd(), file) || file);
 }

@@ -1,10 +1,11 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { KernelError } from '../errors.js';
-import { type AgentConfig, loadAgentConfig } from './agent-config.js';
+import type { AgentConfig } from './agent-config.js';
+import { loadEffectiveConfig } from './operator-config.js';
 import { type InstancePaths, instancePaths } from './paths.js';
 import { loadRegistry, validateInstanceName } from './registry.js';
-import { ensureStateDirs } from './state-dir.js';
+import { claimStateDir, ensureStateDirs } from './state-dir.js';
 
 /** An agent instance: a name, its data directory (the agent's data repo) and its config. */
 export interface Instance {
@@ -12,7 +13,10 @@ export interface Instance {
   readonly dataDir: string;
   /** Data-dir paths (untrusted) and host-private state paths. */
   readonly paths: InstancePaths;
+  /** What applies: the operator's file, then what the agent may tune in system/agent_config.json. */
   readonly config: AgentConfig;
+  /** Fields of system/agent_config.json ignored because they have host effect (operator-config.ts); absent: none. */
+  readonly ignoredConfig?: readonly string[];
 }
 
 async function isDirectory(p: string): Promise<boolean> {
@@ -63,7 +67,14 @@ export async function resolveInstance(nameOrDir: string, env: NodeJS.ProcessEnv 
       { details: { name: nameOrDir } },
     );
   }
+  return loadInstance(name, dataDir, env);
+}
+
+/** The Instance of a known name and data directory (its state folders made ready). */
+export async function loadInstance(name: string, dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Instance> {
   const paths = instancePaths(name, dataDir, env);
   await ensureStateDirs(paths);
-  return { name, dataDir, paths, config: await loadAgentConfig(dataDir) };
+  await claimStateDir(paths, name);
+  const { config, ignored } = await loadEffectiveConfig(name, dataDir, env);
+  return { name, dataDir, paths, config, ignoredConfig: ignored };
 }

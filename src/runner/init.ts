@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -41,6 +41,19 @@ class DataWriter {
       this.refused.push(error.message);
     }
   }
+}
+
+/** The operator's file, in the host-private config folder: written unless it exists (never the data directory). */
+async function writeOperatorFile(file: string, content: string, created: string[]): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const wrote = await writeFile(file, content, { flag: 'wx' }).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EEXIST') return false;
+      throw error;
+    },
+  );
+  if (wrote) created.push(file);
 }
 
 /** Copy a host folder (trusted) into the data directory through the writer, file by file. */
@@ -151,7 +164,9 @@ export async function initInstance(name: string, dir: string, env: NodeJS.Proces
   }
   await mkdir(dataDir, { recursive: true });
   const write = new DataWriter(dataDir);
-  await write.file(paths.agentConfig, JSON.stringify({ hook_env_prefix: 'AGENT', container: {}, tty: {}, runner: { harness: 'claude-code' } }, null, 2) + '\n');
+  // The agent's file holds what it may tune; the operator's, out of its reach, everything with host effect.
+  await write.file(paths.agentConfig, JSON.stringify({ hook_env_prefix: 'AGENT', tty: {}, runner: {} }, null, 2) + '\n');
+  await writeOperatorFile(paths.operatorConfig, JSON.stringify({ container: {}, runner: { harness: 'claude-code' } }, null, 2) + '\n', write.created);
   await write.file(paths.startup, JSON.stringify({ terminals: [{ tty: 0 }] }, null, 2) + '\n');
   await write.file(paths.containerfile, containerfileText);
   for (const [kind, dirPath] of [

@@ -3,6 +3,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { describeIgnored } from '../config/operator-config.js';
 import type { Instance } from '../config/instance.js';
 import { loadStartup } from '../config/startup.js';
 import { describeError } from '../errors.js';
@@ -89,6 +90,7 @@ const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 6 * 3_600_000;
 export async function startTick(instance: Instance, options: StartTickOptions): Promise<RunningTick> {
   const harness = getHarness(instance.config.runner.harness);
   assertBuilt();
+  if (instance.ignoredConfig?.length) options.logger.warn({ ignored: instance.ignoredConfig }, describeIgnored(instance.ignoredConfig, instance));
   await assertNotPaused(instance.paths.paused, instance.name);
   // A missing harness binary is an error before the tick starts, not a failed tick.
   checkHarnessAvailable(instance, { ...(options.env ?? process.env), ...instance.config.runner.env });

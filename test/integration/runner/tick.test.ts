@@ -232,7 +232,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     await new Promise((resolve) => runner.once('exit', resolve));
     expect(isAlive(orphans.claude)).toBe(true);
 
-    await writeFile(t.instance.paths.agentConfig, JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE } }));
+    await writeFile(t.instance.paths.operatorConfig, JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE } }));
     const outcome = await tick(t);
     expect(outcome).toMatchObject({ tick: 2, status: 'ok' });
     expect([orphans.claude, ...orphans.servers].filter(isAlive)).toEqual([]);
