@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { KernelError } from '../../errors.js';
 import { configHome } from '../../config/registry.js';
 import { MIN_SECRET_LENGTH } from '../../log/secrets.js';
 
@@ -15,8 +16,16 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** `runner.secrets_dir` (relative to the data directory) or `<XDG config>/agent-kernel/secrets/<name>/`. */
 export function secretsDir(name: string, dataDir: string, configured: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  if (configured) return path.resolve(dataDir, configured);
-  return path.join(configHome(env), 'secrets', name);
+  if (!configured) return path.join(configHome(env), 'secrets', name);
+  const dir = path.resolve(dataDir, configured);
+  const rel = path.relative(path.resolve(dataDir), dir);
+  // Inside the data directory the agent reads every secret, and could plant links to host files there.
+  if (!rel.startsWith('..') && !path.isAbsolute(rel)) {
+    throw new KernelError('CONFIG_REFUSED', `runner.secrets_dir ${dir} is inside the data directory, where the agent can read every secret and plant links to host files. Move it out (the default is ${path.join(configHome(env), 'secrets', name)}).`, {
+      details: { field: 'runner.secrets_dir', dir },
+    });
+  }
+  return dir;
 }
 
 export interface LoadedSecrets {

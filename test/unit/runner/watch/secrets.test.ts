@@ -64,6 +64,9 @@ describe('secretsDir', () => {
     expect(secretsDir('alpha', '/data/alpha', undefined, { XDG_CONFIG_HOME: '/xdg' })).toBe('/xdg/agent-kernel/secrets/alpha');
     expect(secretsDir('alpha', '/data/alpha', '../keys', {})).toBe('/data/keys');
     expect(secretsDir('alpha', '/data/alpha', '/run/keys', {})).toBe('/run/keys');
+    // Inside the data directory the agent would read them (and could plant links): refused.
+    expect(() => secretsDir('alpha', '/data/alpha', 'keys', {})).toThrow(/inside the data directory/);
+    expect(() => secretsDir('alpha', '/data/alpha', '/data/alpha/system/keys', {})).toThrow(/inside the data directory/);
   });
 });
 
