@@ -98,6 +98,10 @@ const ttySchema = z.strictObject({
   max_text_bytes: z.int().min(256).max(1_048_576).default(16_384).describe('largest text one type() call may send'),
   raw_log_max_bytes: z.int().min(65_536).max(256 * 1024 * 1024).default(8 * 1024 * 1024),
   shell: z.string().default('bash'),
+  detect_input: z
+    .boolean()
+    .default(true)
+    .describe('wait ends as soon as the foreground program waits for input (read from /proc); false: only shell marks and silence (settle_ms)'),
 });
 
 export const HARNESS_NAMES = ['claude-code', 'opencode', 'gemini-cli', 'custom'] as const;
@@ -106,6 +110,29 @@ const backoffSchema = z.strictObject({
   initial: duration.prefault('5s'),
   max: duration.prefault('10m'),
   reset_after: duration.prefault('30m'),
+});
+
+/** A branch name git accepts, kept strict: it comes from the container when not configured. */
+export const BRANCH_NAME = /^(?!.*\.\.)(?!.*\/\/)(?!.*(?:^|\/)[.-])(?!.*\.lock(?:\/|$))[A-Za-z0-9._/-]{1,200}(?<![./])$/;
+
+/** A remote host git can push to without a repository around it: a URL, scp-like host:path, or an absolute path. */
+export function isRemoteAddress(remote: string): boolean {
+  if (remote.startsWith('-') || /[\0\n]/.test(remote)) return false;
+  return /^[a-z][a-z0-9+.-]*:\/\/./i.test(remote) || remote.startsWith('/') || /^[^/:]+:./.test(remote);
+}
+
+const pushSchema = z.strictObject({
+  remote: z
+    .string()
+    .refine(isRemoteAddress, 'expected a URL (ssh://host/repo.git, https://…), host:path, or an absolute path')
+    .describe('where the host pushes the agent\'s commits: a URL (ssh://, https://, git@host:path) or an absolute path of a repository outside the data directory'),
+  branch: z
+    .string()
+    .regex(BRANCH_NAME, 'expected a branch name such as "main"')
+    .optional()
+    .describe('the branch pushed (same name on the remote); default: the data repo\'s current branch, else main'),
+  force: z.boolean().default(false).describe('force-push when the remote has commits the agent\'s branch lacks'),
+  max_bundle_mb: z.int().min(1).max(1_048_576).default(1024).describe('largest bundle of the agent\'s history the host accepts'),
 });
 
 const runnerSchema = z.strictObject({
@@ -136,6 +163,7 @@ const runnerSchema = z.strictObject({
     .prefault({}),
   secrets_dir: z.string().optional().describe('one file per variable; default <XDG config>/agent-kernel/secrets/<name>'),
   env: z.record(z.string(), z.string()).default({}),
+  push: pushSchema.optional().describe('after each tick, push the agent\'s branch to this remote from a host-owned mirror; absent: no push'),
 });
 
 export const agentConfigSchema = z.strictObject({
@@ -154,6 +182,7 @@ export type AgentConfig = z.output<typeof agentConfigSchema>;
 export type ContainerConfig = AgentConfig['container'];
 export type TtyConfig = AgentConfig['tty'];
 export type RunnerConfig = AgentConfig['runner'];
+export type PushConfig = NonNullable<RunnerConfig['push']>;
 
 /** Pure: validate a parsed JSON value. `file` is only used in error messages. */
 export function parseAgentConfig(input: unknown, file = 'agent_config.json'): AgentConfig {

@@ -59,6 +59,7 @@ export async function resolveInstance(nameOrDir: string, env: NodeJS.ProcessEnv 
     }
     const byDir = Object.entries(registry.instances).find(([, entry]) => entry.dir === dataDir);
     name = byDir ? byDir[0] : nameFromDirectory(dataDir);
+    if (byDir) return loadInstance(name, dataDir, env, true);
   } else {
     validateInstanceName(nameOrDir);
     throw new KernelError(
@@ -67,14 +68,17 @@ export async function resolveInstance(nameOrDir: string, env: NodeJS.ProcessEnv 
       { details: { name: nameOrDir } },
     );
   }
-  return loadInstance(name, dataDir, env);
+  return loadInstance(name, dataDir, env, registered !== undefined);
 }
 
-/** The Instance of a known name and data directory (its state folders made ready). */
-export async function loadInstance(name: string, dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Instance> {
+/**
+ * The Instance of a known name and data directory (its state folders made ready).
+ * `registered`: the registry names this directory (else the first directory to use a name keeps it).
+ */
+export async function loadInstance(name: string, dataDir: string, env: NodeJS.ProcessEnv = process.env, registered = false): Promise<Instance> {
   const paths = instancePaths(name, dataDir, env);
   await ensureStateDirs(paths);
-  await claimStateDir(paths, name);
+  await claimStateDir(paths, name, registered);
   const { config, ignored } = await loadEffectiveConfig(name, dataDir, env);
   return { name, dataDir, paths, config, ignoredConfig: ignored };
 }

@@ -79,6 +79,8 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
     state: path.join(kernelState, 'state.json'),
     serverLock: path.join(kernelState, 'server.lock'),
     tickLock: path.join(kernelState, 'tick.lock'),
+    /** The host-owned push mirror and the incoming bundle (runner.push). */
+    push: path.join(kernelState, 'push'),
     logs,
     /** Archived terminals: `tty_N-tick-NNN`. */
     sessionArchive: path.join(logs, 'sessions'),

@@ -32,12 +32,13 @@ export async function ensureStateDirs(paths: InstancePaths): Promise<void> {
  * One state directory belongs to one data directory. Two data directories of the same name
  * (an unregistered `~/a/scout` and `~/b/scout`) would otherwise share locks, seen marks, logs and
  * the operator's configuration: the first one to use the name keeps it, the other is refused.
+ * A registered name follows the registry (`registered`: the operator said where it lives).
  */
-export async function claimStateDir(paths: InstancePaths, name: string): Promise<void> {
+export async function claimStateDir(paths: InstancePaths, name: string, registered = false): Promise<void> {
   const file = path.join(paths.kernelState, 'data-dir');
   const mine = await realpath(paths.root).catch(() => paths.root);
   const owner = (await readFile(file, 'utf8').catch(() => undefined))?.trim();
-  if (owner === undefined) {
+  if (owner === undefined || (registered && owner !== mine)) {
     await writeFile(file, `${mine}\n`, { mode: 0o600 });
     return;
   }

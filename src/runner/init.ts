@@ -116,8 +116,11 @@ Example (save as 10-clean-tree, then chmod +x 10-clean-tree):
   'post-tick': `# post-tick hooks
 
 Executable files here run inside the container after the tick, in sorted order (60 s
-each, failures logged and never fatal). After them kernel-runner runs git push on the
-host when the repo has a remote.
+each, failures logged and never fatal). After them, when the operator has set
+runner.push.remote, kernel-runner pushes your current branch (or runner.push.branch)
+to that remote: it takes a git bundle of the branch from inside the container and
+pushes it from a mirror of its own. Your repo's hooks, config and remotes play no part
+in that push (they still apply to the git you run here).
 
 Environment: DATA_DIR, AGENT_TICK, AGENT_TICK_DURATION (seconds), AGENT_TICK_LOG (the
 tick's transcript), AGENT_LAST_MESSAGE, AGENT_SESSION_ID, AGENT_TICK_STATUS (normal or

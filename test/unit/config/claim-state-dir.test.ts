@@ -23,4 +23,10 @@ describe('one state directory per data directory', () => {
       /The instance name "scout" belongs to .*\/a\/scout, and .*\/b\/scout is another directory with the same name/,
     );
   });
+
+  it('a registered name follows the registry to its new directory', async () => {
+    await loadInstance('scout', path.join(root, 'a/scout'), env);
+    await expect(loadInstance('scout', path.join(root, 'b/scout'), env, true)).resolves.toMatchObject({ dataDir: path.join(root, 'b/scout') });
+    await expect(loadInstance('scout', path.join(root, 'a/scout'), env)).rejects.toThrow(/belongs to .*\/b\/scout/);
+  });
 });
