@@ -98,6 +98,10 @@ const ttySchema = z.strictObject({
   max_text_bytes: z.int().min(256).max(1_048_576).default(16_384).describe('largest text one type() call may send'),
   raw_log_max_bytes: z.int().min(65_536).max(256 * 1024 * 1024).default(8 * 1024 * 1024),
   shell: z.string().default('bash'),
+  detect_input: z
+    .boolean()
+    .default(true)
+    .describe('wait ends as soon as the foreground program waits for input (read from /proc); false: only shell marks and silence (settle_ms)'),
 });
 
 export const HARNESS_NAMES = ['claude-code', 'opencode', 'gemini-cli', 'custom'] as const;

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describeIgnored } from '../config/operator-config.js';
 import { engineRootMapping } from './user-namespace.js';
@@ -11,7 +11,7 @@ import { DEFAULT_BASE_IMAGE } from './bootstrap.js';
 import { egressStatus, ensureEgressImage } from './egress-proxy.js';
 import { type Engine, connectEngine, describeEngine } from './engine.js';
 import { ULIMIT_NOFILE, ULIMIT_NPROC } from './hardening.js';
-import { LABEL, type ProgressCallback, baseImages, buildContext, ensureImage, imageExists } from './image.js';
+import { LABEL, type ProgressCallback, baseImages, buildContext, ensureImage, imageExists, readContainerfile } from './image.js';
 
 /**
  * The checks behind `agent-kernel doctor`: each row says what was checked, what was found
@@ -169,7 +169,7 @@ export async function preflight(instance: Instance | undefined, options: Preflig
   if (instance) {
     try {
       const context = await buildContext(instance);
-      bases = baseImages(await readFile(path.join(context.dir, context.containerfile), 'utf8'));
+      bases = baseImages(await readContainerfile(context));
     } catch (error) {
       rows.push({ name: 'containerfile', status: 'failed', detail: describeError(error), fix: `check ${instance.paths.containerfile}` });
     }

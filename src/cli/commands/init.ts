@@ -18,6 +18,7 @@ export const initCommand: Command = {
     const instance = await loadInstance(result.name, result.dataDir);
     process.stdout.write(
       `Instance "${result.name}" → ${result.dataDir}: ${what}${result.gitInitialized ? ', git repo initialized' : ''}.\n` +
+        result.refused.map((line) => `Not written: ${line}\n`).join('') +
         `What the host runs (runner, container) is yours: ${instance.paths.operatorConfig}\n` +
         `To push the agent's commits after each tick, set runner.push.remote there (a URL, e.g. git@github.com:you/${result.name}.git).\n` +
         `What the agent may tune (tty, its prompt): ${instance.paths.agentConfig}\n` +
