@@ -200,7 +200,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     await t.writeHook('post-tick', '10-status', '#!/bin/sh\necho "$AGENT_TICK_STATUS" > "$DATA_DIR/post-tick.status"\n');
     const controller = new AbortController();
     const running = await startTick(await t.reloaded(), { logger: t.logger, env: t.env, signal: controller.signal });
-    await pollUntil(async () => (await readFile(t!.instance.paths.tickLog(running.tick), 'utf8').catch(() => '')).includes('mcp__agent-kernel__login'), 'login');
+    await pollUntil(async () => (await readFile(t!.instance.paths.tickLog(running.tick), 'utf8').catch(() => '')).includes('mcp__agent-kernel__login'), 'login', 90_000);
     controller.abort();
     const cancelled = await running.done;
     expect(cancelled).toMatchObject({ status: 'interrupted', errorClass: 'aborted' });
