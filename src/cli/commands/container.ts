@@ -1,10 +1,9 @@
-import { parseArgs } from 'node:util';
 import { type Instance, resolveInstance } from '../../config/instance.js';
-import { KernelError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { type ContainerStatus, containerDown, containerRebuild, containerStatus, containerUp, prune } from '../../sandbox/container.js';
 import { type Engine, connectEngine, describeEngine } from '../../sandbox/engine.js';
 import { imageTag } from '../../sandbox/image.js';
+import { parseCommandArgs, usageError } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 
 const USAGE = 'container up|status|down|rebuild|prune <name-or-dir> [--json] [--quiet]';
@@ -32,15 +31,15 @@ export const containerCommand: Command = {
   summary: "Manage an instance's container: up, status, down, rebuild, prune.",
   usage: USAGE,
   async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
+    const usage = `agent-kernel ${USAGE}`;
+    const { values, positionals } = parseCommandArgs(args, {
+      usage,
       options: { json: { type: 'boolean', default: false }, quiet: { type: 'boolean', short: 'q', default: false } },
+      positionals: { min: 2, max: 2 },
+      missing: 'Name an action and an instance.',
     });
-    const [action, target, ...extra] = positionals;
-    if (!ACTIONS.includes(action as Action) || target === undefined || extra.length > 0) {
-      throw new KernelError('USAGE', `usage: agent-kernel ${USAGE}`);
-    }
+    const [action, target] = positionals as [string, string];
+    if (!ACTIONS.includes(action as Action)) throw usageError(usage, `Unknown action ${JSON.stringify(action)}.`);
     const instance = await resolveInstance(target);
     const engine = await connectEngine({ socket: instance.config.container.engine_socket });
     const logger = createLogger({ process: 'agent-kernel', level: process.env.AGENT_KERNEL_LOG_LEVEL ?? 'warn' });
