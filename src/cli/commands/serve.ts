@@ -3,7 +3,7 @@ import { KernelError } from '../../errors.js';
 import { createLogger, registerSecrets } from '../../log/logger.js';
 import { resolveToken, TOKEN_ENV } from '../../server/http-auth.js';
 import { startHttpServer } from '../../server/http.js';
-import { KernelRuntime } from '../../server/runtime.js';
+import { KernelRuntime } from '../../server/terminals/runtime.js';
 import { serveStdio } from '../../server/stdio.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT } from '../command.js';
@@ -71,7 +71,7 @@ export const serveCommand: Command = {
     // Loaded on first use, after the handshake: the terminal layer is the heavy part of start-up.
     // AGENT_KERNEL_HOST_TMUX=0: on the host backend, PTYs of the server even where tmux is installed.
     const terminalOptions = { hostTmux: process.env.AGENT_KERNEL_HOST_TMUX !== '0' };
-    const runtime = new KernelRuntime(async () => (await import('../../server/start-terminals.js')).startTerminals(instance, logger, terminalOptions), logger);
+    const runtime = new KernelRuntime(async () => (await import('../../server/terminals/start-terminals.js')).startTerminals(instance, logger, terminalOptions), logger);
     const deps = { runtime, instance, logger };
 
     let stop: () => Promise<void>;

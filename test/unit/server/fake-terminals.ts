@@ -1,5 +1,5 @@
 import { KernelError } from '../../../src/errors.js';
-import type { Terminals } from '../../../src/server/terminals.js';
+import type { Terminals } from '../../../src/server/terminals/terminals.js';
 import type { AdoptReport, TtyInfo, TtyReport, TypeInput, WaitResult } from '../../../src/tty/types.js';
 
 /**

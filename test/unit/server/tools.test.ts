@@ -8,10 +8,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KernelError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { createKernelServer } from '../../../src/server/create-server.js';
-import { MAX_RESULT_TEXT_CHARS } from '../../../src/server/render.js';
+import { MAX_RESULT_TEXT_CHARS } from '../../../src/server/tools/render.js';
 import { PROGRESS_INTERVAL_MS } from '../../../src/server/tools/wait.js';
-import { KernelRuntime } from '../../../src/server/runtime.js';
-import type { Terminals } from '../../../src/server/terminals.js';
+import { KernelRuntime } from '../../../src/server/terminals/runtime.js';
+import type { Terminals } from '../../../src/server/terminals/terminals.js';
 import { FakeTerminals } from './fake-terminals.js';
 import { unitPaths } from '../../helpers/test-instance.js';
 
