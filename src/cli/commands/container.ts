@@ -3,11 +3,12 @@ import { createLogger } from '../../log/logger.js';
 import { type ContainerStatus, containerDown, containerRebuild, containerStatus, containerUp, prune } from '../../sandbox/container.js';
 import { type Engine, connectEngine, describeEngine } from '../../sandbox/engine.js';
 import { imageTag } from '../../sandbox/image.js';
+import { removeInstanceResources } from '../../sandbox/remove-instance.js';
 import { parseCommandArgs, usageError } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 
-const USAGE = 'container up|status|down|rebuild|prune <name-or-dir> [--json] [--quiet]';
-const ACTIONS = ['up', 'status', 'down', 'rebuild', 'prune'] as const;
+const USAGE = 'container up|status|down|rebuild|prune|rm <name-or-dir> [--json] [--quiet]';
+const ACTIONS = ['up', 'status', 'down', 'rebuild', 'prune', 'rm'] as const;
 type Action = (typeof ACTIONS)[number];
 
 /** Pure: a status as lines for a person. */
@@ -73,6 +74,15 @@ export const containerCommand: Command = {
           ...result.kept.map((k) => `  kept ${k}`),
         ];
         print(result, lines.join('\n'));
+        return EXIT.OK;
+      }
+      case 'rm': {
+        const removed = await removeInstanceResources(engine, instance.name, progress);
+        const lines = [
+          `removed ${removed.containers.length} container(s), ${removed.volumes.length} volume(s), ${removed.images.length} image(s) of ${instance.name}; the data in ${instance.dataDir} stays`,
+          ...removed.kept.map((k) => `  kept ${k}`),
+        ];
+        print(removed, lines.join('\n'));
         return EXIT.OK;
       }
     }
