@@ -3,7 +3,7 @@
  * one run: `npm run bench` (builds, makes sure an engine runs, then runs this).
  * Prints a Markdown table and writes everything to bench/results/latest.json.
  *
- *   node bench/run.mjs [--quick] [--only=round-trip,throughput,context,startup,faults,memory,scale,tty-layer,egress]
+ *   node bench/run.mjs [--quick] [--only=round-trip,input-waits,throughput,context,startup,faults,memory,scale,tty-layer,egress]
  *
  * Absolute times drift on a shared machine; ratios to the baselines measured in the same
  * run hold. The load average is printed with the table.
@@ -18,6 +18,7 @@ import { livePids, startServer } from './lib/server.mjs';
 import { mb, ms, ratio } from './lib/stats.mjs';
 import { contextCost } from './sections/context.mjs';
 import { egress } from './sections/egress.mjs';
+import { inputWaits } from './sections/input-waits.mjs';
 import { faults, memory, startUp } from './sections/lifecycle.mjs';
 import { roundTrip } from './sections/round-trip.mjs';
 import { scale } from './sections/scale.mjs';
@@ -26,12 +27,12 @@ import { throughput } from './sections/throughput.mjs';
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
-const SECTIONS = ['cold-start', 'round-trip', 'throughput', 'context', 'startup', 'faults', 'memory', 'scale', 'tty-layer', 'egress'];
+const SECTIONS = ['cold-start', 'round-trip', 'input-waits', 'throughput', 'context', 'startup', 'faults', 'memory', 'scale', 'tty-layer', 'egress'];
 for (const name of only ?? []) if (!SECTIONS.includes(name)) throw new Error(`unknown section ${name}; sections: ${SECTIONS.join(', ')}`);
 const wanted = (name) => !only || only.includes(name) || name === 'cold-start';
 const N = quick
-  ? { rt: 10, settle: 3, seq: 1, cat: 1, raw: 2, startup: 3, faults: 2, adopt: 2, scale: 5, downloads: 2, requests: 20 }
-  : { rt: 30, settle: 5, seq: 3, cat: 2, raw: 3, startup: 5, faults: 3, adopt: 3, scale: 10, downloads: 5, requests: 50 };
+  ? { rt: 10, input: 3, settle: 3, seq: 1, cat: 1, raw: 2, startup: 3, faults: 2, adopt: 2, scale: 5, downloads: 2, requests: 20 }
+  : { rt: 30, input: 10, settle: 5, seq: 3, cat: 2, raw: 3, startup: 5, faults: 3, adopt: 3, scale: 10, downloads: 5, requests: 50 };
 
 const created = [];
 let cleaning;
@@ -109,7 +110,12 @@ try {
       await session.stop();
     }
   });
-  await section('round-trip', () => roundTrip({ instance: main, runs: N.rt, settleRuns: N.settle }));
+  // The seed's way of knowing a program is done (silence for tty.settle_ms), as a baseline.
+  const settle = await createInstance({ name: `bench-${process.pid}-settle`, config: { tty: { detect_input: false } } });
+  created.push(settle);
+  await settle.prebuild();
+  await section('round-trip', () => roundTrip({ instance: main, settleInstance: settle, runs: N.rt, settleRuns: N.settle }));
+  await section('input-waits', () => inputWaits({ instance: main, settleInstance: settle, runs: N.input }));
   await section('throughput', () => throughput({ instance: main, seqRuns: N.seq, catRuns: N.cat, rawRuns: N.raw }));
   await section('context', () => contextCost({ instance: main }));
   await section('startup', () => startUp({ instance: main, runs: N.startup }));
@@ -148,6 +154,19 @@ if (rt && !rt.error) {
     row(`type+wait \`true\`, ${t} (aim: a few tens of ms)`, mp(rt[`${t}.true`]), `silence settle: ${ms(rt[`${t}.settle.echo`].median)}`, ratio(rt[`${t}.true`].median, rt[`${t}.settle.echo`].median));
   }
 } else fail('round-trip');
+
+const iw = results['input-waits'];
+if (iw && !iw.error) {
+  for (const [key, label] of [
+    ['replStart', 'a python REPL starts (`python3 -q` to `>>> `)'],
+    ['replExpression', 'an expression in the REPL'],
+    ['viOpen', 'vi opens a file'],
+    ['inputPrompt', 'a line prompt, `input("name? ")`'],
+    ['readPrompt', "bash `read -p 'name? '`"],
+  ]) {
+    row(`type+wait until ${label} waits for input (median / p95)`, mp(iw[key]), `silence settle: ${mp(iw.settleEcho)}`, ratio(iw[key].median, iw.settleEcho.median));
+  }
+} else fail('input-waits');
 
 const tp = results.throughput;
 if (tp && !tp.error) {

@@ -10,9 +10,9 @@ import path from 'node:path';
 import { ROOT } from './paths.mjs';
 
 const dist = (rel) => import(path.join(ROOT, 'dist', rel));
-const [{ instancePaths }, { loadAgentConfig }, { containerName }, { removeInstanceResources }, { connectEngine }, { ensureImage }, { silentLogger }] = await Promise.all([
+const [{ instancePaths }, { loadInstance }, { containerName }, { removeInstanceResources }, { connectEngine }, { ensureImage }, { silentLogger }] = await Promise.all([
   dist('config/paths.js'),
-  dist('config/agent-config.js'),
+  dist('config/instance.js'),
   dist('sandbox/container.js'),
   dist('sandbox/remove-instance.js'),
   dist('sandbox/engine.js'),
@@ -37,11 +37,14 @@ export async function createInstance({ name = `bench-${randomBytes(3).toString('
   const dataDir = path.join(parent, name);
   const paths = instancePaths(name, dataDir);
   await mkdir(paths.containerContext, { recursive: true });
-  await writeFile(paths.agentConfig, `${JSON.stringify(config, null, 2)}\n`);
+  // The operator's configuration (host effect); the agent's own file stays empty.
+  await writeFile(paths.agentConfig, '{}\n');
+  await mkdir(path.dirname(paths.operatorConfig), { recursive: true });
+  await writeFile(paths.operatorConfig, `${JSON.stringify(config, null, 2)}\n`);
   await copyFile(TEST_CONTAINERFILE, paths.containerfile);
   // login opens no terminal by itself: every terminal in the figures is one the bench opened.
   await writeFile(paths.startup, `${JSON.stringify({ terminals: [] })}\n`);
-  const instance = { name, dataDir, paths, config: await loadAgentConfig(dataDir) };
+  const instance = await loadInstance(name, dataDir);
   return {
     name,
     dataDir,
@@ -55,6 +58,7 @@ export async function createInstance({ name = `bench-${randomBytes(3).toString('
       await removeEngineResources(name);
       await rm(parent, { recursive: true, force: true });
       await rm(paths.stateRoot, { recursive: true, force: true });
+      await rm(paths.operatorConfig, { force: true });
     },
   };
 }

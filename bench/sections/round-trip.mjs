@@ -1,8 +1,9 @@
 /**
  * Round trip: an MCP client calls type then wait for `echo hi` (and `true`), over stdio
- * and HTTP. Baselines: the same through silence-settle only (a bash without OSC 133
- * marks, so wait can only notice the end by tty.settle_ms of silence: the seed's
- * approach), and a raw `docker exec` of the same command (the floor).
+ * and HTTP. Baselines: the same through silence-settle only (`settleInstance` has
+ * tty.detect_input off, and a bash without OSC 133 marks, so wait can only notice the end
+ * by tty.settle_ms of silence: the seed's approach), and a raw `docker exec` of the same
+ * command (the floor).
  */
 import { rawExec } from '../lib/raw-exec.mjs';
 import { startServer, textOf } from '../lib/server.mjs';
@@ -23,7 +24,7 @@ async function roundTrips(session, tty, text, runs, expectReason) {
   return summary(times);
 }
 
-export async function roundTrip({ instance, runs, settleRuns }) {
+export async function roundTrip({ instance, settleInstance, runs, settleRuns }) {
   const out = {};
   for (const transport of ['stdio', 'http']) {
     const session = await startServer(instance.dataDir, { transport });
@@ -34,13 +35,11 @@ export async function roundTrip({ instance, runs, settleRuns }) {
       await session.ok('wait', { timeout: 10 });
       out[`${transport}.echo`] = await roundTrips(session, tty, 'echo hi', runs, 'command-finished');
       out[`${transport}.true`] = await roundTrips(session, tty, 'true', runs, 'command-finished');
-      const settle = (await session.ok('open', { command: 'bash --norc --noprofile -i' })).structuredContent.tty;
-      await session.ok('wait', { timeout: 10 });
-      out[`${transport}.settle.echo`] = await roundTrips(session, settle, 'echo hi', settleRuns, 'settled');
-      for (const t of [tty, settle]) await session.ok('close', { tty: t });
+      await session.ok('close', { tty });
     } finally {
       await session.stop();
     }
+    out[`${transport}.settle.echo`] = await settleRoundTrips(settleInstance, transport, settleRuns);
   }
   const raw = [];
   for (let i = 0; i < runs; i++) {
@@ -50,4 +49,20 @@ export async function roundTrip({ instance, runs, settleRuns }) {
   }
   out['raw.echo'] = summary(raw);
   return out;
+}
+
+/** The baseline: type+wait `echo hi` where only silence (tty.settle_ms) can end a wait. */
+export async function settleRoundTrips(settleInstance, transport, runs) {
+  const session = await startServer(settleInstance.dataDir, { transport });
+  try {
+    await session.ok('login');
+    await session.ok('wait', { timeout: 10 });
+    const settle = (await session.ok('open', { command: 'bash --norc --noprofile -i' })).structuredContent.tty;
+    await session.ok('wait', { timeout: 10 });
+    const times = await roundTrips(session, settle, 'echo hi', runs, 'settled');
+    await session.ok('close', { tty: settle });
+    return times;
+  } finally {
+    await session.stop();
+  }
 }

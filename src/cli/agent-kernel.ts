@@ -10,6 +10,7 @@ await runCli(
     container: async () => (await import('./commands/container.js')).containerCommand,
     image: async () => (await import('./commands/image.js')).imageCommand,
     egress: async () => (await import('./commands/egress.js')).egressCommand,
+    config: async () => (await import('./commands/config.js')).configCommand,
     doctor: async () => (await import('./commands/doctor.js')).doctorCommand,
     events: async () => (await import('./commands/events.js')).eventsCommand,
     web: async () => (await import('./commands/web.js')).webCommand,

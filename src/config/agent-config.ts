@@ -1,11 +1,10 @@
-import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_ALLOW, parseAllowEntry } from './egress-allow.js';
-import { dataPaths } from './paths.js';
-import { parseDuration, parseWith, readJsonFile } from './parse.js';
+import { parseDuration, parseWith } from './parse.js';
 
 /**
- * `<data>/system/agent_config.json`: everything an instance can be told.
+ * Everything an instance can be told: the shape of the operator's file and of the agent's
+ * `<data>/system/agent_config.json` (operator-config.ts decides which file may set what).
  * Unknown keys are errors (a typo must not be silently ignored). Durations are strings
  * ("30s", "10m", "2h") and come out of parsing as milliseconds.
  */
@@ -43,7 +42,7 @@ export const ALLOWED_CAPABILITIES = [
 export const DEFAULT_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID'] as const;
 
 const mountSchema = z.strictObject({
-  source: z.string().min(1).describe('host path; must be inside the data directory'),
+  source: z.string().min(1),
   target: z.string().startsWith('/').describe('absolute path inside the container'),
   read_only: z.boolean().default(false),
 });
@@ -85,7 +84,7 @@ const containerSchema = z.strictObject({
   cap_add: z.array(z.enum(ALLOWED_CAPABILITIES)).default([...DEFAULT_CAPABILITIES]),
   read_only_root: z.boolean().default(false).describe('mount the root filesystem read-only (tmpfs for /tmp and /run)'),
   privileged: z.boolean().default(false).describe('always refused; present so that asking for it gets a clear error'),
-  mounts: z.array(mountSchema).default([]),
+  mounts: z.array(mountSchema).default([]).describe('refused when not empty: only the data directory is ever mounted (hardening.ts says why)'),
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).default({}),
   user: z.string().optional().describe('user[:group] the terminals run as inside the container (default root)'),
 });
@@ -97,8 +96,12 @@ const ttySchema = z.strictObject({
   settle_ms: z.int().min(100).max(30_000).default(1500).describe('silence that counts as "done" for programs without shell integration'),
   history_limit: z.int().min(1000).max(1_000_000).default(50_000).describe('lines tmux keeps per terminal'),
   max_text_bytes: z.int().min(256).max(1_048_576).default(16_384).describe('largest text one type() call may send'),
-  raw_log_max_bytes: z.int().min(65_536).default(8 * 1024 * 1024),
+  raw_log_max_bytes: z.int().min(65_536).max(256 * 1024 * 1024).default(8 * 1024 * 1024),
   shell: z.string().default('bash'),
+  detect_input: z
+    .boolean()
+    .default(true)
+    .describe('wait ends as soon as the foreground program waits for input (read from /proc); false: only shell marks and silence (settle_ms)'),
 });
 
 export const HARNESS_NAMES = ['claude-code', 'opencode', 'gemini-cli', 'custom'] as const;
@@ -107,6 +110,29 @@ const backoffSchema = z.strictObject({
   initial: duration.prefault('5s'),
   max: duration.prefault('10m'),
   reset_after: duration.prefault('30m'),
+});
+
+/** A branch name git accepts, kept strict: it comes from the container when not configured. */
+export const BRANCH_NAME = /^(?!.*\.\.)(?!.*\/\/)(?!.*(?:^|\/)[.-])(?!.*\.lock(?:\/|$))[A-Za-z0-9._/-]{1,200}(?<![./])$/;
+
+/** A remote host git can push to without a repository around it: a URL, scp-like host:path, or an absolute path. */
+export function isRemoteAddress(remote: string): boolean {
+  if (remote.startsWith('-') || /[\0\n]/.test(remote)) return false;
+  return /^[a-z][a-z0-9+.-]*:\/\/./i.test(remote) || remote.startsWith('/') || /^[^/:]+:./.test(remote);
+}
+
+const pushSchema = z.strictObject({
+  remote: z
+    .string()
+    .refine(isRemoteAddress, 'expected a URL (ssh://host/repo.git, https://…), host:path, or an absolute path')
+    .describe('where the host pushes the agent\'s commits: a URL (ssh://, https://, git@host:path) or an absolute path of a repository outside the data directory'),
+  branch: z
+    .string()
+    .regex(BRANCH_NAME, 'expected a branch name such as "main"')
+    .optional()
+    .describe('the branch pushed (same name on the remote); default: the data repo\'s current branch, else main'),
+  force: z.boolean().default(false).describe('force-push when the remote has commits the agent\'s branch lacks'),
+  max_bundle_mb: z.int().min(1).max(1_048_576).default(1024).describe('largest bundle of the agent\'s history the host accepts'),
 });
 
 const runnerSchema = z.strictObject({
@@ -137,6 +163,7 @@ const runnerSchema = z.strictObject({
     .prefault({}),
   secrets_dir: z.string().optional().describe('one file per variable; default <XDG config>/agent-kernel/secrets/<name>'),
   env: z.record(z.string(), z.string()).default({}),
+  push: pushSchema.optional().describe('after each tick, push the agent\'s branch to this remote from a host-owned mirror; absent: no push'),
 });
 
 export const agentConfigSchema = z.strictObject({
@@ -155,14 +182,9 @@ export type AgentConfig = z.output<typeof agentConfigSchema>;
 export type ContainerConfig = AgentConfig['container'];
 export type TtyConfig = AgentConfig['tty'];
 export type RunnerConfig = AgentConfig['runner'];
+export type PushConfig = NonNullable<RunnerConfig['push']>;
 
 /** Pure: validate a parsed JSON value. `file` is only used in error messages. */
 export function parseAgentConfig(input: unknown, file = 'agent_config.json'): AgentConfig {
   return parseWith(agentConfigSchema, input ?? {}, file);
-}
-
-/** Read `<data>/system/agent_config.json`; a missing file means all defaults. */
-export async function loadAgentConfig(dataDir: string): Promise<AgentConfig> {
-  const file = dataPaths(dataDir).agentConfig;
-  return parseAgentConfig(await readJsonFile(file, dataPaths(dataDir).root), path.relative(process.cwd(), file) || file);
 }

@@ -1,10 +1,11 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { KernelError } from '../errors.js';
-import { type AgentConfig, loadAgentConfig } from './agent-config.js';
+import type { AgentConfig } from './agent-config.js';
+import { loadEffectiveConfig } from './operator-config.js';
 import { type InstancePaths, instancePaths } from './paths.js';
 import { loadRegistry, validateInstanceName } from './registry.js';
-import { ensureStateDirs } from './state-dir.js';
+import { claimStateDir, ensureStateDirs } from './state-dir.js';
 
 /** An agent instance: a name, its data directory (the agent's data repo) and its config. */
 export interface Instance {
@@ -12,7 +13,10 @@ export interface Instance {
   readonly dataDir: string;
   /** Data-dir paths (untrusted) and host-private state paths. */
   readonly paths: InstancePaths;
+  /** What applies: the operator's file, then what the agent may tune in system/agent_config.json. */
   readonly config: AgentConfig;
+  /** Fields of system/agent_config.json ignored because they have host effect (operator-config.ts); absent: none. */
+  readonly ignoredConfig?: readonly string[];
 }
 
 async function isDirectory(p: string): Promise<boolean> {
@@ -55,6 +59,7 @@ export async function resolveInstance(nameOrDir: string, env: NodeJS.ProcessEnv 
     }
     const byDir = Object.entries(registry.instances).find(([, entry]) => entry.dir === dataDir);
     name = byDir ? byDir[0] : nameFromDirectory(dataDir);
+    if (byDir) return loadInstance(name, dataDir, env, true);
   } else {
     validateInstanceName(nameOrDir);
     throw new KernelError(
@@ -63,7 +68,17 @@ export async function resolveInstance(nameOrDir: string, env: NodeJS.ProcessEnv 
       { details: { name: nameOrDir } },
     );
   }
+  return loadInstance(name, dataDir, env, registered !== undefined);
+}
+
+/**
+ * The Instance of a known name and data directory (its state folders made ready).
+ * `registered`: the registry names this directory (else the first directory to use a name keeps it).
+ */
+export async function loadInstance(name: string, dataDir: string, env: NodeJS.ProcessEnv = process.env, registered = false): Promise<Instance> {
   const paths = instancePaths(name, dataDir, env);
   await ensureStateDirs(paths);
-  return { name, dataDir, paths, config: await loadAgentConfig(dataDir) };
+  await claimStateDir(paths, name, registered);
+  const { config, ignored } = await loadEffectiveConfig(name, dataDir, env);
+  return { name, dataDir, paths, config, ignoredConfig: ignored };
 }

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { configHome } from './registry.js';
 
 /**
  * Where everything lives. Two places, never mixed:
@@ -70,12 +71,16 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
   const shell = path.join(stateRoot, 'shell');
   return {
     ...data,
+    /** The operator's configuration of this instance (operator-config.ts): out of the container's reach. */
+    operatorConfig: path.join(configHome(env), 'instances', `${name}.json`),
     stateRoot,
     /** Host-only kernel state: never mounted into the container. */
     kernelState,
     state: path.join(kernelState, 'state.json'),
     serverLock: path.join(kernelState, 'server.lock'),
     tickLock: path.join(kernelState, 'tick.lock'),
+    /** The host-owned push mirror and the incoming bundle (runner.push). */
+    push: path.join(kernelState, 'push'),
     logs,
     /** Archived terminals: `tty_N-tick-NNN`. */
     sessionArchive: path.join(logs, 'sessions'),

@@ -1,4 +1,4 @@
-import { chmod, lstat, mkdir } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KernelError } from '../errors.js';
 import type { InstancePaths } from './paths.js';
@@ -26,4 +26,27 @@ export async function ensureStateDirs(paths: InstancePaths): Promise<void> {
   await chmod(paths.stateRoot, 0o700);
   await mkdir(paths.kernelState, { recursive: true, mode: 0o700 });
   for (const { source } of paths.showToContainer) await mkdir(source, { recursive: true, mode: 0o755 });
+}
+
+/**
+ * One state directory belongs to one data directory. Two data directories of the same name
+ * (an unregistered `~/a/scout` and `~/b/scout`) would otherwise share locks, seen marks, logs and
+ * the operator's configuration: the first one to use the name keeps it, the other is refused.
+ * A registered name follows the registry (`registered`: the operator said where it lives).
+ */
+export async function claimStateDir(paths: InstancePaths, name: string, registered = false): Promise<void> {
+  const file = path.join(paths.kernelState, 'data-dir');
+  const mine = await realpath(paths.root).catch(() => paths.root);
+  const owner = (await readFile(file, 'utf8').catch(() => undefined))?.trim();
+  if (owner === undefined || (registered && owner !== mine)) {
+    await writeFile(file, `${mine}\n`, { mode: 0o600 });
+    return;
+  }
+  if (owner !== mine) {
+    throw new KernelError(
+      'CONFIG_REFUSED',
+      `The instance name "${name}" belongs to ${owner}, and ${mine} is another directory with the same name. Give it a name of its own (kernel-runner init <other-name> ${mine}), or, if the instance moved there, delete ${file}.`,
+      { details: { name, owner, dataDir: mine } },
+    );
+  }
 }

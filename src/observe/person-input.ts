@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
-import { readRegularFile } from '../util/untrusted-read.js';
+import path from 'node:path';
+import { readUntrustedRange } from '../util/untrusted-fs.js';
 import { parseEventLine } from './events/event-schema.js';
 
 /** Where each event log was read up to, per process (the server has one instance). */
@@ -16,7 +17,7 @@ export async function personInputSince(eventsFile: string): Promise<string | und
     offsets.set(eventsFile, await stat(eventsFile).then((s) => s.size, () => 0));
     return undefined;
   }
-  const chunk = await readRegularFile(eventsFile, { from: known, maxBytes: 4 * 1024 * 1024 });
+  const chunk = await readUntrustedRange(path.dirname(eventsFile), path.basename(eventsFile), { from: known, maxBytes: 4 * 1024 * 1024 });
   if (!chunk) return undefined;
   if (chunk.size < known) {
     offsets.set(eventsFile, 0);

@@ -1,8 +1,8 @@
-import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import { listUntrusted, relativeInside } from '../util/untrusted-fs.js';
 
 /**
  * Tick lifecycle hooks: executable files in `system/hooks/{pre-tick,pre-stop,post-tick}/`
@@ -27,22 +27,17 @@ export function sortHookNames(names: readonly string[]): string[] {
   return [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** The executable hook files of a directory, in run order. A missing directory has none. */
-export async function discoverHooks(dir: string): Promise<string[]> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
-    throw error;
-  }
-  const hooks: string[] = [];
-  for (const name of sortHookNames(names.filter(isHookName))) {
-    const file = path.join(dir, name);
-    const info = await stat(file).catch(() => undefined);
-    if (info?.isFile() && (info.mode & 0o111) !== 0) hooks.push(file);
-  }
-  return hooks;
+/**
+ * The hook files of a directory, in run order: executable regular files, and links (which the
+ * container resolves when it runs them; the host never follows them). A missing directory has
+ * none; a link on the way to it is refused (UNTRUSTED_FILE). `root` is the data directory
+ * (hooks live in `<data>/system/hooks/<kind>/`).
+ */
+export async function discoverHooks(dir: string, root = path.resolve(dir, '..', '..', '..')): Promise<string[]> {
+  const entries = (await listUntrusted(root, relativeInside(root, dir))) ?? [];
+  return sortHookNames(
+    entries.filter((e) => isHookName(e.name) && ((e.kind === 'file' && (e.mode & 0o111) !== 0) || e.kind === 'link')).map((e) => e.name),
+  ).map((name) => path.join(dir, name));
 }
 
 export interface HookResult {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { KernelError } from '../errors.js';
-import { readUntrustedFileText } from '../util/untrusted-fs.js';
-import { writeFileAtomic } from '../util/atomic-write.js';
+import { readUntrustedFileText, relativeInside } from '../util/untrusted-fs.js';
+import { writeUntrustedAtomic } from '../util/untrusted-write.js';
 
 /**
  * `<data>/system/paused`: written when a tick fails in a way a person must fix (not logged
@@ -13,10 +13,12 @@ export async function readPaused(file: string): Promise<string | undefined> {
   return text === undefined ? undefined : text.trim() || 'paused (no reason given)';
 }
 
+/** Write `<data>/system/paused`: into the agent's folder, so never through a link it planted (untrusted-write.ts). */
 export async function writePaused(file: string, reason: string, tick?: number): Promise<void> {
   const when = new Date().toISOString();
   const header = tick === undefined ? when : `${when} (tick ${tick})`;
-  await writeFileAtomic(file, `${reason}\n\n${header}. Fix the cause, then delete this file to resume ticks.\n`);
+  const root = path.dirname(path.dirname(file));
+  await writeUntrustedAtomic(root, relativeInside(root, file), `${reason}\n\n${header}. Fix the cause, then delete this file to resume ticks.\n`);
 }
 
 /** Throw INSTANCE_PAUSED when the instance is paused. */

@@ -31,7 +31,7 @@ export async function spawnGroup(command: string, args: readonly string[], optio
       const code = (error as NodeJS.ErrnoException).code;
       reject(
         code === 'ENOENT'
-          ? new KernelError('HARNESS_MISSING', `The harness command "${command}" was not found. Install it, or set runner.command in system/agent_config.json.`, {
+          ? new KernelError('HARNESS_MISSING', `The harness command "${command}" was not found. Install it, or set runner.command in the operator's configuration (agent-kernel config <name> shows where).`, {
               cause: error,
               details: { command },
             })

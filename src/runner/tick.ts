@@ -1,8 +1,7 @@
-import { execFile } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import { describeIgnored } from '../config/operator-config.js';
 import type { Instance } from '../config/instance.js';
 import { loadStartup } from '../config/startup.js';
 import { describeError } from '../errors.js';
@@ -21,13 +20,12 @@ import { acquireTickLock, type TickLock } from './lock.js';
 import { openTerminalIssues, readOpenTerminals } from './open-terminals.js';
 import { assertNotPaused, writePaused } from './paused.js';
 import { composeTickPrompt, loadTickPrompt } from './prompt.js';
+import { pushAgentBranch } from './push.js';
 import { checkHarnessAvailable } from './harnesses/harness-check.js';
 import { beginTickRecord, finishTickRecord, type TickRecord, type TickTokens, updateTickRecord } from './state.js';
 import { killOrphanedHarness } from './orphaned-harness.js';
 import { processStartTime } from './process-group.js';
 import { addSessionTokens, retryDelay, tickVerdict } from './tick-verdict.js';
-
-const run = promisify(execFile);
 
 /**
  * A tick (issue 5, seed 000 "Agent Runner"): bring the container up, run pre-tick hooks,
@@ -91,6 +89,7 @@ const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 6 * 3_600_000;
 export async function startTick(instance: Instance, options: StartTickOptions): Promise<RunningTick> {
   const harness = getHarness(instance.config.runner.harness);
   assertBuilt();
+  if (instance.ignoredConfig?.length) options.logger.warn({ ignored: instance.ignoredConfig }, describeIgnored(instance.ignoredConfig, instance));
   await assertNotPaused(instance.paths.paused, instance.name);
   // A missing harness binary is an error before the tick starts, not a failed tick.
   checkHarnessAvailable(instance, { ...(options.env ?? process.env), ...instance.config.runner.env });
@@ -185,7 +184,14 @@ class TickRun {
         [`${this.prefix}_SESSION_ID`]: outcome.sessionId ?? '',
         [`${this.prefix}_TICK_STATUS`]: outcome.status === 'ok' ? 'normal' : 'abnormal',
       });
-      await this.pushRepo();
+      await pushAgentBranch({
+        sandbox: this.sandbox,
+        dataDir: this.instance.dataDir,
+        workDir: paths.push,
+        config: this.instance.config.runner.push,
+        env: this.options.env ?? process.env,
+        logger: this.logger,
+      });
       outcome.durationMs = Date.now() - this.startedAt;
       await finishTickRecord(this.instance.paths.state, {
         tick: this.record.tick,
@@ -317,28 +323,5 @@ class TickRun {
     }
     const open = await readOpenTerminals(this.instance.paths.sessionRegistry, (error) => this.logger.warn({ err: describeError(error) }, 'the terminal registry is unreadable; not counting open terminals'));
     return [...preStopIssues(results), ...openTerminalIssues(open, startupTtys)];
-  }
-
-  /**
-   * Best effort: `git push` on the host when the data repo has a remote. A branch without an
-   * upstream is pushed to origin (or the only remote) and tracks it from then on.
-   */
-  private async pushRepo(): Promise<void> {
-    const cwd = this.instance.dataDir;
-    const git = (args: string[], timeout = 10_000) =>
-      run('git', ['-C', cwd, ...args], { timeout, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
-    try {
-      const remotes = (await git(['remote'])).stdout.split('\n').filter(Boolean);
-      if (remotes.length === 0) return;
-      const hasUpstream = await git(['rev-parse', '--abbrev-ref', '--symbolic-full-name', '@{u}']).then(
-        () => true,
-        () => false,
-      );
-      const remote = remotes.includes('origin') ? 'origin' : (remotes[0] as string);
-      await git(hasUpstream ? ['push'] : ['push', '--set-upstream', remote, 'HEAD'], 120_000);
-      this.logger.info({ remote: hasUpstream ? 'upstream' : remote }, 'git push done');
-    } catch (error) {
-      this.logger.warn({ err: describeError(error).split('\n')[0] }, 'git push failed (best effort)');
-    }
   }
 }

@@ -53,6 +53,7 @@ export function createOptions(instance: Instance, image: ImageRef): Dockerode.Co
     dataDir: instance.dataDir,
     shown: instance.paths.showToContainer,
     host: hostFacts(),
+    configFile: instance.paths.operatorConfig,
   });
   const configHash = createHash('sha256').update(JSON.stringify(hardened)).digest('hex').slice(0, 16);
   return {
@@ -171,6 +172,7 @@ export async function containerUp(engine: Engine, instance: Instance, options: L
     dataDir: instance.dataDir,
     shown: instance.paths.showToContainer,
     host: hostFacts(),
+    configFile: instance.paths.operatorConfig,
   });
   const image = await ensureImage(engine, instance, { logger, onProgress, force });
   const wanted = createOptions(instance, image);

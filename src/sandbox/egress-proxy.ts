@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Dockerode from 'dockerode';
 import { describeAllowEntry, parseAllowEntry, type AllowEntry } from '../config/egress-allow.js';
@@ -8,9 +7,10 @@ import type { Logger } from '../log/logger.js';
 import { DockerSandbox } from './docker-sandbox.js';
 import { type Engine, statusCode } from './engine.js';
 import { ULIMIT_NOFILE, ULIMIT_NPROC } from './hardening.js';
-import { type BuildContext, LABEL, type ProgressCallback, baseImages, contextHash, ensureBaseImage, imageExists, runBuild } from './image.js';
+import { type BuildContext, LABEL, type ProgressCallback, baseImages, contextHash, ensureBaseImage, imageExists, readContainerfile, runBuild } from './image.js';
+import { trustedContext } from './build-context.js';
 import { PROXY_URL, squidConfig } from './egress-squid.js';
-import { readFile, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 
 /**
  * The `allowlist` policy's topology. The instance's container has no network but loopback
@@ -59,7 +59,7 @@ export function allowEntries(instance: Instance): AllowEntry[] {
 
 async function egressContext(): Promise<BuildContext> {
   const files = (await readdir(EGRESS_CONTEXT_DIR)).sort();
-  return { dir: EGRESS_CONTEXT_DIR, files, containerfile: 'Containerfile', builtIn: true };
+  return trustedContext(EGRESS_CONTEXT_DIR, files, 'Containerfile');
 }
 
 /** The shared egress image, built (offline from the base image) when its context changed. */
@@ -68,7 +68,7 @@ export async function ensureEgressImage(engine: Engine, options: EgressOptions):
   const hash = await contextHash(context);
   const tag = `agent-kernel/egress:${hash.slice(0, 12)}`;
   if (await imageExists(engine, tag)) return tag;
-  const text = await readFile(path.join(context.dir, context.containerfile), 'utf8');
+  const text = await readContainerfile(context);
   for (const base of baseImages(text)) await ensureBaseImage(engine, base, options.logger, options.onProgress);
   options.onProgress?.(`building the egress proxy image ${tag}`);
   const attempt = await runBuild(engine, context, tag, { [LABEL.egressImage]: hash }, { logger: options.logger, onProgress: options.onProgress });

@@ -14,7 +14,7 @@ export interface Engine {
 }
 
 export interface ConnectOptions {
-  /** `container.engine_socket` from agent_config.json; wins over DOCKER_HOST. */
+  /** `container.engine_socket` from the operator's configuration; wins over DOCKER_HOST. */
   socket?: string | undefined;
   env?: NodeJS.ProcessEnv;
   /** How long one address may take to answer a ping. */
@@ -129,7 +129,7 @@ export function engineUnreachableMessage(tried: readonly { address: string; erro
     '  sudo dockerd &                     (Docker, no systemd)',
     '  sudo systemctl start docker        (Docker, with systemd)',
     `  podman system service --time=0 unix://${process.env.XDG_RUNTIME_DIR ?? '/run/user/$UID'}/podman/podman.sock &   (Podman)`,
-    'or point DOCKER_HOST (or container.engine_socket in agent_config.json) at a running engine.',
+    'or point DOCKER_HOST (or container.engine_socket in the operator configuration) at a running engine.',
   ].join('\n');
 }
 

@@ -1,8 +1,7 @@
-import { realpathSync, statSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import type Dockerode from 'dockerode';
 import type { ContainerConfig } from '../config/agent-config.js';
-import { dataPaths } from '../config/paths.js';
 import { KernelError } from '../errors.js';
 import { proxyEnv } from './egress-squid.js';
 
@@ -30,7 +29,6 @@ import { proxyEnv } from './egress-squid.js';
 export interface HostFacts {
   /** The path with symlinks and `..` resolved, or undefined when it does not exist. */
   realpath(p: string): string | undefined;
-  isSocket(p: string): boolean;
 }
 
 export interface HardeningInput {
@@ -40,6 +38,8 @@ export interface HardeningInput {
   /** Host-private folders shown read-only inside the data directory (paths.ts showToContainer). */
   shown?: ReadonlyArray<{ source: string; target: string }>;
   host: HostFacts;
+  /** The operator's configuration file, named in refusals. */
+  configFile: string;
 }
 
 export type HardenedOptions = Pick<Dockerode.ContainerCreateOptions, 'HostConfig' | 'Env' | 'WorkingDir'>;
@@ -48,10 +48,7 @@ export const ULIMIT_NOFILE = 16_384;
 /** Per user on the host for rootful engines (root inside is root outside), so generous; PidsLimit is the real cap. */
 export const ULIMIT_NPROC = 32_768;
 
-/** Engine sockets by name: mounting any of them gives the agent the host. */
-const ENGINE_SOCKET_NAME = /(^|\/)(docker|podman|containerd|dockershim|cri-dockerd|crio)(\.sock)?$/;
 const ENGINE_SOCKET_DIR = /^\/(var\/)?run\/(docker|podman|containerd|crio)(\/|$)/;
-const FORBIDDEN_TARGETS = ['/proc', '/sys', '/dev'];
 
 type Refuse = (message: string, details?: Record<string, unknown>) => never;
 
@@ -60,11 +57,6 @@ function refuserFor(file: string): Refuse {
   return (message, details = {}) => {
     throw new KernelError('CONFIG_REFUSED', `${file}: ${message}`, { details: { file, ...details } });
   };
-}
-
-function isInside(parent: string, child: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
 /** "512m" → 536870912. */
@@ -77,43 +69,13 @@ export function parseMemory(text: string, refuse: Refuse = refuserFor('agent_con
   return bytes;
 }
 
-function checkMount(
-  mount: ContainerConfig['mounts'][number],
-  index: number,
-  dataDir: string,
-  realData: string,
-  host: HostFacts,
-  refuse: Refuse,
-): Dockerode.MountSettings {
-  const field = `container.mounts[${index}]`;
-  const source = path.resolve(dataDir, mount.source);
-  if (ENGINE_SOCKET_NAME.test(source) || ENGINE_SOCKET_DIR.test(source)) {
-    refuse(`${field}.source ${JSON.stringify(mount.source)} is a container engine socket; mounting it would give the agent the host. Remove this mount.`, { source });
-  }
-  const real = host.realpath(source);
-  if (real === undefined) refuse(`${field}.source ${JSON.stringify(mount.source)} does not exist (resolved to ${source}). Create it inside the data directory, or remove the mount.`, { source });
-  if (ENGINE_SOCKET_NAME.test(real) || ENGINE_SOCKET_DIR.test(real) || host.isSocket(real)) {
-    refuse(`${field}.source ${JSON.stringify(mount.source)} resolves to a socket (${real}); sockets (above all a docker or podman socket) are never mounted. Remove this mount.`, { source, real });
-  }
-  if (!isInside(realData, real)) {
-    refuse(`${field}.source ${JSON.stringify(mount.source)} resolves to ${real}, outside the data directory ${realData}; only paths inside it may be mounted.`, { source, real });
-  }
-  const target = path.posix.normalize(mount.target).replace(/(.)\/+$/, '$1');
-  if (target === '/' || isInside(target, dataDir)) {
-    refuse(`${field}.target ${JSON.stringify(mount.target)} would cover ${target === '/' ? 'the root file system' : `the data directory ${dataDir}`}; pick a target elsewhere (for example /mnt/...).`, { target });
-  }
-  const forbidden = FORBIDDEN_TARGETS.find((t) => isInside(t, target));
-  if (forbidden) refuse(`${field}.target ${JSON.stringify(mount.target)} is inside ${forbidden}, which the engine manages; pick another target.`, { target });
-  return { Type: 'bind', Source: real, Target: target, ReadOnly: mount.read_only };
-}
-
 /**
  * Pure: the hardened create options for an instance's container. Throws CONFIG_REFUSED
  * (naming the field and what to do) for privileged mode, engine sockets, host paths outside
  * the data directory, and mounts that would cover the root or the data directory.
  */
-export function hardenedCreateOptions({ config, dataDir, shown = [], host }: HardeningInput): HardenedOptions {
-  const refuse = refuserFor(dataPaths(dataDir).agentConfig);
+export function hardenedCreateOptions({ config, dataDir, shown = [], host, configFile }: HardeningInput): HardenedOptions {
+  const refuse = refuserFor(configFile);
   if (config.privileged) {
     refuse('container.privileged is true; privileged containers are refused (they can take over the host). Remove the field, or add a specific capability with container.cap_add.');
   }
@@ -129,13 +91,14 @@ export function hardenedCreateOptions({ config, dataDir, shown = [], host }: Har
   const mounts: Dockerode.MountSettings[] = [{ Type: 'bind', Source: realData, Target: dataDir, ReadOnly: false }];
   // Read-only: the host writes these, the container only reads them (the membrane).
   for (const { source, target } of shown) mounts.push({ Type: 'bind', Source: source, Target: target, ReadOnly: true });
-  const seenTargets = new Set([dataDir, ...shown.map((m) => m.target)]);
-  config.mounts.forEach((mount, index) => {
-    const settings = checkMount(mount, index, dataDir, realData, host, refuse);
-    if (seenTargets.has(settings.Target)) refuse(`container.mounts[${index}].target ${settings.Target} is mounted twice; keep one.`);
-    seenTargets.add(settings.Target);
-    mounts.push(settings);
-  });
+  if (config.mounts.length > 0) {
+    refuse(
+      `container.mounts: extra mounts are refused. The engine resolves a mount's source again at every start, following any link the agent ` +
+        `put there in the meantime (inside the data directory it can replace anything); and nothing outside the data directory is shown to ` +
+        `the agent. The data directory is mounted at ${dataDir}: link other paths to it from inside the container (the Containerfile or a pre-tick hook), ` +
+        `then remove container.mounts.`,
+    );
+  }
 
   const memory = parseMemory(config.memory, refuse);
   const hostConfig: Dockerode.HostConfig = {
@@ -177,13 +140,6 @@ export function hostFacts(): HostFacts {
         return realpathSync(p);
       } catch {
         return undefined;
-      }
-    },
-    isSocket(p) {
-      try {
-        return statSync(p).isSocket();
-      } catch {
-        return false;
       }
     },
   };

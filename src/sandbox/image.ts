@@ -1,12 +1,12 @@
-import { createHash } from 'node:crypto';
-import { lstat, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Instance } from '../config/instance.js';
 import { KernelError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { type Engine, statusCode } from './engine.js';
 import { type EngineEvent, eventLine, readEngineEvents } from './progress.js';
+import { type BuildContext, buildContext, contextHash, packContext, readContainerfile } from './build-context.js';
+
+export { type BuildContext, DEFAULT_CONTAINERFILE, buildContext, contextHash, readContainerfile } from './build-context.js';
 
 /** Labels on everything agent-kernel creates; prune and safety checks go by these. */
 export const LABEL = {
@@ -23,66 +23,12 @@ export const LABEL = {
   egressImage: 'agent-kernel.egress-image',
 } as const;
 
-/** The built-in Containerfile, used when the data repo has none. */
-export const DEFAULT_CONTAINERFILE = fileURLToPath(new URL('../../assets/Containerfile.default', import.meta.url));
-
 export type ProgressCallback = (line: string) => void;
-
-/** What gets sent to the engine: a folder, the files in it, and which one is the Containerfile. */
-export interface BuildContext {
-  dir: string;
-  /** Relative to dir, sorted. */
-  files: string[];
-  containerfile: string;
-  /** True when this is the built-in default. */
-  builtIn: boolean;
-}
 
 export interface ImageRef {
   tag: string;
   /** Full sha256 (hex) of the build context. */
   hash: string;
-}
-
-async function listFiles(dir: string, prefix = ''): Promise<string[]> {
-  const entries = await readdir(path.join(dir, prefix), { withFileTypes: true });
-  const files: string[] = [];
-  for (const entry of entries) {
-    const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
-    if (entry.isDirectory()) files.push(...(await listFiles(dir, rel)));
-    else if (entry.isFile()) files.push(rel);
-    else {
-      // The container can plant a link to a host file here: the build would send its content to the engine.
-      throw new KernelError('CONFIG_REFUSED', `${path.join(dir, rel)} is a symbolic link or special file; the build context takes regular files only. Replace it with a copy of what it points to.`, {
-        details: { file: path.join(dir, rel) },
-      });
-    }
-  }
-  return files.sort();
-}
-
-/** `<data>/system/container/` when it holds a Containerfile, else the built-in default. */
-export async function buildContext(instance: Instance): Promise<BuildContext> {
-  const own = instance.paths.containerfile;
-  if (await lstat(own).then((s) => s.isFile() || s.isSymbolicLink(), () => false)) {
-    const dir = instance.paths.containerContext;
-    return { dir, files: await listFiles(dir), containerfile: path.basename(own), builtIn: false };
-  }
-  return { dir: path.dirname(DEFAULT_CONTAINERFILE), files: [path.basename(DEFAULT_CONTAINERFILE)], containerfile: path.basename(DEFAULT_CONTAINERFILE), builtIn: true };
-}
-
-/** sha256 over every file's path, executable bit and content: any change means a new image. */
-export async function contextHash(context: BuildContext): Promise<string> {
-  const hash = createHash('sha256');
-  for (const rel of context.files) {
-    const full = path.join(context.dir, rel);
-    const info = await stat(full);
-    // The built-in file is hashed under the name the build uses, so moving it does not matter.
-    hash.update(`${rel === context.containerfile ? 'Containerfile' : rel}\0${info.mode & 0o111 ? 'x' : '-'}\0`);
-    hash.update(await readFile(full));
-    hash.update('\0');
-  }
-  return hash.digest('hex');
 }
 
 /** Docker repository names are lower case `[a-z0-9._-]`. */
@@ -187,7 +133,8 @@ export async function runBuild(engine: Engine, context: BuildContext, tag: strin
   let step = '';
   const stream = await engine.docker
     .buildImage(
-      { context: context.dir, src: context.files },
+      // A tar the host packed itself: the engine never resolves a path in the agent's folder.
+      packContext(context),
       { t: tag, dockerfile: context.containerfile, labels, rm: true, forcerm: true, nocache: options.force === true },
     )
     .catch((error: unknown) => {
@@ -223,7 +170,7 @@ export async function ensureImage(engine: Engine, instance: Instance, options: E
     if (labels[LABEL.hash] === hash) return { tag, hash };
   }
 
-  const containerfileText = await readFile(path.join(context.dir, context.containerfile), 'utf8');
+  const containerfileText = await readContainerfile(context);
   for (const base of baseImages(containerfileText)) await ensureBaseImage(engine, base, logger, onProgress);
 
   const source = context.builtIn ? 'the built-in Containerfile' : path.join(context.dir, context.containerfile);

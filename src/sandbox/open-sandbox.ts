@@ -30,7 +30,7 @@ export function openSandbox(instance: Instance, options: OpenSandboxOptions): Pr
   if (pending) return pending;
   const open = (async (): Promise<Sandbox> => {
     // A refused config fails here, before the engine is even asked.
-    hardenedCreateOptions({ config, dataDir: instance.dataDir, host: hostFacts() });
+    hardenedCreateOptions({ config, dataDir: instance.dataDir, host: hostFacts(), configFile: instance.paths.operatorConfig });
     const engine = await connectEngine({ socket: config.engine_socket });
     await containerUp(engine, instance, { logger: options.logger, onProgress: options.onProgress });
     return new DockerSandbox({ engine, containerName: containerName(instance.name), cwd: instance.dataDir, user: config.user, env: config.env });

@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { describeIgnored } from '../config/operator-config.js';
+import { engineRootMapping } from './user-namespace.js';
 import type { Instance } from '../config/instance.js';
 import { describeError, isKernelError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
@@ -9,7 +11,7 @@ import { DEFAULT_BASE_IMAGE } from './bootstrap.js';
 import { egressStatus, ensureEgressImage } from './egress-proxy.js';
 import { type Engine, connectEngine, describeEngine } from './engine.js';
 import { ULIMIT_NOFILE, ULIMIT_NPROC } from './hardening.js';
-import { LABEL, type ProgressCallback, baseImages, buildContext, ensureImage, imageExists } from './image.js';
+import { LABEL, type ProgressCallback, baseImages, buildContext, ensureImage, imageExists, readContainerfile } from './image.js';
 
 /**
  * The checks behind `agent-kernel doctor`: each row says what was checked, what was found
@@ -133,7 +135,7 @@ async function checkHarness(command: string): Promise<CheckRow> {
       name: 'claude code',
       status: 'not-ready',
       detail: `${command} --version failed: ${describeError(error).split('\n')[0]}`,
-      fix: 'install Claude Code (npm install -g @anthropic-ai/claude-code) so that `claude` is on PATH, or set runner.command in agent_config.json',
+      fix: 'install Claude Code (npm install -g @anthropic-ai/claude-code) so that `claude` is on PATH, or set runner.command in the operator\'s configuration (agent-kernel config <name>)',
     };
   }
 }
@@ -150,6 +152,7 @@ export async function preflight(instance: Instance | undefined, options: Preflig
   try {
     engine = await connectEngine({ socket: instance?.config.container.engine_socket });
     rows.push({ name: 'engine', status: 'ok', detail: describeEngine(engine) });
+    rows.push(await userNamespaceRow(engine));
   } catch (error) {
     rows.push({
       name: 'engine',
@@ -161,11 +164,12 @@ export async function preflight(instance: Instance | undefined, options: Preflig
     });
   }
 
+  if (instance) rows.push(configurationRow(instance));
   let bases = [DEFAULT_BASE_IMAGE];
   if (instance) {
     try {
       const context = await buildContext(instance);
-      bases = baseImages(await readFile(path.join(context.dir, context.containerfile), 'utf8'));
+      bases = baseImages(await readContainerfile(context));
     } catch (error) {
       rows.push({ name: 'containerfile', status: 'failed', detail: describeError(error), fix: `check ${instance.paths.containerfile}` });
     }
@@ -223,4 +227,26 @@ export async function preflight(instance: Instance | undefined, options: Preflig
 
   rows.push(await checkHarness(options.harnessCommand ?? 'claude'));
   return rows;
+}
+
+/** Where the configuration comes from, and what of the agent's file was ignored (operator-config.ts). */
+function configurationRow(instance: Instance): CheckRow {
+  const ignored = instance.ignoredConfig ?? [];
+  if (ignored.length === 0) return { name: 'configuration', status: 'ok', detail: `host effect from ${instance.paths.operatorConfig}; the agent tunes system/agent_config.json` };
+  return { name: 'configuration', status: 'not-ready', detail: describeIgnored(ignored, instance), fix: `agent-kernel config ${instance.name} (then --adopt, or edit ${instance.paths.operatorConfig})` };
+}
+
+/** Defence in depth: is container root host root? Not a failure (the hardening holds either way), but said plainly. */
+async function userNamespaceRow(engine: Engine): Promise<CheckRow> {
+  const mapping = await engineRootMapping(engine).catch(() => undefined);
+  if (mapping === 'rootless') return { name: 'user namespace', status: 'ok', detail: 'rootless engine: root in the container is your unprivileged user on the host' };
+  if (mapping === 'remapped') return { name: 'user namespace', status: 'ok', detail: 'userns-remap: root in the container is an unprivileged subordinate user on the host' };
+  return {
+    name: 'user namespace',
+    status: 'ok',
+    detail:
+      mapping === undefined
+        ? 'unknown (the engine did not say)'
+        : 'none: root in the container is root on the host, kept in by the hardening (no extra capabilities, no-new-privileges, seccomp, nothing of the host mounted). For defence in depth run rootless Podman or dockerd --userns-remap=default (see README, Security)',
+  };
 }

@@ -30,7 +30,7 @@ export async function judgeWait(ctx: TtyContext, started: number): Promise<Judge
     // Waiting for input ends a wait for what the agent did, or for news it has not seen (not for an idle REPL).
     else if (tty.pending || tty.hasUnseen()) undecided.push(tty);
   }
-  for (const tty of await ctx.inputWatch.waiting(undecided, now)) {
+  for (const tty of ctx.config.detect_input ? await ctx.inputWatch.waiting(undecided, now) : []) {
     tty.waitingForInput();
     done.push([tty, 'input']);
   }

@@ -1,71 +1,62 @@
 import { constants } from 'node:fs';
-import { type FileHandle, open, readdir } from 'node:fs/promises';
+import { type FileHandle, lstat, open, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { KernelError } from '../errors.js';
+import { type PinnedDir, describeOpenError, refused, relativeInside, splitName, withUntrustedDir } from './untrusted-dir.js';
 
 /**
  * Reading files the container can write (the data directory) without trusting them:
- * no link is followed at any component, only regular files are read (a FIFO or device
- * is refused without blocking), and never more than a size limit. Each step opens
- * the next component relative to the directory already open (through /proc/self/fd,
- * Linux's openat), so a link swapped in after a check changes nothing.
- * `root` itself is trusted (the operator named it); `rel` is the untrusted part.
+ * no link is followed at any component (untrusted-dir.ts), only regular files are read (a
+ * FIFO or device is refused without blocking), and never more than a size limit.
+ * Host-private files (the state directory) are read the same way: one way to read a file.
  */
 
-const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 const FILE_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 
 /** 1 MiB: enough for any JSON config, prompt or message the host reads. */
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
 
-function refused(file: string, why: string, next: string, cause?: unknown): KernelError {
-  return new KernelError('UNTRUSTED_FILE', `${file}: ${why}. ${next}`, { details: { file }, ...(cause ? { cause } : {}) });
-}
+export { relativeInside } from './untrusted-dir.js';
 
-function componentsOf(rel: string, file: string): string[] {
-  const parts = rel.split('/').filter((p) => p !== '' && p !== '.');
-  if (parts.some((p) => p === '..')) throw refused(file, 'the path climbs out with ".."', 'Use a path inside the data directory.');
-  return parts;
-}
-
-/** Where `name` is, relative to an open directory: the kernel resolves /proc/self/fd/N to that very directory. */
-function at(dir: FileHandle, name: string): string {
-  return `/proc/self/fd/${dir.fd}/${name}`;
-}
-
-function describeOpenError(error: unknown, file: string): KernelError | undefined {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT') return undefined;
-  if (code === 'ELOOP' || code === 'ENOTDIR') {
-    return refused(file, 'a symbolic link (or a non-directory) is on the way, and links in the data directory are never followed', 'Replace the link with a regular file or folder.', error);
-  }
-  return refused(file, `cannot be opened (${code ?? String(error)})`, 'Check the file.', error);
-}
-
-/** Open `rel` under `root` as a directory, component by component; undefined when missing. */
-async function openDir(root: string, parts: readonly string[], file: string): Promise<FileHandle | undefined> {
-  let dir: FileHandle;
+/** Open `name` in a pinned folder as a regular file; undefined when missing. */
+async function openRegular(dir: PinnedDir, name: string, file: string): Promise<FileHandle | undefined> {
+  let handle: FileHandle;
   try {
-    dir = await open(root, DIR_FLAGS);
+    handle = await open(dir.at(name), FILE_FLAGS);
   } catch (error) {
     const problem = describeOpenError(error, file);
     if (problem) throw problem;
     return undefined;
   }
-  for (const part of parts) {
-    let next: FileHandle;
-    try {
-      next = await open(at(dir, part), DIR_FLAGS);
-    } catch (error) {
-      await dir.close();
-      const problem = describeOpenError(error, file);
-      if (problem) throw problem;
-      return undefined;
-    }
-    await dir.close();
-    dir = next;
+  const info = await handle.stat();
+  if (!info.isFile()) {
+    await handle.close();
+    throw refused(file, 'is not a regular file (a FIFO, device, socket or folder)', 'Replace it with a regular file.');
   }
-  return dir;
+  return handle;
+}
+
+/** Run `use` on the regular file `<root>/<rel>`, opened without following any link; undefined when missing. */
+export async function openUntrustedFile<T>(root: string, rel: string, use: (handle: FileHandle, size: number, mode: number, file: string) => Promise<T>): Promise<T | undefined> {
+  const file = path.join(root, rel);
+  const { dir, name } = splitName(rel, file);
+  const handle = await withUntrustedDir(root, dir, {}, (pinned) => openRegular(pinned, name, file));
+  if (!handle) return undefined;
+  try {
+    const info = await handle.stat();
+    return await use(handle, info.size, info.mode & 0o7777, file);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function readInto(handle: FileHandle, buffer: Buffer, from: number): Promise<number> {
+  let length = 0;
+  while (length < buffer.length) {
+    const { bytesRead } = await handle.read(buffer, length, buffer.length - length, from + length);
+    if (bytesRead === 0) break;
+    length += bytesRead;
+  }
+  return length;
 }
 
 export interface UntrustedReadOptions {
@@ -84,40 +75,15 @@ export interface UntrustedFile {
  * Throws UNTRUSTED_FILE for a link anywhere on the path, a non-regular file, or one over the limit.
  */
 export async function readUntrusted(root: string, rel: string, options: UntrustedReadOptions = {}): Promise<UntrustedFile | undefined> {
-  const file = path.join(root, rel);
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  const parts = componentsOf(rel, file);
-  const name = parts.pop();
-  if (name === undefined) throw refused(file, 'is the data directory itself, not a file', 'Name a file.');
-  const dir = await openDir(root, parts, file);
-  if (!dir) return undefined;
-  let handle: FileHandle;
-  try {
-    handle = await open(at(dir, name), FILE_FLAGS);
-  } catch (error) {
-    const problem = describeOpenError(error, file);
-    if (problem) throw problem;
-    return undefined;
-  } finally {
-    await dir.close();
-  }
-  try {
-    const info = await handle.stat();
-    if (!info.isFile()) throw refused(file, 'is not a regular file (a FIFO, device, socket or folder)', 'Replace it with a regular file.');
-    if (info.size > maxBytes) throw refused(file, `is ${info.size} bytes, over the ${maxBytes}-byte limit`, 'Make it smaller.');
+  return openUntrustedFile(root, rel, async (handle, size, mode, file) => {
+    if (size > maxBytes) throw refused(file, `is ${size} bytes, over the ${maxBytes}-byte limit`, 'Make it smaller.');
     // Read at most one byte past the limit: a file growing after fstat is still caught.
-    const buffer = Buffer.alloc(Math.min(info.size, maxBytes) + 1);
-    let length = 0;
-    while (length < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
-      if (bytesRead === 0) break;
-      length += bytesRead;
-    }
+    const buffer = Buffer.alloc(Math.min(size, maxBytes) + 1);
+    const length = await readInto(handle, buffer, 0);
     if (length > maxBytes) throw refused(file, `grew past the ${maxBytes}-byte limit while being read`, 'Make it smaller.');
-    return { data: buffer.subarray(0, length), mode: info.mode & 0o7777 };
-  } finally {
-    await handle.close();
-  }
+    return { data: buffer.subarray(0, length), mode };
+  });
 }
 
 /** The same, as UTF-8 text. */
@@ -125,39 +91,72 @@ export async function readUntrustedText(root: string, rel: string, options: Untr
   return (await readUntrusted(root, rel, options))?.data.toString('utf8');
 }
 
-export interface UntrustedEntry {
-  name: string;
-  kind: 'file' | 'dir' | 'other';
+/** `readUntrustedText` for an absolute `file` inside `root`. */
+export async function readUntrustedFileText(root: string, file: string, options: UntrustedReadOptions = {}): Promise<string | undefined> {
+  return readUntrustedText(root, relativeInside(root, file), options);
 }
 
 /**
- * The entries of the folder `<root>/<rel>` (not following links on the way; links and
- * other special files inside are reported as 'other'); undefined when it does not exist.
+ * Bytes [from, from+maxBytes) of `<root>/<rel>` and its size now, for files that grow (logs,
+ * recordings, events) and are read in pieces; undefined when missing.
+ */
+export async function readUntrustedRange(root: string, rel: string, options: { from?: number; maxBytes: number }): Promise<{ data: Buffer; size: number } | undefined> {
+  return openUntrustedFile(root, rel, async (handle, size) => {
+    const from = Math.max(0, Math.min(options.from ?? 0, size));
+    const data = Buffer.alloc(Math.max(0, Math.min(options.maxBytes, size - from)));
+    const length = await readInto(handle, data, from);
+    return { data: data.subarray(0, length), size };
+  });
+}
+
+/** The last `maxBytes` of `<root>/<rel>` as text, whole lines only (a torn first line is dropped). */
+export async function readUntrustedTail(root: string, rel: string, maxBytes: number): Promise<string | undefined> {
+  return openUntrustedFile(root, rel, async (handle, size) => {
+    const from = Math.max(0, size - maxBytes);
+    const data = Buffer.alloc(size - from);
+    const text = data.subarray(0, await readInto(handle, data, from)).toString('utf8');
+    return from > 0 ? text.slice(text.indexOf('\n') + 1) : text;
+  });
+}
+
+export interface UntrustedEntry {
+  name: string;
+  /** What the entry itself is (a link is never followed to find out more). */
+  kind: 'file' | 'dir' | 'link' | 'other';
+  /** Its permission bits. */
+  mode: number;
+}
+
+function kindOf(info: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): UntrustedEntry['kind'] {
+  return info.isFile() ? 'file' : info.isDirectory() ? 'dir' : info.isSymbolicLink() ? 'link' : 'other';
+}
+
+/**
+ * The entries of the folder `<root>/<rel>` (not following links on the way or inside; FIFOs,
+ * sockets and devices are 'other'), sorted by name; undefined when it does not exist.
+ * An entry that vanishes while listed is left out.
  */
 export async function listUntrusted(root: string, rel: string): Promise<UntrustedEntry[] | undefined> {
+  return withUntrustedDir(root, rel, {}, async (dir) => {
+    const entries: UntrustedEntry[] = [];
+    for (const name of await readdir(dir.self)) {
+      const info = await lstat(dir.at(name)).catch(() => undefined);
+      if (info) entries.push({ name, kind: kindOf(info), mode: info.mode & 0o7777 });
+    }
+    return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  });
+}
+
+/** What `<root>/<rel>` is, without following a link anywhere; undefined when missing. */
+export async function kindOfUntrusted(root: string, rel: string): Promise<{ kind: UntrustedEntry['kind']; mode: number } | undefined> {
   const file = path.join(root, rel);
-  const dir = await openDir(root, componentsOf(rel, file), file);
-  if (!dir) return undefined;
-  try {
-    const entries = await readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true });
-    return entries
-      .map((e) => ({ name: e.name, kind: e.isFile() ? ('file' as const) : e.isDirectory() ? ('dir' as const) : ('other' as const) }))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  } finally {
-    await dir.close();
-  }
-}
-
-/** `file` relative to `root`, for callers that hold absolute data-dir paths; throws when it is outside. */
-export function relativeInside(root: string, file: string): string {
-  const rel = path.relative(root, file);
-  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) {
-    throw refused(file, `is not inside ${root}`, 'Use a path inside the data directory.');
-  }
-  return rel;
-}
-
-/** `readUntrustedText` for an absolute `file` inside the data directory `root`. */
-export async function readUntrustedFileText(root: string, file: string, options: UntrustedReadOptions = {}): Promise<string | undefined> {
-  return readUntrustedText(root, relativeInside(root, file), options);
+  const { dir, name } = splitName(rel, file);
+  return withUntrustedDir(root, dir, {}, async (pinned) => {
+    const info = await lstat(pinned.at(name)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw refused(file, `cannot be examined (${error.code ?? String(error)})`, 'Check the file.', error);
+    });
+    if (!info) return undefined;
+    return { kind: kindOf(info), mode: info.mode & 0o7777 };
+  });
 }

@@ -2,7 +2,7 @@ import type http from 'node:http';
 import path from 'node:path';
 import type { Instance } from '../config/instance.js';
 import { followEvents, readEvents } from '../observe/events/event-log.js';
-import { readRegularFile } from '../util/untrusted-read.js';
+import { readUntrustedRange, relativeInside } from '../util/untrusted-fs.js';
 import { currentRecording } from './web-data.js';
 
 /** Server-sent events: the stream's head, and a send that respects a slow reader. */
@@ -51,7 +51,7 @@ export async function streamTerminal(instance: Instance, tty: number, req: http.
       const newest = await currentRecording(instance, tty);
       if (newest && newest !== file) {
         file = newest;
-        const head = await readRegularFile(file, { maxBytes: 64 * 1024 });
+        const head = await readUntrustedRange(instance.paths.stateRoot, relativeInside(instance.paths.stateRoot, file), { maxBytes: 64 * 1024 });
         const text = head?.data.toString('utf8') ?? '';
         const headerEnd = text.indexOf('\n');
         if (headerEnd < 0) {
@@ -63,7 +63,7 @@ export async function streamTerminal(instance: Instance, tty: number, req: http.
         position = Math.max(headerEnd + 1, (head?.size ?? 0) - LIVE_START_MAX_BYTES);
         if (position > headerEnd + 1) {
           // Start at a whole line.
-          const probe = await readRegularFile(file, { from: position, maxBytes: 64 * 1024 });
+          const probe = await readUntrustedRange(instance.paths.stateRoot, relativeInside(instance.paths.stateRoot, file), { from: position, maxBytes: 64 * 1024 });
           position += (probe?.data.indexOf(0x0a) ?? -1) + 1;
         }
       }
@@ -72,7 +72,7 @@ export async function streamTerminal(instance: Instance, tty: number, req: http.
       await sleep(POLL_MS * 5, signal);
       continue;
     }
-    const chunk = await readRegularFile(file, { from: position, maxBytes: 1024 * 1024 });
+    const chunk = await readUntrustedRange(instance.paths.stateRoot, relativeInside(instance.paths.stateRoot, file), { from: position, maxBytes: 1024 * 1024 });
     const end = chunk ? chunk.data.lastIndexOf(0x0a) + 1 : 0;
     if (chunk && end > 0) {
       for (const line of chunk.data.subarray(0, end).toString('utf8').split('\n')) if (line) send('cast', line);

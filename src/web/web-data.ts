@@ -8,7 +8,7 @@ import { parseRecordingName } from '../observe/recording.js';
 import { parseState } from '../config/runner-state.js';
 import { type StatusRow, gatherStatus } from '../runner/watch/status-view.js';
 import { statusRow } from '../observe/tty-status.js';
-import { readRegularFile } from '../util/untrusted-read.js';
+import { listUntrusted, readUntrustedRange } from '../util/untrusted-fs.js';
 
 /**
  * What the web view shows, read from files and the watch status API. Files in the data
@@ -18,8 +18,9 @@ import { readRegularFile } from '../util/untrusted-read.js';
 
 const JSON_FILE_MAX = 4 * 1024 * 1024;
 
+/** A host-private JSON file (state.json, a terminal's status); undefined when missing or torn. */
 async function readJsonSafely(file: string): Promise<unknown> {
-  const read = await readRegularFile(file, { maxBytes: JSON_FILE_MAX });
+  const read = await readUntrustedRange(path.dirname(file), path.basename(file), { maxBytes: JSON_FILE_MAX });
   if (!read) return undefined;
   try {
     return JSON.parse(read.data.toString('utf8')) as unknown;
@@ -43,9 +44,10 @@ export interface InstanceSummary {
   error?: string;
 }
 
-async function countInbox(dir: string): Promise<number> {
-  const names = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  return names.filter((e) => e.isFile() && !e.name.startsWith('.')).length;
+/** Messages waiting in the data directory's inbox (the agent's folder: listed without following links). */
+async function countInbox(dataDir: string): Promise<number> {
+  const names = (await listUntrusted(dataDir, 'inbox')) ?? [];
+  return names.filter((e) => e.kind === 'file' && !e.name.startsWith('.')).length;
 }
 
 async function summarize(row: StatusRow): Promise<InstanceSummary> {
@@ -73,7 +75,7 @@ async function summarize(row: StatusRow): Promise<InstanceSummary> {
     }
     const tokens = (state.current ?? state.last)?.tokens;
     if (tokens && tokens.context_window > 0) summary.context = { used: tokens.context_used, window: tokens.context_window };
-    if (!live) summary.inboxWaiting = await countInbox(instance.paths.inbox);
+    if (!live) summary.inboxWaiting = await countInbox(instance.paths.root);
   } catch (error) {
     summary.error = describeError(error);
   }
@@ -116,7 +118,7 @@ export async function listRecordings(instance: Instance): Promise<RecordingInfo[
   for (const entry of entries) {
     const parsed = entry.isFile() ? parseRecordingName(entry.name) : undefined;
     if (!parsed) continue;
-    const read = await readRegularFile(path.join(instance.paths.recordings, entry.name), { maxBytes: 0 });
+    const read = await readUntrustedRange(instance.paths.recordings, entry.name, { maxBytes: 0 });
     if (read) out.push({ file: entry.name, ...parsed, size: read.size });
   }
   return out.sort((a, b) => b.tick - a.tick || a.tty - b.tty || b.part - a.part);

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Instance } from '../config/instance.js';
 import { describeError, isKernelError } from '../errors.js';
-import { readRegularFile, readTail } from '../util/untrusted-read.js';
+import { readUntrustedRange, readUntrustedTail, relativeInside } from '../util/untrusted-fs.js';
 import { MAX_PERSON_INPUT_BYTES, typeForPerson } from './person-keys.js';
 import { streamEvents, streamTerminal } from './sse.js';
 import { parseTranscript } from './transcript.js';
@@ -137,13 +137,13 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     }
     if (what === 'ticks' && id === undefined) return sendJson(res, 200, await listTicks(instance));
     if (what === 'ticks' && /^\d{1,6}$/.test(id ?? '') && more === 'transcript') {
-      const text = await readTail(instance.paths.tickLog(Number(id)), TRANSCRIPT_MAX_BYTES);
+      const text = await readUntrustedTail(instance.paths.stateRoot, relativeInside(instance.paths.stateRoot, instance.paths.tickLog(Number(id))), TRANSCRIPT_MAX_BYTES);
       if (text === undefined) return sendJson(res, 404, { error: `tick ${id} has no transcript` });
       return sendJson(res, 200, parseTranscript(text));
     }
     if (what === 'recordings' && id === undefined) return sendJson(res, 200, await listRecordings(instance));
     if (what === 'recordings' && id !== undefined && parseRecordingName(id)) {
-      const read = await readRegularFile(path.join(instance.paths.recordings, id), { maxBytes: RECORDING_MAX_BYTES });
+      const read = await readUntrustedRange(instance.paths.recordings, id, { maxBytes: RECORDING_MAX_BYTES });
       if (!read) return sendJson(res, 404, { error: `no recording ${id}` });
       if (more === 'markers') return sendJson(res, 200, recordingMarkers(read.data.toString('utf8')));
       return send(res, 200, read.data, TYPES['.cast']);
@@ -176,7 +176,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     }
     const file = files.get(url.pathname);
     if (!file || (req.method !== 'GET' && req.method !== 'HEAD')) return sendJson(res, 404, { error: 'not found' });
-    const read = await readRegularFile(file, { maxBytes: 16 * 1024 * 1024 });
+    const read = await readUntrustedRange(path.dirname(file), path.basename(file), { maxBytes: 16 * 1024 * 1024 });
     if (!read) return sendJson(res, 404, { error: 'not found' });
     return send(res, 200, read.data, TYPES[path.extname(file)] ?? 'application/octet-stream');
   }

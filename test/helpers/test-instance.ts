@@ -3,10 +3,8 @@ import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadAgentConfig } from '../../src/config/agent-config.js';
-import type { Instance } from '../../src/config/instance.js';
+import { type Instance, loadInstance } from '../../src/config/instance.js';
 import { dataPaths, instancePaths } from '../../src/config/paths.js';
-import { ensureStateDirs } from '../../src/config/state-dir.js';
 import { connectEngine } from '../../src/sandbox/engine.js';
 import { removeInstanceResources } from '../../src/sandbox/remove-instance.js';
 
@@ -16,8 +14,12 @@ export const TEST_CONTAINERFILE = path.join(ROOT, 'Containerfile.test');
 export interface TestInstanceOptions {
   /** Default `t-<random>`. */
   name?: string;
-  /** Written as system/agent_config.json (default `{}`: every default). */
+  /** The operator's configuration (paths.operatorConfig; default `{}`: every default). */
   config?: Record<string, unknown>;
+  /** Written as the agent's system/agent_config.json (default `{}`). */
+  agentConfig?: Record<string, unknown>;
+  /** Where the operator's configuration goes (AGENT_KERNEL_CONFIG_DIR; default the run's, vitest.config.ts). */
+  configDir?: string;
   /** Containerfile text for system/container/Containerfile; default Containerfile.test; false: none (the built-in default is used). */
   containerfile?: string | false;
   /** More files to put in the data directory, by relative path. */
@@ -35,10 +37,8 @@ export interface TestInstance {
 }
 
 /** An instance with its host-private state under AGENT_KERNEL_STATE_DIR (vitest.config.ts: one temp folder per run). */
-export async function instanceFor(name: string, dataDir: string): Promise<Instance> {
-  const paths = instancePaths(name, dataDir);
-  await ensureStateDirs(paths);
-  return { name, dataDir, paths, config: await loadAgentConfig(dataDir) };
+export async function instanceFor(name: string, dataDir: string, configDir?: string): Promise<Instance> {
+  return loadInstance(name, dataDir, configDir === undefined ? process.env : { ...process.env, AGENT_KERNEL_CONFIG_DIR: configDir });
 }
 
 /** Remove what the engine holds for a test instance (only things labelled with its name), when an engine answers. */
@@ -53,7 +53,8 @@ export async function removeEngineResources(name: string): Promise<void> {
 }
 
 /**
- * A throw-away instance: a temp data directory with system/agent_config.json and (unless told
+ * A throw-away instance: a temp data directory with system/agent_config.json, the operator's
+ * configuration, and (unless told
  * otherwise) Containerfile.test as system/container/Containerfile. Nothing is started:
  * call openSandbox(testInstance.instance, ...) for a container.
  */
@@ -64,7 +65,11 @@ export async function createTestInstance(options: TestInstanceOptions = {}): Pro
   const dataDir = path.join(parent, name);
   const paths = dataPaths(dataDir);
   await mkdir(paths.system, { recursive: true });
-  await writeFile(paths.agentConfig, JSON.stringify(options.config ?? {}, null, 2) + '\n');
+  await writeFile(paths.agentConfig, JSON.stringify(options.agentConfig ?? {}, null, 2) + '\n');
+  const env = options.configDir === undefined ? process.env : { ...process.env, AGENT_KERNEL_CONFIG_DIR: options.configDir };
+  const operatorFile = instancePaths(name, dataDir, env).operatorConfig;
+  await mkdir(path.dirname(operatorFile), { recursive: true });
+  await writeFile(operatorFile, JSON.stringify(options.config ?? {}, null, 2) + '\n');
   if (options.containerfile !== false) {
     await mkdir(paths.containerContext, { recursive: true });
     if (options.containerfile === undefined) await copyFile(TEST_CONTAINERFILE, paths.containerfile);
@@ -76,14 +81,15 @@ export async function createTestInstance(options: TestInstanceOptions = {}): Pro
     await writeFile(file, content);
   }
   return {
-    instance: await instanceFor(name, dataDir),
+    instance: await instanceFor(name, dataDir, options.configDir),
     name,
     dataDir,
-    reload: () => instanceFor(name, dataDir),
+    reload: () => instanceFor(name, dataDir, options.configDir),
     async cleanup() {
       await removeEngineResources(name);
       await rm(parent, { recursive: true, force: true });
       await rm(instancePaths(name, dataDir).stateRoot, { recursive: true, force: true });
+      await rm(operatorFile, { force: true });
     },
   };
 }

@@ -40,7 +40,7 @@ export const egressCommand: Command = {
       else if (top.length === 0) print('Nothing was refused.');
       else {
         print(top.map((t) => `${String(t.count).padStart(6)}  ${t.destination.padEnd(44)} last ${new Date(t.last).toISOString()}`).join('\n'));
-        print(`\nTo allow one, add it to container.allow in ${instance.paths.agentConfig} (for example "${top[0]?.destination}"), then: agent-kernel egress apply ${instance.name}`);
+        print(`\nTo allow one, add it to container.allow in ${instance.paths.operatorConfig} (for example "${top[0]?.destination}"), then: agent-kernel egress apply ${instance.name}`);
       }
       return EXIT.OK;
     }

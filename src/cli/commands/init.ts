@@ -1,3 +1,5 @@
+import { loadInstance } from '../../config/instance.js';
+import { describeIgnored } from '../../config/operator-config.js';
 import { initInstance } from '../../runner/init.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT } from '../command.js';
@@ -16,9 +18,14 @@ export const initCommand: Command = {
     const [name, dir] = positionals as [string, string];
     const result = await initInstance(name, dir);
     const what = result.created.length > 0 ? `created ${result.created.length} files` : 'nothing to create (already a data repo)';
+    const instance = await loadInstance(result.name, result.dataDir);
     process.stdout.write(
       `Instance "${result.name}" → ${result.dataDir}: ${what}${result.gitInitialized ? ', git repo initialized' : ''}.\n` +
-        `Next: edit ${result.dataDir}/system/agent_config.json, then run: kernel-runner tick ${result.name}\n`,
+        result.refused.map((line) => `Not written: ${line}\n`).join('') +
+        `What the host runs (runner, container) is yours: ${instance.paths.operatorConfig}\n` +
+        `What the agent may tune (tty, its prompt): ${instance.paths.agentConfig}\n` +
+        (instance.ignoredConfig?.length ? `${describeIgnored(instance.ignoredConfig, instance)}\n` : '') +
+        `Next: kernel-runner tick ${result.name}\n`,
     );
     return EXIT.OK;
   },

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { mkdir, open, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { readRegularFile } from '../../util/untrusted-read.js';
+import { readUntrustedRange } from '../../util/untrusted-fs.js';
 import { type KernelEvent, type NewKernelEvent, parseEventLine } from './event-schema.js';
 
 /** Past this the log is rotated to `events.jsonl.1` (one previous file is kept). */
@@ -65,8 +65,8 @@ async function appendLines(file: string, text: string): Promise<void> {
 
 /** Every event in the log (the rotated file first), oldest first. */
 export async function readEvents(file: string): Promise<{ events: KernelEvent[]; offset: number }> {
-  const previous = await readRegularFile(`${file}.1`, { maxBytes: EVENT_LOG_MAX_BYTES * 2 });
-  const current = await readRegularFile(file, { maxBytes: EVENT_LOG_MAX_BYTES * 2 });
+  const previous = await readUntrustedRange(path.dirname(file), `${path.basename(file)}.1`, { maxBytes: EVENT_LOG_MAX_BYTES * 2 });
+  const current = await readUntrustedRange(path.dirname(file), path.basename(file), { maxBytes: EVENT_LOG_MAX_BYTES * 2 });
   const events: KernelEvent[] = [];
   for (const chunk of [previous, current]) {
     if (!chunk) continue;
@@ -90,7 +90,7 @@ function completeLinesEnd(data: Buffer | undefined): number {
 export async function followEvents(file: string, offset: number, onEvent: (event: KernelEvent) => void, signal: AbortSignal, pollMs = 100): Promise<void> {
   let position = offset;
   while (!signal.aborted) {
-    const chunk = await readRegularFile(file, { from: position, maxBytes: 1024 * 1024 });
+    const chunk = await readUntrustedRange(path.dirname(file), path.basename(file), { from: position, maxBytes: 1024 * 1024 });
     if (chunk && chunk.size < position) {
       position = 0;
       continue;

@@ -55,7 +55,7 @@ export function splitCommandTemplate(template: string): string[] {
       inWord = true;
     }
   }
-  if (quote) throw new KernelError('CONFIG_INVALID', `runner.command: unclosed ${quote} quote in ${JSON.stringify(template)}. Fix system/agent_config.json.`);
+  if (quote) throw new KernelError('CONFIG_INVALID', `runner.command: unclosed ${quote} quote in ${JSON.stringify(template)}. Fix it in the operator's configuration (agent-kernel config <name> shows where).`);
   if (inWord) words.push(word);
   return words;
 }
@@ -82,7 +82,7 @@ export const customHarness: Harness = {
     if (!template) {
       throw new KernelError(
         'CONFIG_INVALID',
-        'runner.harness is "custom" but runner.command is not set: give a command template such as "my-agent --mcp-config {mcp_config} --prompt {prompt}" in system/agent_config.json.',
+        `runner.harness is "custom" but runner.command is not set: give a command template such as "my-agent --mcp-config {mcp_config} --prompt {prompt}" in the operator's configuration (agent-kernel config <name> shows where).`,
       );
     }
     const [command, ...args] = customArgv(template, { prompt: setup.prompt, mcpConfig: setup.mcpConfigFile });

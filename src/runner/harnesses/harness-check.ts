@@ -1,4 +1,4 @@
-import { accessSync, constants, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Instance } from '../../config/instance.js';
@@ -60,12 +60,39 @@ export function checkHarnessAvailable(instance: Instance, env: NodeJS.ProcessEnv
     const how =
       runner.harness === 'custom'
         ? 'Fix the command template in runner.command'
-        : `Install it, or set runner.command to its path in ${instance.paths.agentConfig}`;
+        : `Install it, or set runner.command to its path in ${instance.paths.operatorConfig}`;
     throw new KernelError(
       'HARNESS_MISSING',
       `The ${runner.harness} harness needs "${invocation.command}", which is not ${invocation.command.includes('/') ? 'an executable file' : 'on PATH'}. ${how}.`,
       { details: { harness: runner.harness, command: invocation.command } },
     );
   }
+  refuseDataDirCommand(instance, invocation.command, found, env.PATH);
   return found;
+}
+
+/**
+ * The host never runs a file the agent can write: not a harness inside the data directory,
+ * nor one a relative PATH entry would find there (the harness starts in the data directory).
+ */
+function refuseDataDirCommand(instance: Instance, command: string, found: string, pathVariable: string | undefined): void {
+  const real = (file: string) => {
+    try {
+      return realpathSync(file);
+    } catch {
+      return path.resolve(file);
+    }
+  };
+  const data = real(instance.dataDir);
+  const target = real(path.resolve(instance.dataDir, found));
+  const relativeEntry = !command.includes('/') && (pathVariable ?? '').split(path.delimiter).some((dir) => dir === '' || !path.isAbsolute(dir));
+  if (target === data || target.startsWith(`${data}/`) || relativeEntry) {
+    throw new KernelError(
+      'CONFIG_REFUSED',
+      relativeEntry
+        ? `PATH holds a relative folder, so "${command}" could be found in the data directory, which the agent can write. Use only absolute folders in the runner's PATH.`
+        : `The harness command ${target} is inside the data directory, which the agent can write; the host never runs files from there. Install it elsewhere and set runner.command in ${instance.paths.operatorConfig}.`,
+      { details: { command, found: target } },
+    );
+  }
 }

@@ -18,7 +18,7 @@ export function getHarness(name: string): Harness {
   if (!harness) {
     throw new KernelError(
       'CONFIG_INVALID',
-      `Harness "${name}" is not available yet; kernel-runner tick drives: ${Object.keys(HARNESSES).join(', ')}. Set runner.harness in system/agent_config.json.`,
+      `Harness "${name}" is not available yet; kernel-runner tick drives: ${Object.keys(HARNESSES).join(', ')}. Set runner.harness in the operator's configuration (agent-kernel config <name> shows where).`,
       { details: { harness: name } },
     );
   }

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { type FSWatcher, watch as fsWatch } from 'node:fs';
-import { mkdir, open, readdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { formatZodIssues } from '../../config/parse.js';
 import { KernelError, isKernelError } from '../../errors.js';
-import { readUntrustedFileText } from '../../util/untrusted-fs.js';
+import { listUntrusted, readUntrustedText, relativeInside } from '../../util/untrusted-fs.js';
+import { makeUntrustedDirs, moveUntrusted, writeUntrustedNew } from '../../util/untrusted-write.js';
 import { appendEvent } from '../../observe/events/event-log.js';
 
 /**
@@ -26,6 +26,10 @@ import { appendEvent } from '../../observe/events/event-log.js';
  * rename. Files starting with "." are never read. A delivered message is moved to
  * `inbox/done/`; a .json file that does not match the format is moved to `inbox/invalid/`
  * with the reason logged, so nothing is lost.
+ *
+ * The inbox is the agent's to write: the host lists, reads and moves only regular files,
+ * through folders opened without following links (util/untrusted-*.ts), so a link planted as
+ * a message, as `done/` or `invalid/` never makes the host read or move anything outside it.
  */
 
 export const inboxMessageSchema = z.strictObject({
@@ -53,6 +57,13 @@ export interface InboxPaths {
   readonly events?: string;
 }
 
+/** The data directory: the trusted root the untrusted inbox paths hang from. */
+function dataRoot(paths: InboxPaths): string {
+  return path.dirname(paths.inbox);
+}
+
+const INBOX = 'inbox';
+
 const SENDER_PATTERN = /^[A-Za-z0-9_.@:-]{1,64}$/;
 
 function newId(now: Date): string {
@@ -72,18 +83,13 @@ export async function sendMessage(
   }
   const id = newId(now);
   const body = { from, text: message.text, sent: now.toISOString(), id, ...(message.replyTo ? { reply_to: message.replyTo } : {}) };
-  await mkdir(paths.inbox, { recursive: true });
-  const file = path.join(paths.inbox, `${id}.json`);
-  const temp = path.join(paths.inbox, `.${id}.tmp`);
-  const handle = await open(temp, 'wx', 0o600);
-  try {
-    await handle.writeFile(JSON.stringify(body, null, 2) + '\n');
-    await handle.sync();
-  } finally {
-    await handle.close();
+  const root = dataRoot(paths);
+  const temp = `${INBOX}/.${id}.tmp`;
+  if (!(await writeUntrustedNew(root, temp, JSON.stringify(body, null, 2) + '\n', 0o600))) {
+    throw new KernelError('USAGE', `${path.join(root, temp)} is taken: send the message again.`);
   }
-  await rename(temp, file);
-  return { id, file };
+  await moveUntrusted(root, temp, `${INBOX}/${id}.json`);
+  return { id, file: path.join(paths.inbox, `${id}.json`) };
 }
 
 export type ReadResult = { ok: true; message: InboxMessage } | { ok: false; file: string; reason: string };
@@ -111,17 +117,16 @@ export function parseMessageFile(fileName: string, content: string, arrived: Dat
   };
 }
 
+/** Create `<data>/inbox/` when missing (never through a link). */
+export async function ensureInbox(paths: InboxPaths): Promise<void> {
+  await makeUntrustedDirs(dataRoot(paths), INBOX);
+}
+
 /** The names of waiting message files, oldest name first (ids start with their time). */
 export async function listPending(paths: InboxPaths): Promise<string[]> {
-  let entries;
-  try {
-    entries = await readdir(paths.inbox, { withFileTypes: true });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
+  const entries = (await listUntrusted(dataRoot(paths), INBOX)) ?? [];
   return entries
-    .filter((e) => e.isFile() && !e.name.startsWith('.') && !e.name.endsWith('~'))
+    .filter((e) => e.kind === 'file' && !e.name.startsWith('.') && !e.name.endsWith('~'))
     .map((e) => e.name)
     .sort();
 }
@@ -134,7 +139,7 @@ export async function readPending(paths: InboxPaths, onInvalid: (file: string, r
     let content: string;
     try {
       // A link, FIFO or huge file planted in the inbox is never followed or read whole.
-      const read = await readUntrustedFileText(path.dirname(paths.inbox), full);
+      const read = await readUntrustedText(dataRoot(paths), `${INBOX}/${name}`);
       if (read === undefined) continue;
       content = read;
     } catch (error) {
@@ -148,21 +153,24 @@ export async function readPending(paths: InboxPaths, onInvalid: (file: string, r
     if (result.ok) {
       messages.push(result.message);
     } else {
-      const invalidDir = path.join(paths.inbox, 'invalid');
-      await mkdir(invalidDir, { recursive: true });
-      await rename(full, path.join(invalidDir, name)).catch(() => {});
-      onInvalid(path.join(invalidDir, name), result.reason);
+      const moved = await moveUntrusted(dataRoot(paths), `${INBOX}/${name}`, `${INBOX}/invalid/${name}`).then(
+        () => undefined,
+        (error: unknown) => (isKernelError(error, 'UNTRUSTED_FILE') ? ` (left in the inbox: ${error.message})` : ` (left in the inbox: ${String(error)})`),
+      );
+      onInvalid(moved === undefined ? path.join(paths.inbox, 'invalid', name) : full, result.reason + (moved ?? ''));
     }
   }
   return messages;
 }
 
-/** Move a delivered message to inbox/done/. */
+/**
+ * Move a delivered message to inbox/done/. Throws UNTRUSTED_FILE when the agent planted a link
+ * (or a file) at `done/` or swapped the message: then nothing is moved, and the caller logs it.
+ */
 export async function markDelivered(paths: InboxPaths, message: InboxMessage): Promise<void> {
-  await mkdir(paths.inboxDone, { recursive: true });
-  await rename(message.file, path.join(paths.inboxDone, path.basename(message.file))).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw error;
-  });
+  const root = dataRoot(paths);
+  const rel = relativeInside(root, message.file);
+  await moveUntrusted(root, rel, `${relativeInside(root, paths.inboxDone)}/${path.basename(message.file)}`);
   if (paths.events) await appendEvent(paths.events, { type: 'message.delivered', id: message.id, ...(message.from ? { from: message.from } : {}) });
 }
 

@@ -1,10 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { KernelError, isKernelError } from '../../errors.js';
-import { readUntrustedFileText } from '../../util/untrusted-fs.js';
+import { readUntrustedFileText, relativeInside } from '../../util/untrusted-fs.js';
 import { formatZodIssues } from '../../config/parse.js';
-import { writeFileAtomic } from '../../util/atomic-write.js';
+import { writeUntrustedAtomic } from '../../util/untrusted-write.js';
 import { type CronSchedule, nextCronTime, parseCron } from './cron.js';
 
 /**
@@ -162,11 +161,13 @@ export function nextWake(schedule: ScheduleFile, after: Date): DueWake | undefin
  */
 export async function removeFiredWake(file: string, loaded: LoadedSchedule, wake: DueWake): Promise<boolean> {
   if (wake.kind !== 'at' || loaded.text === undefined) return false;
-  const current = await readFile(file, 'utf8').catch(() => undefined);
+  // schedule.json is the agent's: read and replaced without following a link (untrusted-fs.ts).
+  const root = path.dirname(path.dirname(file));
+  const current = await readUntrustedFileText(root, file).catch(() => undefined);
   if (current !== loaded.text) return false;
   const raw = JSON.parse(loaded.text) as { wakes?: unknown[] };
   if (!Array.isArray(raw.wakes)) return false;
   raw.wakes.splice(wake.index, 1);
-  await writeFileAtomic(file, JSON.stringify(raw, null, 2) + '\n');
+  await writeUntrustedAtomic(root, relativeInside(root, file), JSON.stringify(raw, null, 2) + '\n');
   return true;
 }

@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { configHome } from '../../config/registry.js';
+import { KernelError } from '../../errors.js';
 import { MIN_SECRET_LENGTH } from '../../log/secrets.js';
 
 /**
@@ -13,10 +14,21 @@ import { MIN_SECRET_LENGTH } from '../../log/secrets.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** `runner.secrets_dir` (relative to the data directory) or `<XDG config>/agent-kernel/secrets/<name>/`. */
+/**
+ * `runner.secrets_dir` (relative to the config home) or `<config home>/secrets/<name>/`. Never
+ * inside the data directory: the agent could write variables (NODE_OPTIONS...) into the harness.
+ */
 export function secretsDir(name: string, dataDir: string, configured: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  if (configured) return path.resolve(dataDir, configured);
-  return path.join(configHome(env), 'secrets', name);
+  const dir = configured ? path.resolve(configHome(env), configured) : path.join(configHome(env), 'secrets', name);
+  const rel = path.relative(path.resolve(dataDir), dir);
+  if (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))) {
+    throw new KernelError(
+      'CONFIG_REFUSED',
+      `runner.secrets_dir ${dir} is inside the data directory, which the agent can write: it could add variables to the harness environment. Keep secrets outside it (default ${path.join(configHome(env), 'secrets', name)}).`,
+      { details: { dir } },
+    );
+  }
+  return dir;
 }
 
 export interface LoadedSecrets {

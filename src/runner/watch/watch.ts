@@ -1,9 +1,8 @@
-import { mkdir } from 'node:fs/promises';
 import type { Instance } from '../../config/instance.js';
 import { describeError, isKernelError } from '../../errors.js';
 import { type Logger, registerSecrets } from '../../log/logger.js';
 import { readPaused as readPausedFile } from '../paused.js';
-import { type InboxMessage, formatMessage, markDelivered, readPending, watchInbox } from './inbox.js';
+import { type InboxMessage, ensureInbox, formatMessage, markDelivered, readPending, watchInbox } from './inbox.js';
 import { type DueWake, type LoadedSchedule, loadSchedule, nextWake, removeFiredWake } from './schedule.js';
 import { harnessEnvironment, loadSecrets, secretsDir } from './secrets.js';
 import type { AgentStatus, WatchState } from './status-api.js';
@@ -142,7 +141,7 @@ export class Watch {
 
   /** Start the loop. Resolves once it runs; `stopped` resolves when it has ended. */
   async start(): Promise<void> {
-    await mkdir(this.instance.paths.inbox, { recursive: true });
+    await ensureInbox(this.instance.paths).catch((error: unknown) => this.log.error({ err: error }, `the inbox cannot be used: ${describeError(error)}`));
     const interrupted = await this.deps.detectInterruptedTick?.(this.instance).catch((error: unknown) => {
       this.log.warn({ err: error }, 'cannot tell whether the previous tick was interrupted (state.json unreadable)');
       return undefined;
@@ -192,6 +191,13 @@ export class Watch {
     return fresh;
   }
 
+  /** Delivered: to inbox/done/. A link the agent planted there is refused and logged; this watch still never delivers it twice. */
+  private async moveToDone(message: InboxMessage): Promise<void> {
+    await markDelivered(this.instance.paths, message).catch((error: unknown) => {
+      this.log.error({ err: error, id: message.id }, `a delivered message stays in the inbox: ${describeError(error)}`);
+    });
+  }
+
   private async deliverMidTick(): Promise<void> {
     const running = this.running;
     if (!running) return;
@@ -204,7 +210,7 @@ export class Watch {
         return;
       }
       this.delivered.add(message.file);
-      await markDelivered(this.instance.paths, message);
+      await this.moveToDone(message);
       this.log.info({ id: message.id, from: message.from }, 'message delivered to the running agent');
     }
     this.pendingCount = 0;
@@ -367,7 +373,7 @@ export class Watch {
       this.crashNotice = undefined;
       for (const message of messages) {
         this.delivered.add(message.file);
-        await markDelivered(this.instance.paths, message);
+        await this.moveToDone(message);
       }
       if (wake) {
         if (wake.kind === 'at') this.firedOneShots.add(`${wake.spec}\n${wake.note}`);

@@ -203,7 +203,7 @@ except Exception as e: print("no sysctl", e)
 
   it('a changed allowlist applies (egress apply) without restarting the container (its terminals live on)', async () => {
     const before = await engine.docker.getContainer(containerName(test.name)).inspect();
-    await writeFile(test.instance.paths.agentConfig, JSON.stringify({ container: { allow: [`${other.host}:${other.port}`] } }));
+    await writeFile(test.instance.paths.operatorConfig, JSON.stringify({ container: { allow: [`${other.host}:${other.port}`] } }));
     const { stdout } = await execFileAsync(process.execPath, [BIN, 'egress', 'apply', test.dataDir]);
     expect(stdout).toContain(`Applied: 1 destination allowed (${other.host}:${other.port}). No restart needed`);
     const after = await engine.docker.getContainer(containerName(test.name)).inspect();
@@ -218,7 +218,7 @@ except Exception as e: print("no sysctl", e)
       ['open', 'connected'],
       ['none', 'error'],
     ] as const) {
-      await writeFile(test.instance.paths.agentConfig, JSON.stringify({ container: { network: policy } }));
+      await writeFile(test.instance.paths.operatorConfig, JSON.stringify({ container: { network: policy } }));
       const instance = await test.reload();
       await containerUp(engine, instance, { logger });
       const direct = await (await openSandbox(instance, { logger })).run(['python3', '-c', RAW, allowed.host, String(allowed.port)]);

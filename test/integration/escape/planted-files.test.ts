@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { loadAgentConfig } from '../../../src/config/agent-config.js';
+import { loadEffectiveConfig } from '../../../src/config/operator-config.js';
 import { loadStartup } from '../../../src/config/startup.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { readPaused } from '../../../src/runner/paused.js';
@@ -52,7 +52,7 @@ describeWithEngine('escape: files the agent plants in the data directory', () =>
 
   const d = (rel: string) => path.join(test.dataDir, rel);
   const readers: Array<[string, () => Promise<unknown>]> = [
-    ['system/agent_config.json', () => loadAgentConfig(test.dataDir)],
+    ['system/agent_config.json', () => loadEffectiveConfig(test.name, test.dataDir)],
     ['system/startup.json', () => loadStartup(test.dataDir)],
     ['system/schedule.json', () => loadSchedule(d('system/schedule.json'))],
     ['system/paused', () => readPaused(d('system/paused'))],

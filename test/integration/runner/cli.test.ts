@@ -70,6 +70,12 @@ describe('kernel-runner init and ls', () => {
     ]) {
       await access(path.join(dir, rel));
     }
+    // What the host runs goes to the operator's file, out of the agent's reach; the agent's file only tunes.
+    const operatorConfig = instancePaths('scout', dir, env).operatorConfig;
+    expect(operatorConfig.startsWith(path.join(home, 'config'))).toBe(true);
+    expect(JSON.parse(await readFile(operatorConfig, 'utf8'))).toMatchObject({ runner: { harness: 'claude-code' } });
+    expect(JSON.parse(await readFile(path.join(dir, 'system/agent_config.json'), 'utf8'))).not.toHaveProperty('container');
+    expect(init.stdout).toContain(`What the host runs (runner, container) is yours: ${operatorConfig}`);
     expect(await readFile(path.join(dir, 'system/container/Containerfile'), 'utf8')).toBe(await readFile(path.join(ROOT, 'assets', 'Containerfile.default'), 'utf8'));
     expect(await readFile(path.join(dir, '.gitignore'), 'utf8')).toMatch(/^tmp\/$/m);
     const readme = await stat(path.join(dir, 'system/hooks/pre-tick/README.md'));
@@ -134,7 +140,8 @@ describeWithEngine('kernel-runner tick (the bin)', () => {
     dir = path.join(home, 'agents', name);
     expect((await runner(['init', name, dir])).code).toBe(0);
     await copyFile(TEST_CONTAINERFILE, path.join(dir, 'system/container/Containerfile'));
-    await writeFile(path.join(dir, 'system/agent_config.json'), JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE } }));
+    const operatorConfig = instancePaths(name, dir, env).operatorConfig;
+    await writeFile(operatorConfig, JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE } }));
 
     const ok = await runner(['tick', name]);
     expect(ok.stderr).not.toMatch(/error/i);
@@ -146,7 +153,7 @@ describeWithEngine('kernel-runner tick (the bin)', () => {
     expect(again.lingerMs).toBeLessThan(1500);
     expect(ok.stdout).toMatch(new RegExp(`^${name} tick 1: ok in \\d+s · [\\d,]+ tokens · \\$\\d+\\.\\d\\d · log ${instancePaths(name, dir).logs.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/tick-001\\.jsonl\\n$`));
 
-    await writeFile(path.join(dir, 'system/agent_config.json'), JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE, env: { FAKE_CLAUDE_SCENARIO: 'not-logged-in' } } }));
+    await writeFile(operatorConfig, JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE, env: { FAKE_CLAUDE_SCENARIO: 'not-logged-in' } } }));
     const fatal = await runner(['tick', name]);
     expect(fatal.code).toBe(3);
     expect(fatal.stdout).toContain(`${name} tick 3: failed (fatal)`);

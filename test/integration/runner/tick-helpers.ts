@@ -42,6 +42,7 @@ export async function tickTestInstance(runner: Record<string, unknown>, extra: R
   delete env.ANTHROPIC_API_KEY;
   delete env.CLAUDE_CODE_OAUTH_TOKEN;
   const test = await createTestInstance({
+    configDir: env.AGENT_KERNEL_CONFIG_DIR,
     config: {
       // Ticks need no network: keep the tests independent of the engine's bridge.
       container: { network: 'none' },

@@ -20,7 +20,7 @@ describe('startTick refusals', () => {
     const error = await startTick(t.instance, { logger: silentLogger() }).catch((e: unknown) => e);
     expect(isKernelError(error, 'HARNESS_MISSING')).toBe(true);
     expect((error as Error).message).toBe(
-      `The claude-code harness needs "/nonexistent/claude", which is not an executable file. Install it, or set runner.command to its path in ${t.instance.paths.agentConfig}.`,
+      `The claude-code harness needs "/nonexistent/claude", which is not an executable file. Install it, or set runner.command to its path in ${t.instance.paths.operatorConfig}.`,
     );
     const instance = { ...t.instance, config: { ...t.instance.config, runner: { ...t.instance.config.runner, command: undefined } } };
     const onPath = await startTick(instance, { logger: silentLogger(), env: { PATH: '/nonexistent' } }).catch((e: unknown) => e);

@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
-import { access, readFile, readdir, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, expect, it, vi } from 'vitest';
@@ -7,6 +8,7 @@ import { isKernelError } from '../../../src/errors.js';
 import { loadState } from '../../../src/runner/state.js';
 import { startTick } from '../../../src/runner/tick.js';
 import { describeWithEngine } from '../../helpers/engine.js';
+import { AGENT_GIT_SETUP, GIT_CONTAINERFILE } from '../../helpers/git-image.js';
 import { FAKE_CLAUDE, KERNEL_RUNNER_BIN, type TickTestInstance, isAlive, pollUntil, readJsonLines, survivors, tickTestInstance } from './tick-helpers.js';
 
 // Each test starts a container and a harness; on a loaded 2-core machine that can take a while.
@@ -206,20 +208,23 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     expect(await survivors(t.pidFile)).toEqual([]);
   });
 
-  it('pushes the data repo to its remote after the tick (best effort, on the host)', async () => {
-    t = await tickTestInstance({});
-    const remote = path.join(t.home, 'remote.git');
-    const gitEnv = { ...t.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' };
-    const git = (args: string[]) => execFileAsync('git', args, { env: gitEnv });
-    await git(['init', '-q', '--bare', remote]);
-    await git(['-C', t.dataDir, 'init', '-q']);
-    await git(['-C', t.dataDir, 'add', 'system/agent_config.json']);
-    await git(['-C', t.dataDir, 'commit', '-qm', 'first']);
-    await git(['-C', t.dataDir, 'remote', 'add', 'origin', remote]);
-    const outcome = await tick(t);
-    expect(outcome.status).toBe('ok');
-    const { stdout } = await git(['--git-dir', remote, 'log', '--format=%s', '--all']);
-    expect(stdout.trim()).toBe('first');
+  it('pushes the commits the agent made in its container to the operator\'s remote after the post-tick hooks', async () => {
+    const remoteDir = await mkdtemp(path.join(os.tmpdir(), 'ak-remote-'));
+    const remote = path.join(remoteDir, 'agent.git');
+    t = await tickTestInstance({ push: { remote } });
+    await writeFile(t.instance.paths.containerfile, GIT_CONTAINERFILE);
+    await execFileAsync('git', ['init', '-q', '--bare', remote]);
+    try {
+      // The agent commits in its container (here in a post-tick hook); the host only pushes.
+      await t.writeHook('post-tick', '10-commit', `#!/bin/sh\nset -e\n${AGENT_GIT_SETUP}\ncd "$DATA_DIR"\ngit init -q -b main\necho "tick $AGENT_TICK" >> notes.txt\ngit add notes.txt\ngit commit -qm "tick $AGENT_TICK"\n`);
+      expect((await tick(t)).status).toBe('ok');
+      const log = async () => (await execFileAsync('git', ['--git-dir', remote, 'log', '--format=%s', 'main'])).stdout.trim();
+      expect(await log()).toBe('tick 1');
+      expect((await tick(t)).status).toBe('ok');
+      expect(await log()).toBe('tick 2\ntick 1');
+    } finally {
+      await rm(remoteDir, { recursive: true, force: true });
+    }
   });
 
   it('cleans up after a runner that was killed mid-tick: its harness is stopped, its tick recorded as failed', async () => {
@@ -232,7 +237,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     await new Promise((resolve) => runner.once('exit', resolve));
     expect(isAlive(orphans.claude)).toBe(true);
 
-    await writeFile(t.instance.paths.agentConfig, JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE } }));
+    await writeFile(t.instance.paths.operatorConfig, JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE } }));
     const outcome = await tick(t);
     expect(outcome).toMatchObject({ tick: 2, status: 'ok' });
     expect([orphans.claude, ...orphans.servers].filter(isAlive)).toEqual([]);

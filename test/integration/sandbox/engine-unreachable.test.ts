@@ -54,7 +54,7 @@ describe('no engine answers', () => {
     await expect.poll(() => open).toBe(0);
   });
 
-  it('engine_socket in agent_config.json wins, and openSandbox fails clearly', async () => {
+  it('engine_socket in the operator configuration wins, and openSandbox fails clearly', async () => {
     const test: TestInstance = await createTestInstance({ config: { container: { engine_socket: `${dir}/nothing-here.sock` } } });
     try {
       const error = await openSandbox(test.instance, { logger: silentLogger() }).catch((e: unknown) => e);

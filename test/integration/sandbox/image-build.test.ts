@@ -92,6 +92,8 @@ describeWithEngine('image builds (real engine)', () => {
     const rows = await preflight(t.instance, { logger, harnessCommand: 'true' });
     expect(rows.map((r) => [r.name, r.status])).toEqual([
       ['engine', 'ok'],
+      ['user namespace', 'ok'],
+      ['configuration', 'ok'],
       ['base image', 'ok'],
       ['image', 'ok'],
       ['tmux', 'ok'],

@@ -150,7 +150,7 @@ describeWithEngine('container lifecycle (real engine)', () => {
 
   it('a config change (network none) recreates the container', async () => {
     const first = await containerUp(engine, test.instance, options);
-    await writeFile(test.instance.paths.agentConfig, JSON.stringify({ container: { network: 'none' } }));
+    await writeFile(test.instance.paths.operatorConfig, JSON.stringify({ container: { network: 'none' } }));
     const changed = await test.reload();
     expect((await containerStatus(engine, changed)).stale).toBe(false); // status alone does not know the config
     const second = await containerUp(engine, changed, options);

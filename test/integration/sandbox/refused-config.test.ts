@@ -16,10 +16,9 @@ describe('refused configs never reach the engine', () => {
 
   it.each([
     ['privileged', { privileged: true }, /container\.privileged/],
-    ['the docker socket', { mounts: [{ source: '/var/run/docker.sock', target: '/var/run/docker.sock' }] }, /container\.mounts\[0\]\.source.*engine socket/],
-    ['a host path outside the data dir', { mounts: [{ source: '/etc', target: '/mnt/etc' }] }, /outside the data directory/],
-    ['a .. escape', { mounts: [{ source: '../..', target: '/mnt/up' }] }, /outside the data directory/],
-    ['a mount over /', { mounts: [{ source: 'system', target: '/' }] }, /root file system/],
+    ['the docker socket', { mounts: [{ source: '/var/run/docker.sock', target: '/var/run/docker.sock' }] }, /container\.mounts: extra mounts are refused/],
+    ['a host path', { mounts: [{ source: '/etc', target: '/mnt/etc' }] }, /extra mounts are refused/],
+    ['a folder of the data dir', { mounts: [{ source: 'system', target: '/mnt/system' }] }, /extra mounts are refused/],
   ])('%s', async (_, container, message) => {
     test = await createTestInstance({ config: { container } });
     const error = await openSandbox(test.instance, { logger: silentLogger() }).catch((e: unknown) => e);
@@ -32,14 +31,5 @@ describe('refused configs never reach the engine', () => {
       expect(made).toEqual([]);
       expect(images).toEqual([]);
     }
-  });
-
-  it('a symlink in the data dir that points outside is refused', async () => {
-    const { symlink } = await import('node:fs/promises');
-    test = await createTestInstance({ config: { container: { mounts: [{ source: 'escape', target: '/mnt/escape' }] } } });
-    await symlink('/etc', `${test.dataDir}/escape`);
-    const error = await openSandbox(test.instance, { logger: silentLogger() }).catch((e: unknown) => e);
-    expect(isKernelError(error, 'CONFIG_REFUSED')).toBe(true);
-    expect((error as Error).message).toMatch(/resolves to \/etc, outside the data directory/);
   });
 });

@@ -6,26 +6,15 @@ import { proxyEnv } from '../../../src/sandbox/egress-squid.js';
 
 const DATA = '/srv/agents/scout';
 
-/** A host where /srv/agents/scout exists, with a symlink escaping it and a socket inside it. */
+const CONFIG_FILE = '/home/op/.config/agent-kernel/instances/scout.json';
+
+/** A host where /srv/agents/scout exists. */
 const host: HostFacts = {
-  realpath(p) {
-    const table: Record<string, string> = {
-      '/srv/agents/scout/link-to-etc': '/etc',
-      '/srv/agents/scout/link-inside': '/srv/agents/scout/shared',
-      '/srv/agents/scout/run/engine': '/srv/agents/scout/run/engine',
-      '/var/run/docker.sock': '/run/docker.sock',
-      '/etc': '/etc',
-      '/home/me': '/home/me',
-    };
-    if (p in table) return table[p];
-    if (p.startsWith(DATA) && !p.includes('missing')) return p;
-    return undefined;
-  },
-  isSocket: (p) => p === '/run/docker.sock' || p === '/srv/agents/scout/run/engine',
+  realpath: (p) => (p.startsWith(DATA) ? p : undefined),
 };
 
 function options(container: Record<string, unknown> = {}, dataDir = DATA) {
-  return hardenedCreateOptions({ config: parseAgentConfig({ container }).container, dataDir, host });
+  return hardenedCreateOptions({ config: parseAgentConfig({ container }).container, dataDir, host, configFile: CONFIG_FILE });
 }
 
 function refusal(container: Record<string, unknown>): string {
@@ -90,45 +79,24 @@ describe('hardenedCreateOptions: what the config can change', () => {
     // The operator's env wins over the proxy variables.
     expect(options({ env: { NO_PROXY: '*' } }).Env).toContain('NO_PROXY=*');
   });
-
-  it('adds mounts inside the data directory, resolving relative paths and symlinks', () => {
-    const mounts = options({
-      mounts: [
-        { source: 'cache', target: '/root/.cache' },
-        { source: `${DATA}/link-inside`, target: '/mnt/shared', read_only: true },
-      ],
-    }).HostConfig?.Mounts;
-    expect(mounts?.slice(1)).toEqual([
-      { Type: 'bind', Source: `${DATA}/cache`, Target: '/root/.cache', ReadOnly: false },
-      { Type: 'bind', Source: `${DATA}/shared`, Target: '/mnt/shared', ReadOnly: true },
-    ]);
-  });
 });
 
 describe('hardenedCreateOptions: refused configs', () => {
   it.each([
     ['privileged', { privileged: true }, /privileged/],
-    ['the docker socket by path', { mounts: [{ source: '/var/run/docker.sock', target: '/var/run/docker.sock' }] }, /engine socket/],
-    ['the podman socket by path', { mounts: [{ source: '/run/podman/podman.sock', target: '/x' }] }, /engine socket/],
-    ['a path that resolves to a socket', { mounts: [{ source: 'run/engine', target: '/x' }] }, /socket/],
-    ['a host path outside the data directory', { mounts: [{ source: '/home/me', target: '/home/me' }] }, /outside the data directory/],
-    ['a .. escape', { mounts: [{ source: '../../../etc', target: '/mnt/etc' }] }, /outside the data directory/],
-    ['a symlink escape', { mounts: [{ source: 'link-to-etc', target: '/mnt/etc' }] }, /resolves to \/etc, outside/],
-    ['a missing source', { mounts: [{ source: 'missing', target: '/mnt/m' }] }, /does not exist/],
-    ['a mount over /', { mounts: [{ source: 'root', target: '/' }] }, /root file system/],
-    ['a mount over a parent of the data dir', { mounts: [{ source: 'x', target: '/srv' }] }, /data directory/],
-    ['a mount over the data dir itself', { mounts: [{ source: 'x', target: DATA }] }, /data directory/],
-    ['a mount into /proc', { mounts: [{ source: 'x', target: '/proc/sys' }] }, /\/proc/],
-    ['the same target twice', { mounts: [{ source: 'a', target: '/mnt/a' }, { source: 'b', target: '/mnt/a/' }] }, /twice/],
+    // The engine re-resolves a mount's source at every start: whatever the source, a link swapped in later wins.
+    ['the docker socket', { mounts: [{ source: '/var/run/docker.sock', target: '/var/run/docker.sock' }] }, /extra mounts are refused/],
+    ['a host path', { mounts: [{ source: '/home/me', target: '/home/me' }] }, /extra mounts are refused/],
+    ['a folder inside the data directory', { mounts: [{ source: 'cache', target: '/root/.cache', read_only: true }] }, /link other paths to it from inside the container/],
   ])('%s', (_, container, message) => {
     const text = refusal(container);
     expect(text).toMatch(message);
-    expect(text.startsWith(`${DATA}/system/agent_config.json: container.`)).toBe(true);
+    expect(text.startsWith(`${CONFIG_FILE}: container.`)).toBe(true);
   });
 
   it('refuses a data directory that resolves to /', () => {
-    const rootHost: HostFacts = { realpath: () => '/', isSocket: () => false };
-    expect(() => hardenedCreateOptions({ config: parseAgentConfig({}).container, dataDir: '/data', host: rootHost })).toThrow(/resolves to \//);
+    const rootHost: HostFacts = { realpath: () => '/' };
+    expect(() => hardenedCreateOptions({ config: parseAgentConfig({}).container, dataDir: '/data', host: rootHost, configFile: CONFIG_FILE })).toThrow(/resolves to \//);
   });
 });
 

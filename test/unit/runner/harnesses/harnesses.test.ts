@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -128,7 +128,13 @@ describe('checkHarnessAvailable (watch start)', () => {
     await rm(dir, { recursive: true, force: true });
     await rm(`${dir}.state`, { recursive: true, force: true });
   });
-  const instance = (runner: Record<string, unknown>) => ({ name: 'a', dataDir: dir, paths: unitPaths('a', dir), config: parseAgentConfig({ runner }) });
+  // The data directory is a sibling of the folder holding binaries: the host never runs files from the data directory.
+  const instance = (runner: Record<string, unknown>, dataDir = path.join(dir, 'data')) => ({
+    name: 'a',
+    dataDir,
+    paths: unitPaths('a', dataDir),
+    config: parseAgentConfig({ runner }),
+  });
 
   it.each([
     [{ harness: 'claude-code' }, /The claude-code harness needs "claude", which is not on PATH\. Install it, or set runner\.command/],
@@ -152,6 +158,17 @@ describe('checkHarnessAvailable (watch start)', () => {
     await writeFile(bin, '#!/bin/sh\n', { mode: 0o755 });
     expect(checkHarnessAvailable(instance({ harness: 'opencode' }), { PATH: `/nonexistent:${dir}` })).toBe(bin);
     expect(findExecutable('sh', '/bin:/usr/bin', dir)).toMatch(/\/sh$/);
+  });
+
+  it('refuses a harness inside the data directory, or found through a relative PATH entry', async () => {
+    const data = path.join(dir, 'data');
+    await mkdir(data, { recursive: true });
+    await writeFile(path.join(data, 'claude'), '#!/bin/sh\n', { mode: 0o755 });
+    await writeFile(path.join(dir, 'claude'), '#!/bin/sh\n', { mode: 0o755 });
+    expect(() => checkHarnessAvailable(instance({ harness: 'claude-code', command: './claude' }), { PATH: dir })).toThrow(/inside the data directory, which the agent can write/);
+    expect(() => checkHarnessAvailable(instance({ harness: 'claude-code', command: `${data}/claude` }), { PATH: dir })).toThrow(/inside the data directory/);
+    expect(() => checkHarnessAvailable(instance({ harness: 'claude-code' }), { PATH: `${dir}:.` })).toThrow(/PATH holds a relative folder/);
+    expect(checkHarnessAvailable(instance({ harness: 'claude-code' }), { PATH: dir })).toBe(path.join(dir, 'claude'));
   });
 
   it('skips files that are not executable', async () => {

@@ -62,8 +62,11 @@ describe('secretsDir', () => {
   it('defaults to <config>/secrets/<name>, and resolves a configured one against the data dir', () => {
     expect(secretsDir('alpha', '/data/alpha', undefined, { AGENT_KERNEL_CONFIG_DIR: '/cfg' })).toBe('/cfg/secrets/alpha');
     expect(secretsDir('alpha', '/data/alpha', undefined, { XDG_CONFIG_HOME: '/xdg' })).toBe('/xdg/agent-kernel/secrets/alpha');
-    expect(secretsDir('alpha', '/data/alpha', '../keys', {})).toBe('/data/keys');
+    expect(secretsDir('alpha', '/data/alpha', 'keys', { AGENT_KERNEL_CONFIG_DIR: '/cfg' })).toBe('/cfg/keys');
     expect(secretsDir('alpha', '/data/alpha', '/run/keys', {})).toBe('/run/keys');
+    // The agent could write variables there (NODE_OPTIONS=--require ...), so never inside the data directory.
+    expect(() => secretsDir('alpha', '/data/alpha', '/data/alpha/secrets', {})).toThrow(/inside the data directory, which the agent can write/);
+    expect(() => secretsDir('alpha', '/data/alpha', '../../data/alpha', { AGENT_KERNEL_CONFIG_DIR: '/cfg/x' })).toThrow(/inside the data directory/);
   });
 });
 

@@ -2,9 +2,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadAgentConfig } from '../../../../src/config/agent-config.js';
-import type { Instance } from '../../../../src/config/instance.js';
-import { dataPaths } from '../../../../src/config/paths.js';
+import { type Instance, loadInstance as loadInstanceOf } from '../../../../src/config/instance.js';
+import { instancePaths } from '../../../../src/config/paths.js';
 import { createLogger } from '../../../../src/log/logger.js';
 import { sendMessage } from '../../../../src/runner/watch/inbox.js';
 import { Watch } from '../../../../src/runner/watch/watch.js';
@@ -17,12 +16,18 @@ let configDir: string;
 let watch: Watch | undefined;
 let ticks: TickRecorder;
 
+const instanceEnv = () => ({ AGENT_KERNEL_CONFIG_DIR: configDir, AGENT_KERNEL_STATE_DIR: `${dataDir}.state` });
+
 async function loadInstance(): Promise<Instance> {
-  return { name: 'loop', dataDir, paths: unitPaths('loop', dataDir), config: await loadAgentConfig(dataDir) };
+  return loadInstanceOf('loop', dataDir, instanceEnv());
 }
 
+/** The operator's configuration of the instance (runner fields are the operator's). */
+const operatorFile = () => instancePaths('loop', dataDir, instanceEnv()).operatorConfig;
+
 async function writeConfig(runner: Record<string, unknown>): Promise<void> {
-  await writeFile(dataPaths(dataDir).agentConfig, JSON.stringify({ runner }, null, 2));
+  await mkdir(path.dirname(operatorFile()), { recursive: true });
+  await writeFile(operatorFile(), JSON.stringify({ runner }, null, 2));
 }
 
 async function startWatch(options: { detect?: string } = {}): Promise<Watch> {
@@ -224,7 +229,7 @@ describe('watch loop (injected tick)', () => {
     expect(watch!.status().currentTick?.trigger).toBe('restart');
   });
 
-  it('re-reads agent_config.json before each tick (env changes apply without restarting watch)', async () => {
+  it('re-reads the configuration before each tick (env changes apply without restarting watch)', async () => {
     await writeConfig({ env: { MODE: 'one' } });
     ticks.autoFinish = { failed: false, status: 'normal' };
     await startWatch();
@@ -237,9 +242,9 @@ describe('watch loop (injected tick)', () => {
     expect(ticks.ticks[1]!.env.MODE).toBe('two');
   });
 
-  it('waits out a broken agent_config.json without dying, then ticks once it is fixed', async () => {
+  it('waits out a broken configuration without dying, then ticks once it is fixed', async () => {
     await startWatch();
-    await writeFile(inbox().agentConfig, '{"runner": {"restart": "sometimes"}}');
+    await writeConfig({ restart: 'sometimes' });
     await until(() => watch!.status().state === 'config-error' && /runner\.restart/.test(watch!.status().reason ?? ''), 'config error naming the field');
     await sendMessage(inbox(), { text: 'queued' });
     const looked = watch!.steps;

@@ -1,0 +1,50 @@
+/**
+ * Waits for programs that want input (issue 12): how long type+wait takes to come back when
+ * the program is ready for the next keys: a python REPL starting, an expression in it, vi
+ * opening, a line prompt (`input()`) and bash's `read -p`. Baseline: silence settling (the
+ * seed's approach: done when nothing printed for tty.settle_ms), measured in this run by the
+ * round-trip section (`settle.echo`: an instance with tty.detect_input off).
+ */
+import { startServer, textOf } from '../lib/server.mjs';
+import { settleRoundTrips } from './round-trip.mjs';
+import { summary } from '../lib/stats.mjs';
+
+/** type, then wait; checks the wait ended for the reason and shows `expectText`; returns ms. */
+async function timed(session, tty, expect, text, { reasons, expectText }) {
+  const began = performance.now();
+  await session.ok('type', { tty, expect, text });
+  const result = await session.ok('wait', { timeout: 20 });
+  const elapsed = performance.now() - began;
+  const reason = result.structuredContent.reason;
+  if (!reasons.includes(reason)) throw new Error(`type "${text}" then wait ended with ${reason}, not ${reasons.join('/')}: ${textOf(result)}`);
+  if (expectText && !expectText.test(textOf(result))) throw new Error(`type "${text}": ${expectText} not in ${textOf(result)}`);
+  return elapsed;
+}
+
+export async function inputWaits({ instance, settleInstance, runs }) {
+  const session = await startServer(instance.dataDir);
+  const times = { replStart: [], replExpression: [], viOpen: [], inputPrompt: [], readPrompt: [] };
+  try {
+    await session.ok('login');
+    await session.ok('wait', { timeout: 10 });
+    const { tty } = (await session.ok('open')).structuredContent;
+    await session.ok('wait', { timeout: 10 });
+    for (let i = 0; i < runs; i++) {
+      times.replStart.push(await timed(session, tty, 'bash', 'python3 -q', { reasons: ['input', 'settled'], expectText: /^>>>/m }));
+      times.replExpression.push(await timed(session, tty, 'python3', `6*${i + 7}`, { reasons: ['input', 'settled'], expectText: new RegExp(`^${6 * (i + 7)}$`, 'm') }));
+      await timed(session, tty, 'python3', 'exit()', { reasons: ['command-finished', 'input'] });
+      times.viOpen.push(await timed(session, tty, 'bash', `vi /tmp/bench-${i}.txt`, { reasons: ['input', 'settled'] }));
+      await timed(session, tty, 'vi', ':q!', { reasons: ['command-finished', 'input'] });
+      times.inputPrompt.push(await timed(session, tty, 'bash', `python3 -c 'print(input("name? "))'`, { reasons: ['input'], expectText: /name\?/ }));
+      await timed(session, tty, 'python3', 'ada', { reasons: ['command-finished'], expectText: /^ada$/m });
+      times.readPrompt.push(await timed(session, tty, 'bash', `read -p 'name? ' answer`, { reasons: ['input'], expectText: /name\?/ }));
+      await timed(session, tty, 'bash', 'bob', { reasons: ['command-finished'] });
+    }
+    await session.ok('close', { tty });
+  } finally {
+    await session.stop();
+  }
+  const out = Object.fromEntries(Object.entries(times).map(([key, values]) => [key, summary(values)]));
+  out.settleEcho = await settleRoundTrips(settleInstance, 'stdio', Math.min(runs, 5));
+  return out;
+}
