@@ -1,8 +1,10 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Instance } from '../../../src/config/instance.js';
+import { instancePaths } from '../../../src/config/paths.js';
 import { registerInstance } from '../../../src/config/registry.js';
 import { personInputSince } from '../../../src/observe/person-input.js';
 import { CONTENT_SECURITY_POLICY } from '../../../src/web/web-server.js';
@@ -52,6 +54,7 @@ run('agent-kernel web (real chromium)', () => {
     t = await startTerminals('host');
     recorder = recordTerminals(t.manager, t.test.instance, 0);
     await registerInstance(t.test.name, t.test.dataDir, env);
+    await shareOperatorConfig(t.test.instance);
     paused = await createTestInstance({ containerfile: false, config: { container: { backend: 'host' } } });
     const p = paused.instance.paths;
     await writeFile(p.paused, 'billing: the API key has no credit left\n');
@@ -61,9 +64,17 @@ run('agent-kernel web (real chromium)', () => {
     await mkdir(path.dirname(p.tickLog(1)), { recursive: true });
     await writeFile(p.tickLog(1), transcript());
     await registerInstance(paused.name, paused.dataDir, env);
+    await shareOperatorConfig(paused.instance);
     web = await startWeb(env);
     browser = await launchBrowser();
   }, 120_000);
+
+  /** The web process has a config home of its own: give it the operator's file of an instance made in the run's. */
+  async function shareOperatorConfig(instance: Instance): Promise<void> {
+    const target = instancePaths(instance.name, instance.dataDir, env).operatorConfig;
+    await mkdir(path.dirname(target), { recursive: true });
+    await copyFile(instance.paths.operatorConfig, target);
+  }
 
   afterAll(async () => {
     await browser?.close();
