@@ -47,10 +47,25 @@ export async function removeInstanceResources(engine: Engine, name: string, onPr
     if (image.Labels?.[LABEL.instance] !== name) continue;
     const tags = (image.RepoTags ?? []).filter((t) => t !== '<none>:<none>');
     // noprune: untagged parent layers stay, because a build running at the same time may be reusing them.
-    for (const reference of [...tags, image.Id]) await docker.getImage(reference).remove({ noprune: true }).catch(ignoreMissing);
+    for (const reference of [...tags, image.Id]) await removeImage(engine, reference, name);
     const shown = tags[0] ?? `${image.Id.replace(/^sha256:/, '').slice(0, 12)} (untagged)`;
     removed.images.push(shown);
     onProgress?.(`removed image ${shown}`);
   }
   return removed;
+}
+
+/** Remove one image; a labelled container still using it (created while we listed) is removed first, once. */
+async function removeImage(engine: Engine, reference: string, name: string): Promise<void> {
+  const image = engine.docker.getImage(reference);
+  try {
+    await image.remove({ noprune: true });
+  } catch (error) {
+    if (statusCode(error) === 404) return;
+    if (statusCode(error) !== 409) throw error;
+    const users = await engine.docker.listContainers({ all: true, filters: { ancestor: [reference], label: [`${LABEL.instance}=${name}`] } });
+    if (users.length === 0) throw error;
+    for (const c of users) await engine.docker.getContainer(c.Id).remove({ force: true }).catch(ignoreMissing);
+    await image.remove({ noprune: true }).catch(ignoreMissing);
+  }
 }
