@@ -10,10 +10,11 @@ import path from 'node:path';
 import { ROOT } from './paths.mjs';
 
 const dist = (rel) => import(path.join(ROOT, 'dist', rel));
-const [{ instancePaths }, { loadInstance }, { containerName }, { connectEngine, statusCode }, { LABEL, ensureImage }, { silentLogger }] = await Promise.all([
+const [{ instancePaths }, { loadInstance }, { containerName }, { removeInstanceResources }, { connectEngine }, { ensureImage }, { silentLogger }] = await Promise.all([
   dist('config/paths.js'),
   dist('config/instance.js'),
   dist('sandbox/container.js'),
+  dist('sandbox/remove-instance.js'),
   dist('sandbox/engine.js'),
   dist('sandbox/image.js'),
   dist('log/logger.js'),
@@ -64,29 +65,5 @@ export async function createInstance({ name = `bench-${randomBytes(3).toString('
 
 /** Remove the containers, volumes and images labelled agent-kernel.instance=<name>, and nothing else. */
 export async function removeEngineResources(name) {
-  const { docker } = await engine();
-  try {
-    const info = await docker.getContainer(containerName(name)).inspect();
-    if (info.Config.Labels?.[LABEL.instance] === name) await docker.getContainer(info.Id).remove({ force: true });
-  } catch (error) {
-    if (statusCode(error) !== 404) throw error;
-  }
-  // The egress proxy and link, and their socket volume (allowlist instances).
-  const egress = await docker.listContainers({ all: true, filters: { label: [`${LABEL.instance}=${name}`, LABEL.egressRole] } });
-  for (const c of egress) if (c.Labels[LABEL.instance] === name) await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
-  const { Volumes: volumes } = await docker.listVolumes({ filters: { label: [`${LABEL.instance}=${name}`] } });
-  for (const v of volumes ?? []) if (v.Labels?.[LABEL.instance] === name) await docker.getVolume(v.Name).remove().catch(() => undefined);
-  const images = await docker.listImages({ filters: { label: [`${LABEL.instance}=${name}`] } });
-  for (const image of images) {
-    if (image.Labels?.[LABEL.instance] !== name) continue;
-    const tags = (image.RepoTags ?? []).filter((t) => t !== '<none>:<none>');
-    for (const reference of [...tags, image.Id]) {
-      await docker
-        .getImage(reference)
-        .remove({ noprune: true })
-        .catch((error) => {
-          if (statusCode(error) !== 404) throw error;
-        });
-    }
-  }
+  await removeInstanceResources(await engine(), name);
 }

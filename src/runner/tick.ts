@@ -9,8 +9,8 @@ import type { Logger } from '../log/logger.js';
 import { appendEvent } from '../observe/events/event-log.js';
 import { openSandbox } from '../sandbox/open-sandbox.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
-import { backoffDelay, sleep } from './backoff.js';
-import { type ErrorClass, isRetryable } from './harnesses/classify.js';
+import { sleep } from './backoff.js';
+import type { ErrorClass } from './harnesses/classify.js';
 import { HarnessSession, type SessionResult } from './harness-session.js';
 import type { Harness } from './harnesses/harness.js';
 import { getHarness } from './harnesses/index.js';
@@ -22,8 +22,10 @@ import { assertNotPaused, writePaused } from './paused.js';
 import { composeTickPrompt, loadTickPrompt } from './prompt.js';
 import { pushAgentBranch } from './push.js';
 import { checkHarnessAvailable } from './harnesses/harness-check.js';
-import { beginTickRecord, finishTickRecord, loadState, type TickRecord, type TickTokens, updateTickRecord } from './state.js';
-import { groupAlive, processStartTime, signalOwnGroup } from './process-group.js';
+import { beginTickRecord, finishTickRecord, type TickRecord, type TickTokens, updateTickRecord } from './state.js';
+import { killOrphanedHarness } from './orphaned-harness.js';
+import { processStartTime } from './process-group.js';
+import { addSessionTokens, retryDelay, tickVerdict } from './tick-verdict.js';
 
 /**
  * A tick (issue 5, seed 000 "Agent Runner"): bring the container up, run pre-tick hooks,
@@ -110,19 +112,6 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
   }
   const tick = new TickRun(instance, harness, sandbox, lock, record, basePrompt, options);
   return { tick: record.tick, deliver: (message) => tick.deliver(message), done: tick.run() };
-}
-
-/** A runner that died mid-tick may have left its harness (and MCP server) running: stop that group first. */
-async function killOrphanedHarness(instance: Instance, logger: Logger): Promise<void> {
-  const previous = (await loadState(instance.paths.state).catch(() => undefined))?.current;
-  const pgid = previous?.harness_pgid;
-  if (!pgid || !groupAlive(pgid)) return;
-  // Only the group recorded (host-private state.json) and still led by the very process started then.
-  if (!signalOwnGroup(pgid, previous.harness_start, 'SIGKILL')) {
-    logger.warn({ tick: previous.tick, pgid }, 'a process group with the recorded harness PGID runs, but it is not the harness started then (PID reused): left alone');
-    return;
-  }
-  logger.warn({ tick: previous.tick, pgid }, 'the harness of a tick whose runner died was still running: killed its process group');
 }
 
 class TickRun {
@@ -238,7 +227,7 @@ class TickRun {
 
   private async runAttempts(tickLog: WriteStream, workDir: string, logFile: string): Promise<TickOutcome> {
     const runner = this.instance.config.runner;
-    const totals: TickTokens = { input: 0, output: 0, cache_creation: 0, cache_read: 0, context_used: 0, context_window: 0 };
+    let totals: TickTokens = { input: 0, output: 0, cache_creation: 0, cache_read: 0, context_used: 0, context_window: 0 };
     let costUsd = 0;
     let last: SessionResult | undefined;
     let attempt = 0;
@@ -271,24 +260,20 @@ class TickRun {
       );
       // The ended session refuses messages from here on; a retry below opens the next one.
       last = await session.run();
-      totals.input += last.tokens.input;
-      totals.output += last.tokens.output;
-      totals.cache_creation += last.tokens.cache_creation;
-      totals.cache_read += last.tokens.cache_read;
-      totals.context_used = last.context.used;
-      totals.context_window = last.context.window;
+      totals = addSessionTokens(totals, last);
       costUsd += last.costUsd;
 
+      const delay = retryDelay(last, {
+        attempt,
+        maxAttempts: runner.retry.max_attempts,
+        initialMs: runner.retry.initial,
+        maxMs: runner.retry.max,
+        maxRateLimitWaitMs: this.options.maxRateLimitWaitMs ?? DEFAULT_MAX_RATE_LIMIT_WAIT_MS,
+        now: Date.now(),
+        deadline,
+      });
       const classification = last.classification;
-      if (last.endedBy || !classification || !isRetryable(classification.errorClass)) break;
-      if (attempt >= runner.retry.max_attempts) break;
-      let delay = backoffDelay(attempt, { initialMs: runner.retry.initial, maxMs: runner.retry.max });
-      if (classification.errorClass === 'rate_limit' && classification.retryAfterMs !== undefined) {
-        if (classification.retryAfterMs > (this.options.maxRateLimitWaitMs ?? DEFAULT_MAX_RATE_LIMIT_WAIT_MS)) break;
-        // A little past the reset time, so as not to arrive just before it.
-        delay = classification.retryAfterMs + Math.round(Math.random() * 5000);
-      }
-      if (Date.now() + delay >= deadline) break;
+      if (delay === undefined || !classification) break;
       this.session = undefined;
       this.logger.warn({ errorClass: classification.errorClass, reason: classification.reason, delayMs: delay, attempt }, 'retrying after a transient error');
       tickLog.write(JSON.stringify({ type: 'kernel_runner', tick: this.record.tick, event: 'retry-wait', delay_ms: delay, reason: classification.reason }) + '\n');
@@ -296,20 +281,7 @@ class TickRun {
       if (this.options.signal?.aborted) break;
     }
 
-    const base = { attempts: attempt, logFile, tokens: totals, costUsd, lastMessage: last.lastMessage, sessionId: last.sessionId };
-    if (last.endedBy) {
-      const failed = last.endedBy === 'mcp';
-      return this.outcome({ ...base, status: failed ? 'failed' : 'interrupted', errorClass: last.endedBy, ...(last.endDetail ? { error: last.endDetail } : {}) });
-    }
-    const classification = last.classification;
-    if (!classification) return this.outcome({ ...base, status: 'ok' });
-    return this.outcome({
-      ...base,
-      status: classification.errorClass === 'limit' ? 'interrupted' : 'failed',
-      errorClass: classification.errorClass,
-      error: classification.reason,
-      ...(classification.retryAfterMs !== undefined ? { retryAfterMs: classification.retryAfterMs } : {}),
-    });
+    return this.outcome({ attempts: attempt, logFile, tokens: totals, costUsd, lastMessage: last.lastMessage, sessionId: last.sessionId, ...tickVerdict(last) });
   }
 
   private outcome(fields: Partial<TickOutcome> & Pick<TickOutcome, 'status' | 'attempts' | 'logFile'>): TickOutcome {

@@ -1,7 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { InstancePaths } from '../config/paths.js';
 import type { Logger } from '../log/logger.js';
-import type { KernelRuntime } from './runtime.js';
+import type { KernelRuntime } from './terminals/runtime.js';
 import type { SessionState } from './tools/context.js';
 import { explainRefusedCalls } from './tool-errors.js';
 import { TOOL_NAMES, registerTools } from './tools/index.js';

@@ -1,10 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { KernelRuntime } from './runtime.js';
-
-/** The id a wait's reply is known by until it is handed to the client (session and request). */
-export function deliveryId(sessionId: string | undefined, requestId: string | number): string {
-  return `${sessionId ?? 'stdio'}:${String(requestId)}`;
-}
+import type { KernelRuntime } from './terminals/runtime.js';
+import { deliveryId } from './terminals/terminals.js';
 
 /**
  * Tell the terminals when a reply has been handed to the client: stdout is a pipe, written

@@ -5,9 +5,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Instance, loadInstance } from '../../src/config/instance.js';
 import { dataPaths, instancePaths } from '../../src/config/paths.js';
-import { containerName } from '../../src/sandbox/container.js';
-import { connectEngine, statusCode } from '../../src/sandbox/engine.js';
-import { LABEL } from '../../src/sandbox/image.js';
+import { connectEngine } from '../../src/sandbox/engine.js';
+import { removeInstanceResources } from '../../src/sandbox/remove-instance.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const TEST_CONTAINERFILE = path.join(ROOT, 'Containerfile.test');
@@ -42,7 +41,7 @@ export async function instanceFor(name: string, dataDir: string, configDir?: str
   return loadInstance(name, dataDir, configDir === undefined ? process.env : { ...process.env, AGENT_KERNEL_CONFIG_DIR: configDir });
 }
 
-/** Remove what the engine holds for a test instance: only things labelled with its name. */
+/** Remove what the engine holds for a test instance (only things labelled with its name), when an engine answers. */
 export async function removeEngineResources(name: string): Promise<void> {
   let engine;
   try {
@@ -50,32 +49,7 @@ export async function removeEngineResources(name: string): Promise<void> {
   } catch {
     return;
   }
-  const { docker } = engine;
-  try {
-    const info = await docker.getContainer(containerName(name)).inspect();
-    if (info.Config.Labels?.[LABEL.instance] === name) await docker.getContainer(info.Id).remove({ force: true });
-  } catch (error) {
-    if (statusCode(error) !== 404) throw error;
-  }
-  // Egress proxy and link containers, and the socket volume (only things labelled with this name).
-  const egress = await docker.listContainers({ all: true, filters: { label: [`${LABEL.instance}=${name}`, LABEL.egressRole] } });
-  for (const c of egress) if (c.Labels[LABEL.instance] === name) await docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
-  const { Volumes: volumes } = await docker.listVolumes({ filters: { label: [`${LABEL.instance}=${name}`] } });
-  for (const v of volumes ?? []) if (v.Labels?.[LABEL.instance] === name) await docker.getVolume(v.Name).remove().catch(() => undefined);
-  const images = await docker.listImages({ filters: { label: [`${LABEL.instance}=${name}`] } });
-  for (const image of images) {
-    if (image.Labels?.[LABEL.instance] !== name) continue;
-    const tags = (image.RepoTags ?? []).filter((t) => t !== '<none>:<none>');
-    // noprune: untagged parent layers stay, because a build running at the same time may be reusing them.
-    for (const reference of [...tags, image.Id]) {
-      await docker
-        .getImage(reference)
-        .remove({ noprune: true })
-        .catch((error: unknown) => {
-          if (statusCode(error) !== 404) throw error;
-        });
-    }
-  }
+  await removeInstanceResources(engine, name);
 }
 
 /**

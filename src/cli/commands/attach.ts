@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { resolveInstance } from '../../config/instance.js';
 import { KernelError } from '../../errors.js';
 import { attachArgv, dockerHostFor, listWindowsArgv } from '../../tty/attach-command.js';
+import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 
 const USAGE = 'attach <name-or-dir> <tty> [--write]';
@@ -11,12 +12,14 @@ export const attachCommand: Command = {
   summary: "Attach your terminal to one of an instance's TTYs to watch it (read-only unless --write).",
   usage: USAGE,
   async run(args) {
-    const write = args.includes('--write');
-    const rest = args.filter((a) => a !== '--write');
-    const unknown = rest.find((a) => a.startsWith('-'));
-    if (unknown !== undefined) throw new KernelError('USAGE', `Unknown option ${unknown}. Usage: agent-kernel ${USAGE}`);
-    const [target, ttyText] = rest;
-    if (target === undefined || ttyText === undefined || rest.length > 2) throw new KernelError('USAGE', `Usage: agent-kernel ${USAGE}`);
+    const { values, positionals } = parseCommandArgs(args, {
+      usage: `agent-kernel ${USAGE}`,
+      options: { write: { type: 'boolean', default: false } },
+      positionals: { min: 2, max: 2 },
+      missing: 'Name an instance and a TTY.',
+    });
+    const write = values.write;
+    const [target, ttyText] = positionals as [string, string];
     const tty = Number(ttyText);
     if (!/^\d+$/.test(ttyText) || tty > 19) throw new KernelError('USAGE', `TTY must be a number from 0 to 19, got ${JSON.stringify(ttyText)}.`);
     if (!process.stdin.isTTY || !process.stdout.isTTY) {

@@ -1,14 +1,14 @@
-import { parseArgs } from 'node:util';
 import { type Instance, resolveInstance } from '../../config/instance.js';
-import { KernelError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { type ContainerStatus, containerDown, containerRebuild, containerStatus, containerUp, prune } from '../../sandbox/container.js';
 import { type Engine, connectEngine, describeEngine } from '../../sandbox/engine.js';
 import { imageTag } from '../../sandbox/image.js';
+import { removeInstanceResources } from '../../sandbox/remove-instance.js';
+import { parseCommandArgs, usageError } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 
-const USAGE = 'container up|status|down|rebuild|prune <name-or-dir> [--json] [--quiet]';
-const ACTIONS = ['up', 'status', 'down', 'rebuild', 'prune'] as const;
+const USAGE = 'container up|status|down|rebuild|prune|rm <name-or-dir> [--json] [--quiet]';
+const ACTIONS = ['up', 'status', 'down', 'rebuild', 'prune', 'rm'] as const;
 type Action = (typeof ACTIONS)[number];
 
 /** Pure: a status as lines for a person. */
@@ -32,15 +32,15 @@ export const containerCommand: Command = {
   summary: "Manage an instance's container: up, status, down, rebuild, prune.",
   usage: USAGE,
   async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
+    const usage = `agent-kernel ${USAGE}`;
+    const { values, positionals } = parseCommandArgs(args, {
+      usage,
       options: { json: { type: 'boolean', default: false }, quiet: { type: 'boolean', short: 'q', default: false } },
+      positionals: { min: 2, max: 2 },
+      missing: 'Name an action and an instance.',
     });
-    const [action, target, ...extra] = positionals;
-    if (!ACTIONS.includes(action as Action) || target === undefined || extra.length > 0) {
-      throw new KernelError('USAGE', `usage: agent-kernel ${USAGE}`);
-    }
+    const [action, target] = positionals as [string, string];
+    if (!ACTIONS.includes(action as Action)) throw usageError(usage, `Unknown action ${JSON.stringify(action)}.`);
     const instance = await resolveInstance(target);
     const engine = await connectEngine({ socket: instance.config.container.engine_socket });
     const logger = createLogger({ process: 'agent-kernel', level: process.env.AGENT_KERNEL_LOG_LEVEL ?? 'warn' });
@@ -74,6 +74,15 @@ export const containerCommand: Command = {
           ...result.kept.map((k) => `  kept ${k}`),
         ];
         print(result, lines.join('\n'));
+        return EXIT.OK;
+      }
+      case 'rm': {
+        const removed = await removeInstanceResources(engine, instance.name, progress);
+        const lines = [
+          `removed ${removed.containers.length} container(s), ${removed.volumes.length} volume(s), ${removed.images.length} image(s) of ${instance.name}; the data in ${instance.dataDir} stays`,
+          ...removed.kept.map((k) => `  kept ${k}`),
+        ];
+        print(removed, lines.join('\n'));
         return EXIT.OK;
       }
     }

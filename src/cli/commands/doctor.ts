@@ -1,8 +1,7 @@
-import { parseArgs } from 'node:util';
 import { resolveInstance } from '../../config/instance.js';
-import { KernelError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { type CheckRow, preflight } from '../../sandbox/preflight.js';
+import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 
 const USAGE = 'doctor [<name-or-dir>] [--verbose]';
@@ -35,8 +34,11 @@ export const doctorCommand: Command = {
   summary: 'Check that everything an instance needs is ready; each failing row says how to fix it.',
   usage: USAGE,
   async run(args) {
-    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { verbose: { type: 'boolean', short: 'v', default: false } } });
-    if (positionals.length > 1) throw new KernelError('USAGE', `usage: agent-kernel ${USAGE}`);
+    const { values, positionals } = parseCommandArgs(args, {
+      usage: `agent-kernel ${USAGE}`,
+      options: { verbose: { type: 'boolean', short: 'v', default: false } },
+      positionals: { max: 1 },
+    });
     const instance = positionals[0] === undefined ? undefined : await resolveInstance(positionals[0]);
     const logger = createLogger({ process: 'agent-kernel', level: process.env.AGENT_KERNEL_LOG_LEVEL ?? 'warn' });
     process.stdout.write(`agent-kernel doctor${instance ? ` ${instance.name} (${instance.dataDir})` : ''}\n`);

@@ -1,10 +1,9 @@
-import { parseArgs } from 'node:util';
 import { resolveInstance } from '../../config/instance.js';
-import { KernelError } from '../../errors.js';
 import { containerStatus, isContainerStale } from '../../sandbox/container.js';
 import { formatRecords, readEgressLog, topRefused } from '../../sandbox/egress-log.js';
 import { applyAllowlist, egressStatus } from '../../sandbox/egress-proxy.js';
 import { connectEngine } from '../../sandbox/engine.js';
+import { parseCommandArgs, usageError } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 
 const USAGE = 'egress log|top|apply <name-or-dir> [--lines N] [--json]';
@@ -15,15 +14,17 @@ export const egressCommand: Command = {
   summary: "An instance's network: log (recent connections), top (most refused destinations), apply (a changed allowlist, without a restart).",
   usage: USAGE,
   async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
+    const usage = `agent-kernel ${USAGE}`;
+    const { values, positionals } = parseCommandArgs(args, {
+      usage,
       options: { lines: { type: 'string', short: 'n', default: '50' }, json: { type: 'boolean', default: false } },
+      positionals: { min: 2, max: 2 },
+      missing: 'Name an action and an instance.',
     });
-    const [action, target, ...extra] = positionals;
-    if (!ACTIONS.includes(action as (typeof ACTIONS)[number]) || !target || extra.length > 0) throw new KernelError('USAGE', `usage: agent-kernel ${USAGE}`);
+    const [action, target] = positionals as [string, string];
+    if (!ACTIONS.includes(action as (typeof ACTIONS)[number])) throw usageError(usage, `Unknown action ${JSON.stringify(action)}.`);
     const lines = Number(values.lines);
-    if (!Number.isInteger(lines) || lines < 1) throw new KernelError('USAGE', `--lines takes a whole number of lines, got ${values.lines}`);
+    if (!Number.isInteger(lines) || lines < 1) throw usageError(usage, `--lines wants a whole number of lines, such as 50; got ${JSON.stringify(values.lines)}.`);
     const instance = await resolveInstance(target);
     const engine = await connectEngine({ socket: instance.config.container.engine_socket });
     const print = (text: string): void => void process.stdout.write(`${text}\n`);

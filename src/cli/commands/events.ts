@@ -1,8 +1,7 @@
-import { parseArgs } from 'node:util';
 import { resolveInstance } from '../../config/instance.js';
-import { KernelError } from '../../errors.js';
 import { followEvents, readEvents } from '../../observe/events/event-log.js';
 import type { KernelEvent } from '../../observe/events/event-schema.js';
+import { parseCommandArgs, usageError } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 
 const USAGE = 'events <name-or-dir> [--follow] [--type TYPE]... [--tail N]';
@@ -21,20 +20,16 @@ export const eventsCommand: Command = {
   summary: "Print an instance's events as JSON lines (commands, terminals, ticks, messages); --follow keeps printing.",
   usage: USAGE,
   async run(args) {
-    let parsed;
-    try {
-      parsed = parseArgs({
-        args,
-        allowPositionals: true,
-        options: { follow: { type: 'boolean', short: 'f' }, type: { type: 'string', multiple: true }, tail: { type: 'string' } },
-      });
-    } catch (error) {
-      throw new KernelError('USAGE', `${(error as Error).message}. Usage: agent-kernel ${USAGE}`);
-    }
-    const [target, ...extra] = parsed.positionals;
-    if (target === undefined || extra.length > 0) throw new KernelError('USAGE', `Name one instance. Usage: agent-kernel ${USAGE}`);
+    const usage = `agent-kernel ${USAGE}`;
+    const parsed = parseCommandArgs(args, {
+      usage,
+      options: { follow: { type: 'boolean', short: 'f' }, type: { type: 'string', multiple: true }, tail: { type: 'string' } },
+      positionals: { min: 1, max: 1 },
+      missing: 'Name one instance.',
+    });
+    const target = parsed.positionals[0] as string;
     const tail = parsed.values.tail === undefined ? undefined : Number(parsed.values.tail);
-    if (tail !== undefined && (!Number.isInteger(tail) || tail < 0)) throw new KernelError('USAGE', `--tail wants a count of events, such as 20; got ${parsed.values.tail}.`);
+    if (tail !== undefined && (!Number.isInteger(tail) || tail < 0)) throw usageError(usage, `--tail wants a count of events, such as 20; got ${JSON.stringify(parsed.values.tail)}.`);
     const types = parsed.values.type;
     const wanted = (event: KernelEvent) => !types || types.some((t) => event.type === t || event.type.startsWith(`${t}.`));
     const instance = await resolveInstance(target);

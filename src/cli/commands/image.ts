@@ -1,8 +1,7 @@
-import { parseArgs } from 'node:util';
-import { KernelError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { DEFAULT_BASE_IMAGE, bootstrapBaseImage } from '../../sandbox/bootstrap.js';
 import { connectEngine, describeEngine } from '../../sandbox/engine.js';
+import { parseCommandArgs, usageError } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 
 const USAGE = 'image bootstrap [<tag>] [--force] [--mirror <url>]';
@@ -12,15 +11,15 @@ export const imageCommand: Command = {
   summary: 'Build base images offline (bootstrap) from Debian packages.',
   usage: USAGE,
   async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
+    const usage = `agent-kernel ${USAGE}`;
+    const { values, positionals } = parseCommandArgs(args, {
+      usage,
       options: { force: { type: 'boolean', default: false }, mirror: { type: 'string' } },
+      positionals: { min: 1, max: 2 },
+      missing: 'Name an action.',
     });
-    const [sub, tag, ...extra] = positionals;
-    if (sub !== 'bootstrap' || extra.length > 0) {
-      throw new KernelError('USAGE', `usage: agent-kernel ${USAGE}`);
-    }
+    const [sub, tag] = positionals;
+    if (sub !== 'bootstrap') throw usageError(usage, `Unknown action ${JSON.stringify(sub)}.`);
     const logger = createLogger({ process: 'agent-kernel', level: process.env.AGENT_KERNEL_LOG_LEVEL ?? 'warn' });
     const engine = await connectEngine();
     process.stdout.write(`engine: ${describeEngine(engine)}\n`);

@@ -1,7 +1,7 @@
 import { loadInstance } from '../../config/instance.js';
 import { describeIgnored } from '../../config/operator-config.js';
 import { initInstance } from '../../runner/init.js';
-import { KernelError } from '../../errors.js';
+import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 
 export const initCommand: Command = {
@@ -9,10 +9,13 @@ export const initCommand: Command = {
   summary: 'Create a data repo for a new instance and register its name.',
   usage: 'init <name> <dir>',
   async run(args) {
-    const [name, dir, ...extra] = args;
-    if (!name || !dir || extra.length > 0) {
-      throw new KernelError('USAGE', 'usage: kernel-runner init <name> <dir> (for example: kernel-runner init scout ~/agents/scout)');
-    }
+    const { positionals } = parseCommandArgs(args, {
+      usage: 'kernel-runner init <name> <dir> (for example: kernel-runner init scout ~/agents/scout)',
+      options: {},
+      positionals: { min: 2, max: 2 },
+      missing: 'Name the instance and its directory.',
+    });
+    const [name, dir] = positionals as [string, string];
     const result = await initInstance(name, dir);
     const what = result.created.length > 0 ? `created ${result.created.length} files` : 'nothing to create (already a data repo)';
     const instance = await loadInstance(result.name, result.dataDir);

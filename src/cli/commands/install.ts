@@ -7,6 +7,7 @@ import { validateInstanceName } from '../../config/registry.js';
 import { KernelError } from '../../errors.js';
 import { enableInstructions, renderUnit, unitEnvironment, unitName, unitPath } from '../../runner/watch/systemd.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
+import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 
 /** This package's kernel-runner bin (dist/cli/kernel-runner.js), absolute. */
@@ -20,10 +21,14 @@ export const installCommand: Command = {
   summary: 'Write a systemd user unit that runs watch for an instance, and print how to enable it.',
   usage: 'install <name> [--print]   (--print: show the unit, write nothing)',
   async run(args) {
-    const print = args.includes('--print');
-    const rest = args.filter((a) => a !== '--print');
-    const [name, ...extra] = rest;
-    if (!name || extra.length > 0) throw new KernelError('USAGE', 'usage: kernel-runner install <name> [--print]');
+    const { values, positionals } = parseCommandArgs(args, {
+      usage: 'kernel-runner install <name> [--print]',
+      options: { print: { type: 'boolean', default: false } },
+      positionals: { min: 1, max: 1 },
+      missing: 'Name an instance.',
+    });
+    const print = values.print;
+    const name = positionals[0] as string;
     const instance = await resolveInstance(name);
     const bin = runnerBin();
     if (!(await stat(bin).catch(() => undefined))) {
@@ -53,8 +58,8 @@ export const uninstallCommand: Command = {
   summary: 'Remove the systemd user unit of an instance (stop it first).',
   usage: 'uninstall <name>',
   async run(args) {
-    const [name, ...extra] = args;
-    if (!name || extra.length > 0) throw new KernelError('USAGE', 'usage: kernel-runner uninstall <name>');
+    const { positionals } = parseCommandArgs(args, { usage: 'kernel-runner uninstall <name>', options: {}, positionals: { min: 1, max: 1 }, missing: 'Name an instance.' });
+    const name = positionals[0] as string;
     validateInstanceName(name);
     const file = unitPath(name);
     const unit = unitName(name);

@@ -1,5 +1,5 @@
 import { listInstances, type InstanceSummary } from '../../runner/instances.js';
-import { KernelError } from '../../errors.js';
+import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 
 function state(summary: InstanceSummary): string {
@@ -27,9 +27,7 @@ export const instancesCommand: Command = {
   summary: 'List registered instances: directory, paused or running, last tick.',
   usage: 'ls [--json]',
   async run(args) {
-    const json = args.includes('--json');
-    const unknown = args.filter((a) => a !== '--json');
-    if (unknown.length > 0) throw new KernelError('USAGE', `usage: kernel-runner ls [--json] (unexpected: ${unknown.join(' ')})`);
+    const json = parseCommandArgs(args, { usage: 'kernel-runner ls [--json]', options: { json: { type: 'boolean', default: false } } }).values.json;
     const summaries = await listInstances();
     if (json) process.stdout.write(JSON.stringify(summaries, null, 2) + '\n');
     else if (summaries.length === 0) process.stdout.write('No instances yet. Create one with: kernel-runner init <name> <dir>\n');

@@ -1,6 +1,6 @@
 import { resolveInstance } from '../../config/instance.js';
-import { KernelError } from '../../errors.js';
 import { sendMessage } from '../../runner/watch/inbox.js';
+import { parseCommandArgs, usageError } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 
 async function readStdin(): Promise<string> {
@@ -9,36 +9,27 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-const USAGE = 'send <name> [--from <sender>] [--reply-to <id>] [message...]   (no message: read it from stdin)';
+const USAGE = 'send <name> [--from <sender>] [--reply-to <id>] [--] [message...]   (no message: read it from stdin)';
 
 export const sendCommand: Command = {
   name: 'send',
   summary: "Drop a message in an instance's inbox (from the arguments or stdin); a running watch delivers it.",
   usage: USAGE,
   async run(args) {
-    let from: string | undefined;
-    let replyTo: string | undefined;
-    const words: string[] = [];
-    for (let i = 0; i < args.length; i++) {
-      const arg = args[i]!;
-      if (arg === '--from' || arg === '--reply-to') {
-        const value = args[++i];
-        if (value === undefined) throw new KernelError('USAGE', `${arg} needs a value. usage: kernel-runner ${USAGE}`);
-        if (arg === '--from') from = value;
-        else replyTo = value;
-      } else if (arg === '--') {
-        words.push(...args.slice(i + 1));
-        break;
-      } else {
-        words.push(arg);
-      }
-    }
-    const [name, ...message] = words;
-    if (!name) throw new KernelError('USAGE', `usage: kernel-runner ${USAGE}`);
+    const usage = `kernel-runner ${USAGE}`;
+    const { values, positionals } = parseCommandArgs(args, {
+      usage,
+      options: { from: { type: 'string' }, 'reply-to': { type: 'string' } },
+      positionals: { min: 1, max: Infinity },
+      missing: 'Name an instance.',
+    });
+    const from = values.from;
+    const replyTo = values['reply-to'];
+    const [name, ...message] = positionals as [string, ...string[]];
     const instance = await resolveInstance(name);
     let text = message.join(' ');
     if (message.length === 0) {
-      if (process.stdin.isTTY) throw new KernelError('USAGE', `No message: give it after the name, or pipe it in. usage: kernel-runner ${USAGE}`);
+      if (process.stdin.isTTY) throw usageError(usage, 'No message: give it after the name, or pipe it in.');
       text = await readStdin();
     }
     const { id } = await sendMessage(instance.paths, { text, ...(from ? { from } : {}), ...(replyTo ? { replyTo } : {}) });

@@ -3,8 +3,9 @@ import { KernelError } from '../../errors.js';
 import { createLogger, registerSecrets } from '../../log/logger.js';
 import { resolveToken, TOKEN_ENV } from '../../server/http-auth.js';
 import { startHttpServer } from '../../server/http.js';
-import { KernelRuntime } from '../../server/runtime.js';
+import { KernelRuntime } from '../../server/terminals/runtime.js';
 import { serveStdio } from '../../server/stdio.js';
+import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 import path from 'node:path';
 import { configHome } from '../../config/registry.js';
@@ -31,26 +32,19 @@ export function parseListen(text: string): { host: string; port: number } {
 
 /** Pure: the command line of `serve`. */
 export function parseServeArgs(args: readonly string[]): ServeArgs {
-  const rest = [...args];
-  const parsed: Partial<ServeArgs> = {};
-  while (rest.length > 0) {
-    const arg = rest.shift() as string;
-    const value = (flag: string) => {
-      const next = rest.shift();
-      if (next === undefined || next.startsWith('--')) throw new KernelError('USAGE', `${flag} needs a value. Usage: agent-kernel ${USAGE}`);
-      return next;
-    };
-    if (arg === '--http') parsed.http = parseListen(value('--http'));
-    else if (arg.startsWith('--http=')) parsed.http = parseListen(arg.slice('--http='.length));
-    else if (arg === '--token-file') parsed.tokenFile = value('--token-file');
-    else if (arg === '--log-level') parsed.logLevel = value('--log-level');
-    else if (arg.startsWith('--')) throw new KernelError('USAGE', `Unknown option ${arg}. Usage: agent-kernel ${USAGE}`);
-    else if (parsed.target === undefined) parsed.target = arg;
-    else throw new KernelError('USAGE', `Unexpected argument ${JSON.stringify(arg)}. Usage: agent-kernel ${USAGE}`);
-  }
-  if (parsed.target === undefined) throw new KernelError('USAGE', `Which instance? Usage: agent-kernel ${USAGE}`);
-  if (parsed.tokenFile !== undefined && parsed.http === undefined) throw new KernelError('USAGE', '--token-file only applies with --http.');
-  return parsed as ServeArgs;
+  const { values, positionals } = parseCommandArgs(args, {
+    usage: `agent-kernel ${USAGE}`,
+    options: { http: { type: 'string' }, 'token-file': { type: 'string' }, 'log-level': { type: 'string' } },
+    positionals: { min: 1, max: 1 },
+    missing: 'Which instance?',
+  });
+  if (values['token-file'] !== undefined && values.http === undefined) throw new KernelError('USAGE', '--token-file only applies with --http.');
+  return {
+    target: positionals[0] as string,
+    ...(values.http === undefined ? {} : { http: parseListen(values.http) }),
+    ...(values['token-file'] === undefined ? {} : { tokenFile: values['token-file'] }),
+    ...(values['log-level'] === undefined ? {} : { logLevel: values['log-level'] }),
+  };
 }
 
 function onceSignalled(): Promise<string> {
@@ -77,7 +71,7 @@ export const serveCommand: Command = {
     // Loaded on first use, after the handshake: the terminal layer is the heavy part of start-up.
     // AGENT_KERNEL_HOST_TMUX=0: on the host backend, PTYs of the server even where tmux is installed.
     const terminalOptions = { hostTmux: process.env.AGENT_KERNEL_HOST_TMUX !== '0' };
-    const runtime = new KernelRuntime(async () => (await import('../../server/start-terminals.js')).startTerminals(instance, logger, terminalOptions), logger);
+    const runtime = new KernelRuntime(async () => (await import('../../server/terminals/start-terminals.js')).startTerminals(instance, logger, terminalOptions), logger);
     const deps = { runtime, instance, logger };
 
     let stop: () => Promise<void>;

@@ -1,29 +1,20 @@
 import { resolveInstance } from '../../config/instance.js';
-import { KernelError, isKernelError } from '../../errors.js';
+import { isKernelError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { formatTickSummary } from '../../runner/summary.js';
 import { startTick } from '../../runner/tick.js';
+import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 
-function parseArgs(args: string[]): { name: string; messages: string[] } {
-  let name: string | undefined;
-  const messages: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    if (arg === '--message' || arg === '-m') {
-      const value = args[++i];
-      if (value === undefined) throw new KernelError('USAGE', '--message needs a value: kernel-runner tick <name> --message "text"');
-      messages.push(value);
-    } else if (arg.startsWith('-')) {
-      throw new KernelError('USAGE', `Unknown option ${arg}. usage: kernel-runner tick <name> [--message <text>]...`);
-    } else if (name === undefined) {
-      name = arg;
-    } else {
-      throw new KernelError('USAGE', `Unexpected argument ${JSON.stringify(arg)}. usage: kernel-runner tick <name> [--message <text>]...`);
-    }
-  }
-  if (!name) throw new KernelError('USAGE', 'usage: kernel-runner tick <name> [--message <text>]...');
-  return { name, messages };
+/** Pure: the command line of `tick`. */
+export function parseTickArgs(args: readonly string[]): { name: string; messages: string[] } {
+  const { values, positionals } = parseCommandArgs(args, {
+    usage: 'kernel-runner tick <name-or-dir> [--message <text>]...',
+    options: { message: { type: 'string', short: 'm', multiple: true, default: [] } },
+    positionals: { min: 1, max: 1 },
+    missing: 'Name an instance.',
+  });
+  return { name: positionals[0] as string, messages: values.message };
 }
 
 export const tickCommand: Command = {
@@ -31,7 +22,7 @@ export const tickCommand: Command = {
   summary: 'Run one tick of an instance: Claude Code against the kernel. Exit 0 ok, 1 failed, 2 usage, 3 not ready or paused.',
   usage: 'tick <name-or-dir> [--message <text>]...',
   async run(args) {
-    const { name, messages } = parseArgs(args);
+    const { name, messages } = parseTickArgs(args);
     const instance = await resolveInstance(name);
     const logger = createLogger({ process: 'tick', logDir: instance.paths.logs });
     const controller = new AbortController();

@@ -1,5 +1,5 @@
-import { KernelError } from '../../errors.js';
 import { runWatch } from '../../runner/watch/run-watch.js';
+import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 
 export const watchCommand: Command = {
@@ -7,8 +7,13 @@ export const watchCommand: Command = {
   summary: 'Tick an instance when messages arrive, on schedule, and after crashes; serve its status socket.',
   usage: 'watch <name>',
   async run(args) {
-    const [name, ...extra] = args;
-    if (!name || extra.length > 0) throw new KernelError('USAGE', 'usage: kernel-runner watch <name> (for example: kernel-runner watch scout)');
+    const { positionals } = parseCommandArgs(args, {
+      usage: 'kernel-runner watch <name> (for example: kernel-runner watch scout)',
+      options: {},
+      positionals: { min: 1, max: 1 },
+      missing: 'Name an instance.',
+    });
+    const name = positionals[0] as string;
     const running = await runWatch(name);
     process.stderr.write(`kernel-runner watch: watching ${running.watch.status().name}; status: kernel-runner status ${running.watch.status().name} (socket ${running.socketPath}). Ctrl-C stops.\n`);
     const onSignal = (signal: NodeJS.Signals) => {

@@ -1,9 +1,9 @@
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { configHome } from '../../config/registry.js';
 import { KernelError } from '../../errors.js';
 import { resolveToken } from '../../server/http-auth.js';
 import { startWebServer } from '../../web/web-server.js';
+import { parseCommandArgs, usageError } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 
 const USAGE = 'web [--port P] [--host H] [--write] [--token-file FILE]';
@@ -14,17 +14,13 @@ export const webCommand: Command = {
   summary: 'Serve a page on loopback showing every instance: terminals live, tick history, transcripts, recordings.',
   usage: USAGE,
   async run(args) {
-    let values;
-    try {
-      ({ values } = parseArgs({
-        args,
-        options: { port: { type: 'string' }, host: { type: 'string' }, write: { type: 'boolean' }, 'token-file': { type: 'string' } },
-      }));
-    } catch (error) {
-      throw new KernelError('USAGE', `${(error as Error).message}. Usage: agent-kernel ${USAGE}`);
-    }
+    const usage = `agent-kernel ${USAGE}`;
+    const { values } = parseCommandArgs(args, {
+      usage,
+      options: { port: { type: 'string' }, host: { type: 'string' }, write: { type: 'boolean' }, 'token-file': { type: 'string' } },
+    });
     const port = values.port === undefined ? DEFAULT_PORT : Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new KernelError('USAGE', `--port wants a port number such as ${DEFAULT_PORT}; got ${values.port}.`);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(usage, `--port wants a port number such as ${DEFAULT_PORT}; got ${JSON.stringify(values.port)}.`);
     const host = values.host ?? '127.0.0.1';
     if (!['127.0.0.1', 'localhost', '::1'].includes(host)) {
       throw new KernelError('USAGE', `The web view serves loopback only (127.0.0.1, ::1): it shows every agent's terminals. Got --host ${host}; use an SSH tunnel to look from elsewhere.`);

@@ -82,6 +82,7 @@ export class Watch {
   private readonly waker = new Waker();
   private readonly stopController = new AbortController();
   private readonly pollMs: number;
+  private stepCount = 0;
   private readonly started = new Date();
   private state: WatchState = 'starting';
   private reason: string | undefined;
@@ -250,11 +251,17 @@ export class Watch {
     }
   }
 
+  /** How many times watch has looked at the inbox, the schedule and the restart policy (one step each). */
+  get steps(): number {
+    return this.stepCount;
+  }
+
   private async loop(): Promise<void> {
     const signal = this.stopController.signal;
     while (!signal.aborted) {
       try {
         await this.step();
+        this.stepCount++;
       } catch (error) {
         // Nothing in one step may kill watch: log, wait, try again.
         this.log.error({ err: error }, `watch step failed: ${describeError(error)}`);

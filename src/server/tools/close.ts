@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { renderClose } from '../render.js';
+import { renderClose } from './render.js';
 import { guarded, loggedInTerminals, toolInput, type ToolDeps, TTY_FIELD_MESSAGE } from './context.js';
 
 const DESCRIPTION = `Close a terminal: end everything running in TTY tty (every process it started, also those that left its session) and archive its scrollback to system/logs/sessions/. Its number becomes free for open().

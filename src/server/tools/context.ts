@@ -3,9 +3,9 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { InstancePaths } from '../../config/paths.js';
 import { isKernelError, KernelError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
-import type { KernelRuntime } from '../runtime.js';
-import type { Terminals } from '../terminals.js';
-import { errorResult, toolErrorResult } from '../tool-result.js';
+import type { KernelRuntime } from '../terminals/runtime.js';
+import type { Terminals } from '../terminals/terminals.js';
+import { errorResult, toolErrorResult } from './tool-result.js';
 
 /** What one MCP session knows: whether its client has called login. */
 export interface SessionState {

@@ -2,8 +2,8 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { loadStartup } from '../../config/startup.js';
 import { describeError, isKernelError } from '../../errors.js';
-import { type LoginSummary, renderLogin, unseenOf } from '../render.js';
-import { loadTick } from '../tick.js';
+import { type LoginSummary, renderLogin, unseenOf } from './render.js';
+import { loadTick } from '../terminals/tick.js';
 import { guarded, toolInput, type ToolDeps } from './context.js';
 
 const DESCRIPTION = `Start your session with the computer: call login() first, once, at the start of every session (every tick), before any other tool.

@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { renderOpen } from '../render.js';
+import { renderOpen } from './render.js';
 import { guarded, loggedInTerminals, toolInput, type ToolDeps } from './context.js';
 
 const DESCRIPTION = `Open a new terminal (TTY) in your container and return its number. It takes the lowest free number from 0 to 19; at most 20 terminals are open at once.

@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { renderType } from '../render.js';
+import { renderType } from './render.js';
 import { guarded, loggedInTerminals, toolInput, type ToolDeps, TTY_FIELD_MESSAGE } from './context.js';
 
 /** The schema's own ceiling; the configured cap (tty.max_text_bytes, default 16 KiB) is checked by the terminal layer. */

@@ -2,8 +2,8 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { personInputSince } from '../../observe/person-input.js';
 import { MAX_WAIT_SECONDS } from '../../tty/types.js';
-import { MAX_RESULT_TEXT_CHARS, renderWait } from '../render.js';
-import { deliveryId } from '../deliveries.js';
+import { MAX_RESULT_TEXT_CHARS, renderWait } from './render.js';
+import { deliveryId } from '../terminals/terminals.js';
 import { guarded, loggedInTerminals, toolInput, type ToolDeps } from './context.js';
 
 export const DEFAULT_WAIT_SECONDS = 30;

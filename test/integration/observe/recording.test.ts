@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEvents } from '../../../src/observe/events/event-log.js';
 import type { KernelEvent } from '../../../src/observe/events/event-schema.js';
 import type { TerminalObserver } from '../../../src/observe/terminal-observer.js';
-import { recordTerminals } from '../../../src/server/record-terminals.js';
+import { recordTerminals } from '../../../src/server/terminals/record-terminals.js';
 import { type Terminals, startTerminals, waitFor } from '../tty/helpers/terminals.js';
 
 /** Poll until `check` returns something (files are written a few tens of ms after the bytes arrive). */

@@ -103,7 +103,8 @@ describe('kernel-runner init and ls', () => {
   });
 
   it.each(['../escape', 'a b', '..', 'x..y', 'semi;colon', '-dash-first-is-fine-but-slash/no'])('refuses the name %j', async (name) => {
-    const result = await runner(['init', name, path.join(home, 'bad')]);
+    // After "--", so that a name starting with a dash reaches the name check rather than the flag parser.
+    const result = await runner(['init', '--', name, path.join(home, 'bad')]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('is not allowed: use 1-64 of A-Z a-z 0-9 _ . - (no "..")');
   });
@@ -123,8 +124,9 @@ describe('kernel-runner init and ls', () => {
   });
 
   it('explains its usage', async () => {
-    expect(await runner(['init', 'only-name'])).toMatchObject({ code: 2, stderr: expect.stringContaining('usage: kernel-runner init <name> <dir>') });
-    expect(await runner(['tick'])).toMatchObject({ code: 2, stderr: expect.stringContaining('usage: kernel-runner tick <name>') });
+    expect(await runner(['init', 'only-name'])).toMatchObject({ code: 2, stderr: expect.stringContaining('Usage: kernel-runner init <name> <dir>') });
+    expect(await runner(['tick'])).toMatchObject({ code: 2, stderr: expect.stringContaining('Usage: kernel-runner tick <name-or-dir>') });
+    expect(await runner(['tick', 'scout', '--mesage', 'hi'])).toMatchObject({ code: 2, stderr: expect.stringContaining('Unknown option --mesage. Usage: kernel-runner tick') });
     expect(await runner(['tick', 'nobody-here'])).toMatchObject({ code: 2, stderr: expect.stringContaining('No instance named "nobody-here"') });
   });
 });

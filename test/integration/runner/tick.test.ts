@@ -53,7 +53,10 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     const toolText = JSON.stringify(lines.filter((l) => l.type === 'user'));
     expect(toolText).toContain('fake-claude-was-here');
     expect(toolText).not.toContain('permissions to use');
-    expect(lines.at(-1)).toMatchObject({ type: 'kernel_runner', event: 'attempt-end' });
+    // The runner's tally agrees with the stream: one tool call per tool result, the turns Claude Code counted.
+    const turns = lines.filter((l) => l.type === 'result').reduce((sum, l) => sum + Number((l as { num_turns?: number }).num_turns ?? 0), 0);
+    expect(lines.at(-1)).toMatchObject({ type: 'kernel_runner', event: 'attempt-end', tool_calls: lines.filter((l) => l.type === 'user').length, turns });
+    expect(turns).toBeGreaterThan(0);
     await access(outcome.logFile.replace(/\.jsonl$/, '.session.jsonl'));
 
     const pre = await readFile(path.join(t.dataDir, 'pre-tick.env'), 'utf8');

@@ -14,6 +14,7 @@ import {
 import { type Engine, connectEngine } from '../../../src/sandbox/engine.js';
 import { LABEL, ensureImage, imageExists } from '../../../src/sandbox/image.js';
 import { DockerSandbox } from '../../../src/sandbox/docker-sandbox.js';
+import { removeInstanceResources } from '../../../src/sandbox/remove-instance.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
 
@@ -157,4 +158,25 @@ describeWithEngine('container lifecycle (real engine)', () => {
     const info = await engine.docker.getContainer(second.name).inspect();
     expect(info.HostConfig.NetworkMode).toBe('none');
   });
+
+  it('rm removes the container and every image of the instance, keeps the data, and never a container without our label', async () => {
+    await containerUp(engine, test.instance, options);
+    const removed = await removeInstanceResources(engine, test.name);
+    expect(removed.containers).toContain(containerName(test.name));
+    expect(removed.images.length).toBeGreaterThan(0);
+    const filters = { label: [`${LABEL.instance}=${test.name}`] };
+    expect(await engine.docker.listContainers({ all: true, filters })).toEqual([]);
+    expect(await engine.docker.listImages({ filters })).toEqual([]);
+    expect(await readFile(path.join(test.dataDir, 'note.txt'), 'utf8')).toBe('kept\n');
+
+    const stranger = await engine.docker.createContainer({ name: containerName(test.name), Image: 'debian:bookworm-slim', Cmd: ['true'] });
+    try {
+      const again = await removeInstanceResources(engine, test.name);
+      expect(again).toMatchObject({ containers: [], images: [] });
+      expect(again.kept[0]).toMatch(/not created by agent-kernel/);
+      expect((await stranger.inspect()).Id).toBe(stranger.id);
+    } finally {
+      await stranger.remove({ force: true });
+    }
+  }, 300_000);
 });

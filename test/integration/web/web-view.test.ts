@@ -10,7 +10,7 @@ import { personInputSince } from '../../../src/observe/person-input.js';
 import { CONTENT_SECURITY_POLICY } from '../../../src/web/web-server.js';
 import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
 import type { TerminalObserver } from '../../../src/observe/terminal-observer.js';
-import { recordTerminals } from '../../../src/server/record-terminals.js';
+import { recordTerminals } from '../../../src/server/terminals/record-terminals.js';
 import { type Terminals, startTerminals, waitFor } from '../tty/helpers/terminals.js';
 import { type WebProcess, chromiumAvailable, launchBrowser, pollUntil, screenshot, startWeb } from './web-helpers.js';
 

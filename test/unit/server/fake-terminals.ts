@@ -1,11 +1,12 @@
 import { KernelError } from '../../../src/errors.js';
-import type { Terminals } from '../../../src/server/terminals.js';
+import type { Terminals } from '../../../src/server/terminals/terminals.js';
 import type { AdoptReport, TtyInfo, TtyReport, TypeInput, WaitResult } from '../../../src/tty/types.js';
 
 /**
  * A stand-in for the TtyManager, for unit tests of the MCP layer only (the integration
  * tests use the real one). Each terminal echoes what is typed as `$ text` and, for
- * `print N`, prints N numbered lines.
+ * `print N`, prints N numbered lines. Its refusals are the real manager's, word for word:
+ * test/integration/server/terminals-contract.test.ts runs both through the same assertions.
  */
 interface FakeTty {
   command: string;
@@ -26,6 +27,8 @@ export class FakeTerminals implements Terminals {
   /** Waits currently blocked, and how they ended. */
   waitsAborted = 0;
   waitsBlocked = 0;
+  /** While true, a wait blocks even with output pending, like a real wait for a command still running. */
+  holdWaits = false;
 
   constructor(private readonly root = '/data') {}
 
@@ -41,33 +44,51 @@ export class FakeTerminals implements Terminals {
 
   private get(tty: number): FakeTty {
     const found = this.ttys.get(tty);
-    if (!found) throw new KernelError('TTY_NOT_FOUND', `TTY ${tty} is not open.`, { details: { tty } });
-    return found;
+    if (found) return found;
+    if (!Number.isInteger(tty) || tty < 0 || tty >= this.maxTtys) {
+      throw new KernelError('TTY_OUT_OF_RANGE', `There is no TTY ${tty}: terminals are numbered 0 to ${this.maxTtys - 1}.`, { details: { tty, max: this.maxTtys } });
+    }
+    const open = [...this.ttys.keys()].sort((a, b) => a - b);
+    throw new KernelError('TTY_NOT_FOUND', `TTY ${tty} is not open (${open.length > 0 ? `open: ${open.join(', ')}` : 'none is open'}). Open one with open().`, {
+      details: { tty, open },
+    });
   }
 
-  open(options: { command?: string; tty?: number; cwd?: string } = {}) {
+  async open(options: { command?: string; tty?: number; cwd?: string } = {}) {
     this.take();
     let tty = options.tty;
     if (tty === undefined) {
       tty = [...Array(this.maxTtys).keys()].find((n) => !this.ttys.has(n));
-      if (tty === undefined) throw new KernelError('TTY_CAPACITY', `All ${this.maxTtys} terminals are in use.`);
+      if (tty === undefined) throw new KernelError('TTY_CAPACITY', `All ${this.maxTtys} terminals are in use. Close one you no longer need with close(tty), then open again.`);
     }
     const command = options.command ?? 'bash';
     this.ttys.set(tty, { command, program: command.split(' ')[0] ?? 'bash', alive: true, unseen: [`started ${command}`] });
-    return Promise.resolve({ tty, command, capacity: { used: this.ttys.size, max: this.maxTtys } });
+    await Promise.resolve();
+    return { tty, command, capacity: { used: this.ttys.size, max: this.maxTtys } };
   }
 
-  type(input: TypeInput) {
+  async type(input: TypeInput) {
     this.take();
+    const tty = this.get(input.tty);
+    const bytes = Buffer.byteLength(input.text);
+    if (bytes > 16_384) {
+      throw new KernelError(
+        'TEXT_TOO_LONG',
+        `The text is ${bytes} bytes; type() sends at most 16384 (tty.max_text_bytes). Write long content to a file with the Write tool and run it from the terminal instead.`,
+      );
+    }
+    // Simpler than the real rule: any unseen output anywhere refuses.
     const unseen = [...this.ttys.entries()].filter(([, t]) => t.unseen.length > 0).map(([n]) => n);
     if (unseen.length > 0) {
-      throw new KernelError('UNSEEN_OUTPUT', `TTY ${unseen.join(', ')} has unseen output: call wait() first.`);
+      const which = unseen.length === 1 ? `TTY ${unseen[0]} has` : `TTYs ${unseen.join(', ')} have`;
+      throw new KernelError('UNSEEN_OUTPUT', `${which} news you have not seen (new output here, or elsewhere a finished command, an ended program or a prompt). Nothing was sent. Call wait() to see it, then type again.`);
     }
-    const tty = this.get(input.tty);
     if (tty.program !== input.expect) {
-      throw new KernelError('EXPECT_MISMATCH', `TTY ${input.tty} is running ${tty.program}, not ${input.expect}.`);
+      throw new KernelError(
+        'EXPECT_MISMATCH',
+        `TTY ${input.tty} is running ${tty.program}, not ${input.expect}. Nothing was sent. Check its screen with wait(), then type again with expect: "${tty.program}".`,
+      );
     }
-    if (input.text.length > 16_384) throw new KernelError('TEXT_TOO_LONG', `text is ${input.text.length} bytes; the cap is 16384.`);
     tty.unseen.push(`$ ${input.text}`);
     const print = /^print (\d+)$/.exec(input.text);
     if (print) for (let i = 1; i <= Number(print[1]); i++) tty.unseen.push(`line ${i} ${'x'.repeat(60)}`);
@@ -77,9 +98,10 @@ export class FakeTerminals implements Terminals {
 
   async wait(options: { timeoutMs: number; signal?: AbortSignal }): Promise<WaitResult> {
     this.take();
+    options.signal?.throwIfAborted();
     const began = Date.now();
     const pending = [...this.ttys.values()].some((t) => t.unseen.length > 0);
-    if (!pending) {
+    if (!pending || this.holdWaits) {
       // Nothing new: block until the timeout or the abort, like a real wait on a quiet terminal.
       this.waitsBlocked += 1;
       await new Promise<void>((resolve) => {
@@ -121,7 +143,7 @@ export class FakeTerminals implements Terminals {
     };
   }
 
-  close(tty: number) {
+  async close(tty: number) {
     this.take();
     this.get(tty);
     this.ttys.delete(tty);

@@ -7,7 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
 import { createKernelServer } from '../../../src/server/create-server.js';
-import { KernelRuntime } from '../../../src/server/runtime.js';
+import { KernelRuntime } from '../../../src/server/terminals/runtime.js';
 import { FakeTerminals } from './fake-terminals.js';
 import { malformedArguments, seededRandom } from './malformed-arguments.js';
 import { unitPaths } from '../../helpers/test-instance.js';

@@ -7,7 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
 import { type RunningHttpServer, startHttpServer } from '../../../src/server/http.js';
-import { KernelRuntime } from '../../../src/server/runtime.js';
+import { KernelRuntime } from '../../../src/server/terminals/runtime.js';
 import { FakeTerminals } from './fake-terminals.js';
 import { unitPaths } from '../../helpers/test-instance.js';
 
@@ -107,6 +107,11 @@ describe('sessions', () => {
     await (await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'login', arguments: {} } }, headers)).text();
     await (await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'wait', arguments: { timeout: 0 } } }, headers)).text();
 
+    await (await post({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'open', arguments: {} } }, headers)).text();
+    const pending = [...[...fake.ttys.values()].flatMap((t) => t.unseen)];
+    expect(pending.length).toBeGreaterThan(0);
+    // The wait is busy (as for a command still running) while that output is pending, when the client goes away.
+    fake.holdWaits = true;
     const aborted = fake.waitsAborted;
     const controller = new AbortController();
     const waiting = post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'wait', arguments: { timeout: 50 } } }, headers, controller.signal)
@@ -116,14 +121,15 @@ describe('sessions', () => {
     controller.abort();
     await waiting;
     await expect.poll(() => fake.waitsAborted).toBe(aborted + 1);
+    expect([...fake.ttys.values()].flatMap((t) => t.unseen)).toEqual(pending);
 
-    // Output that arrives now is still unseen, for whoever waits next.
+    // The output is still unseen, for whoever waits next, and only it.
+    fake.holdWaits = false;
     const client = await connectClient();
     await client.callTool({ name: 'login', arguments: {} });
-    await client.callTool({ name: 'open', arguments: {} });
     const after = (await client.callTool({ name: 'wait', arguments: { timeout: 1 } })) as CallToolResult;
     expect(after.isError).toBeFalsy();
-    expect(JSON.stringify(after.content)).toContain('started bash');
+    expect(after.structuredContent).toMatchObject({ changed: [{ diff: pending.join('\n') }] });
     await client.close();
   });
 

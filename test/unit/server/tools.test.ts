@@ -8,10 +8,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KernelError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { createKernelServer } from '../../../src/server/create-server.js';
-import { MAX_RESULT_TEXT_CHARS } from '../../../src/server/render.js';
+import { MAX_RESULT_TEXT_CHARS } from '../../../src/server/tools/render.js';
 import { PROGRESS_INTERVAL_MS } from '../../../src/server/tools/wait.js';
-import { KernelRuntime } from '../../../src/server/runtime.js';
-import type { Terminals } from '../../../src/server/terminals.js';
+import { KernelRuntime } from '../../../src/server/terminals/runtime.js';
+import type { Terminals } from '../../../src/server/terminals/terminals.js';
 import { FakeTerminals } from './fake-terminals.js';
 import { unitPaths } from '../../helpers/test-instance.js';
 
@@ -129,13 +129,13 @@ describe('the five tools over a linked in-memory transport', () => {
 
     const refused = await session.call('type', { tty: 0, expect: 'bash', text: 'echo hi' });
     expect(refused.isError).toBe(true);
-    expect(textOf(refused)).toMatch(/UNSEEN_OUTPUT: TTY 0 has unseen output: call wait\(\) first/);
+    expect(textOf(refused)).toMatch(/^UNSEEN_OUTPUT: TTY 0 has news you have not seen .*Call wait\(\) to see it, then type again\./);
 
     const seen = await session.call('wait', { timeout: 1 });
     expect(textOf(seen)).toContain('started bash');
 
     const mismatch = await session.call('type', { tty: 0, expect: 'python3', text: 'print(1)' });
-    expect(textOf(mismatch)).toMatch(/EXPECT_MISMATCH: TTY 0 is running bash, not python3\.\nCall wait\(\)/);
+    expect(textOf(mismatch)).toMatch(/^EXPECT_MISMATCH: TTY 0 is running bash, not python3\. Nothing was sent\. Check its screen with wait\(\), then type again with expect: "bash"\.$/);
 
     const typed = await session.call('type', { tty: 0, expect: 'bash', text: 'echo hi' });
     expect(typed.structuredContent).toMatchObject({ tty: 0, sent: 'text', enter: true });
@@ -147,7 +147,7 @@ describe('the five tools over a linked in-memory transport', () => {
     const closed = await session.call('close', { tty: 0 });
     expect(textOf(closed)).toMatch(/Closed TTY 0; its scrollback is archived at .*tty_0-tick-000/);
     const again = await session.call('close', { tty: 0 });
-    expect(textOf(again)).toMatch(/TTY_NOT_FOUND: TTY 0 is not open\.\nCall wait\(\) to list/);
+    expect(textOf(again)).toMatch(/^TTY_NOT_FOUND: TTY 0 is not open \(none is open\)\. Open one with open\(\)\.$/);
     await session.close();
   });
 
@@ -200,20 +200,32 @@ describe('the five tools over a linked in-memory transport', () => {
     await session.close();
   });
 
-  it('aborts a wait whose caller gives up, and the output stays unseen', async () => {
+  it('aborts a wait whose caller gives up: output pending during it stays unseen, and the next wait returns exactly that', async () => {
     await writeFile(path.join(dataDir, 'system', 'startup.json'), JSON.stringify({ terminals: [] }));
     const fake = new FakeTerminals(dataDir);
     const session = await connect(() => Promise.resolve(fake));
     await session.call('login');
+    await session.call('open');
+    await session.call('wait', { timeout: 1 });
+    await session.call('type', { tty: 0, expect: 'bash', text: 'print 3' });
+    const pending = [...(fake.ttys.get(0)?.unseen ?? [])];
+    expect(pending).toHaveLength(4);
+    // The wait is busy (as for a command still running) while that output is pending; then the client gives up.
+    fake.holdWaits = true;
     const controller = new AbortController();
     const waiting = session.call('wait', { timeout: 50 }, controller.signal);
     await expect.poll(() => fake.waitsBlocked).toBe(1);
     controller.abort();
     await expect(waiting).rejects.toThrow();
     await expect.poll(() => fake.waitsAborted).toBe(1);
-    await session.call('open');
+    expect(fake.ttys.get(0)?.unseen).toEqual(pending);
+    const refused = await session.call('type', { tty: 0, expect: 'bash', text: 'echo more' });
+    expect(textOf(refused)).toMatch(/^UNSEEN_OUTPUT: TTY 0 has news you have not seen/);
+
+    fake.holdWaits = false;
     const after = await session.call('wait', { timeout: 1 });
-    expect(textOf(after)).toContain('started bash');
+    expect(after.structuredContent).toMatchObject({ changed: [{ tty: 0, diff: pending.join('\n'), totalLines: 4 }] });
+    expect(fake.ttys.get(0)?.unseen).toEqual([]);
     await session.close();
   });
 

@@ -107,9 +107,9 @@ describe('watch loop (injected tick)', () => {
     await sendMessage(inbox(), { text: 'are you there?' });
     await until(() => watch!.status().state === 'paused' && watch!.status().pendingMessages === 1, 'paused, one message waiting');
     expect(watch!.status()).toMatchObject({ paused: true, reason: 'billing problem: fix the card', pendingMessages: 1 });
-    // Several poll rounds pass without a tick.
-    const rounds = Date.now() + 600;
-    await until(() => Date.now() > rounds, 'some poll rounds');
+    // Watch looks again several times (paused, a message waiting) and still does not tick.
+    const looked = watch!.steps;
+    await until(() => watch!.steps >= looked + 3, 'three more looks at paused and the inbox');
     expect(ticks.ticks).toHaveLength(0);
     await unlink(inbox().paused);
     const tick = await until(() => ticks.ticks[0], 'a tick after unpausing');
@@ -152,8 +152,9 @@ describe('watch loop (injected tick)', () => {
     const first = await until(() => ticks.ticks[0], 'first tick');
     first.finish({ failed: true, status: 'abnormal', error: 'harness exited with code 1' });
     await until(() => watch!.status().failures === 1, 'a failure recorded');
-    const wait = Date.now() + 400;
-    await until(() => Date.now() > wait, 'time passes');
+    // Watch decides several times after the failure and, with restart "no", does not tick again.
+    const looked = watch!.steps;
+    await until(() => watch!.steps >= looked + 3, 'three more decisions');
     expect(ticks.ticks).toHaveLength(1);
     await sendMessage(inbox(), { text: 'again' });
     const second = await until(() => ticks.ticks[1], 'second tick');
@@ -214,8 +215,7 @@ describe('watch loop (injected tick)', () => {
   it('does not restart with "no" after a runner died mid-tick, but tells the next tick', async () => {
     await writeConfig({ restart: 'no' });
     await startWatch({ detect: 'Notice: the runner died during tick 7.' });
-    const wait = Date.now() + 400;
-    await until(() => Date.now() > wait, 'time passes');
+    await until(() => watch!.steps >= 3, 'three decisions');
     expect(ticks.ticks).toHaveLength(0);
     await sendMessage(inbox(), { text: 'hello' });
     const tick = await until(() => ticks.ticks[0], 'a tick');
@@ -247,8 +247,8 @@ describe('watch loop (injected tick)', () => {
     await writeConfig({ restart: 'sometimes' });
     await until(() => watch!.status().state === 'config-error' && /runner\.restart/.test(watch!.status().reason ?? ''), 'config error naming the field');
     await sendMessage(inbox(), { text: 'queued' });
-    const wait = Date.now() + 300;
-    await until(() => Date.now() > wait, 'time passes');
+    const looked = watch!.steps;
+    await until(() => watch!.steps >= looked + 3, 'three more looks at the broken config');
     expect(ticks.ticks).toHaveLength(0);
     await writeConfig({});
     const tick = await until(() => ticks.ticks[0], 'a tick after the fix');

@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { describeError, isKernelError, type ErrorCode } from '../errors.js';
-import type { Logger } from '../log/logger.js';
+import { describeError, isKernelError, type ErrorCode } from '../../errors.js';
+import type { Logger } from '../../log/logger.js';
 
 /**
  * What follows each expected failure, when the terminal layer's message does not

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { KernelError } from '../../../src/errors.js';
-import { silentLogger } from '../../../src/log/logger.js';
-import { KernelRuntime } from '../../../src/server/runtime.js';
-import { FakeTerminals } from './fake-terminals.js';
+import { KernelError } from '../../../../src/errors.js';
+import { silentLogger } from '../../../../src/log/logger.js';
+import { KernelRuntime } from '../../../../src/server/terminals/runtime.js';
+import { FakeTerminals } from '../fake-terminals.js';
 
 describe('KernelRuntime', () => {
   it('starts once for every caller, and a failed start is tried again by the next caller', async () => {

@@ -1,5 +1,5 @@
-import { loadState } from '../config/runner-state.js';
-import type { Logger } from '../log/logger.js';
+import { loadState } from '../../config/runner-state.js';
+import type { Logger } from '../../log/logger.js';
 
 /** The current tick from the runner's host-private `state.json`; a missing or broken file means tick 0 (logged). */
 export async function loadTick(stateFile: string, logger?: Logger): Promise<number> {

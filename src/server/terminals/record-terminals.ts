@@ -1,7 +1,7 @@
-import type { Instance } from '../config/instance.js';
-import { EventLog } from '../observe/events/event-log.js';
-import { TerminalObserver } from '../observe/terminal-observer.js';
-import type { TtyManager } from '../tty/tty-manager.js';
+import type { Instance } from '../../config/instance.js';
+import { EventLog } from '../../observe/events/event-log.js';
+import { TerminalObserver } from '../../observe/terminal-observer.js';
+import type { TtyManager } from '../../tty/tty-manager.js';
 
 /** Cap of one terminal's recording in one tick, and of all recordings of the instance. */
 const RECORDING_MAX_BYTES = 32 * 1024 * 1024;

@@ -1,5 +1,6 @@
-import { describeProcesses } from '../tty/process-tree.js';
-import type { CloseResult, LostTty, OpenResult, TtyInfo, TtyReport, TypeResult, WaitResult } from '../tty/types.js';
+import { describeProcesses } from '../../tty/process-tree.js';
+import type { CloseResult, LostTty, OpenResult, TtyInfo, TtyReport, TypeResult, WaitResult } from '../../tty/types.js';
+import type { NetworkSummary } from '../terminals/terminals.js';
 
 /**
  * Pure rendering of tool results: the text the model reads and the matching
@@ -159,12 +160,6 @@ export interface LoginSummary {
   alreadyLoggedIn: boolean;
   /** The instance's network policy; absent on the host backend. */
   network?: NetworkSummary | undefined;
-}
-
-export interface NetworkSummary {
-  policy: 'allowlist' | 'none' | 'open';
-  /** How many destinations container.allow names (allowlist only). */
-  allowed: number;
 }
 
 /** Pure: the login line about the network, in the agent's terms. */

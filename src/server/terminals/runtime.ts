@@ -1,5 +1,5 @@
-import { describeError } from '../errors.js';
-import type { Logger } from '../log/logger.js';
+import { describeError } from '../../errors.js';
+import type { Logger } from '../../log/logger.js';
 import type { Terminals } from './terminals.js';
 
 /**

@@ -1,13 +1,12 @@
-import type { Instance } from '../config/instance.js';
-import type { Logger } from '../log/logger.js';
-import { EgressWatch } from '../sandbox/egress-watch.js';
-import { connectEngine } from '../sandbox/engine.js';
-import { openSandbox } from '../sandbox/open-sandbox.js';
-import type { TerminalObserver } from '../observe/terminal-observer.js';
-import { TtyManager } from '../tty/tty-manager.js';
-import type { NetworkSummary } from './render.js';
+import type { Instance } from '../../config/instance.js';
+import type { Logger } from '../../log/logger.js';
+import { EgressWatch } from '../../sandbox/egress-watch.js';
+import { connectEngine } from '../../sandbox/engine.js';
+import { openSandbox } from '../../sandbox/open-sandbox.js';
+import type { TerminalObserver } from '../../observe/terminal-observer.js';
+import { TtyManager } from '../../tty/tty-manager.js';
 import { recordTerminals } from './record-terminals.js';
-import type { Terminals } from './terminals.js';
+import type { NetworkSummary, Terminals } from './terminals.js';
 import { loadTick } from './tick.js';
 
 /** The real TtyManager seen as the Terminals the tools use. */

@@ -1,5 +1,16 @@
-import type { NetworkSummary } from './render.js';
-import type { AdoptReport, CloseResult, OpenResult, TtyInfo, TypeInput, TypeResult, WaitResult } from '../tty/types.js';
+import type { AdoptReport, CloseResult, OpenResult, TtyInfo, TypeInput, TypeResult, WaitResult } from '../../tty/types.js';
+
+/** The instance's network policy, as login reports it. */
+export interface NetworkSummary {
+  policy: 'allowlist' | 'none' | 'open';
+  /** How many destinations container.allow names (allowlist only). */
+  allowed: number;
+}
+
+/** The id a wait's reply is known by until it is handed to the client (session and request). */
+export function deliveryId(sessionId: string | undefined, requestId: string | number): string {
+  return `${sessionId ?? 'stdio'}:${String(requestId)}`;
+}
 
 /**
  * What the MCP layer needs from the terminal layer: the TtyManager of one instance,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { capText, renderWait, shareBudget } from '../../../src/server/render.js';
-import type { TtyReport } from '../../../src/tty/types.js';
+import { capText, renderWait, shareBudget } from '../../../../src/server/tools/render.js';
+import type { TtyReport } from '../../../../src/tty/types.js';
 
 describe('shareBudget', () => {
   it.each([

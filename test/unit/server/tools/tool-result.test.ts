@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ErrorCode } from '../../../src/errors.js';
-import { kernelErrorText } from '../../../src/server/tool-result.js';
+import type { ErrorCode } from '../../../../src/errors.js';
+import { kernelErrorText } from '../../../../src/server/tools/tool-result.js';
 
 describe('kernelErrorText: the next step, once', () => {
   // Messages as the terminal manager writes them.

@@ -1,0 +1,124 @@
+import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseTtyStatusFile } from '../../../src/config/tty-status-file.js';
+import type { Row } from '../../../src/observe/screen-source.js';
+import { TtyFiles, type TtySnapshot, keepLostScrollback } from '../../../src/observe/tty-files.js';
+
+let root: string;
+let dir: string;
+let screen = 'screen 1';
+
+const snapshot = (): TtySnapshot => ({
+  screen,
+  screenAnsi: `\x1b[1m${screen}\x1b[0m`,
+  status: { tty: 3, command: 'bash', program: 'bash', alive: true, lastActivity: new Date(0).toISOString(), highWaterMark: 0, unseen: false, cols: 80, rows: 24, fullScreen: false },
+});
+const rows = (from: number, texts: string[], wrapped: number[] = []): Row[] => texts.map((text, i) => ({ abs: from + i, text, wrapped: wrapped.includes(from + i) }));
+const read = (name: string): Promise<string> => readFile(path.join(dir, name), 'utf8');
+
+async function files(rawMaxBytes = 1000): Promise<TtyFiles> {
+  return new TtyFiles(dir, rawMaxBytes, snapshot, { scrollbackRows: 0, ...(await TtyFiles.prepare(dir)) });
+}
+
+beforeEach(async () => {
+  root = await mkdtemp(path.join(os.tmpdir(), 'tty-files-'));
+  dir = path.join(root, 'tty_3');
+  screen = 'screen 1';
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('TtyFiles', () => {
+  it('writes screen, screen.ansi and a status that parses, and appends every raw byte', async () => {
+    const f = await files();
+    f.appendRaw(Buffer.from('hello '));
+    f.appendRaw(Buffer.from('world'));
+    await f.flush();
+    expect(await read('screen')).toBe('screen 1\n');
+    expect(await read('screen.ansi')).toBe('\x1b[1mscreen 1\x1b[0m');
+    expect(parseTtyStatusFile(JSON.parse(await read('status')))).toMatchObject({ tty: 3, program: 'bash', alive: true });
+    expect(await read('raw')).toBe('hello world');
+    await f.close();
+  });
+
+  it('rewrites the snapshot by itself soon after a change, not only when flushed', async () => {
+    const f = await files();
+    f.schedule();
+    await expect.poll(() => read('screen').catch(() => ''), { timeout: 10_000 }).toBe('screen 1\n');
+    screen = 'screen 2';
+    f.appendRaw(Buffer.from('x'));
+    await expect.poll(() => read('screen').catch(() => ''), { timeout: 10_000 }).toBe('screen 2\n');
+    await f.close();
+  });
+
+  it('appends rows that left the screen once each, joining wrapped rows to the line they continue', async () => {
+    const f = await files();
+    f.appendRows(rows(0, ['one', 'two-a', '-b'], [2]));
+    f.appendRows(rows(1, ['two-a', '-b', 'three'])); // rows 1-2 again: already written
+    await f.flush();
+    expect(await read('scrollback')).toBe('one\ntwo-a-b\nthree');
+    expect(f.scrollbackRows).toBe(4);
+    await f.close();
+  });
+
+  it('continues an existing scrollback file after a restart without a blank line or repeats', async () => {
+    const first = await files();
+    first.appendRows(rows(0, ['a', 'b']));
+    await first.close();
+    const second = new TtyFiles(dir, 1000, snapshot, { scrollbackRows: first.scrollbackRows, ...(await TtyFiles.prepare(dir)) });
+    second.appendRows(rows(1, ['b', 'c']));
+    await second.flush();
+    expect(await read('scrollback')).toBe('a\nb\nc');
+    await second.close();
+  });
+
+  it('keeps raw under its cap: past it, the old file becomes raw.1 and a new one starts', async () => {
+    const f = await files(10);
+    f.appendRaw(Buffer.from('0123456'));
+    await f.flush();
+    f.appendRaw(Buffer.from('789ab'));
+    await f.flush();
+    expect(await read('raw.1')).toBe('0123456');
+    expect(await read('raw')).toBe('789ab');
+    f.appendRaw(Buffer.from('X'.repeat(25)));
+    await f.flush();
+    expect(await read('raw')).toBe('X'.repeat(10));
+    expect((await stat(path.join(dir, 'raw'))).size).toBeLessThanOrEqual(10);
+    await f.close();
+  });
+
+  it('archives the scrollback plus the final screen rows and removes the live files', async () => {
+    const f = await files();
+    f.appendRows(rows(0, ['old']));
+    f.appendRaw(Buffer.from('bytes'));
+    const archive = path.join(root, 'logs', 'sessions', 'tty_3-tick-007');
+    await f.archive(archive, rows(1, ['last screen']));
+    expect(await readFile(archive, 'utf8')).toBe('old\nlast screen');
+    await expect(stat(dir)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('archives an empty file for a terminal that never scrolled', async () => {
+    const f = await files();
+    const archive = path.join(root, 'archive');
+    await f.archive(archive, []);
+    expect(await readFile(archive, 'utf8')).toBe('');
+  });
+});
+
+describe('keepLostScrollback', () => {
+  it.each([
+    ['scrollback and screen', { scrollback: 'a\nb', screen: 'c' }, 'a\nb\nc'],
+    ['only a screen', { screen: 'c' }, 'c'],
+    ['only scrollback', { scrollback: 'a' }, 'a'],
+    ['nothing', {}, ''],
+  ])('keeps %s as scrollback.prev and removes the live files', async (_what, present: Record<string, string>, expected) => {
+    await files();
+    for (const [name, text] of Object.entries({ ...present, raw: 'r', status: '{}' })) await writeFile(path.join(dir, name), text);
+    const prev = await keepLostScrollback(dir);
+    expect(await readFile(prev, 'utf8')).toBe(expected);
+    expect(await readdir(dir)).toEqual(['scrollback.prev']);
+  });
+});
