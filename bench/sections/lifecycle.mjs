@@ -42,7 +42,8 @@ export async function faults({ instance, runs, lines = 16 }) {
       const login = await session.ok('login');
       const recovery = performance.now() - killedAt;
       const adopted = login.structuredContent.adopted.includes(tty);
-      const after = await waitUntil(session, { timeout: 30 });
+      // The loop may have ended while no server ran: the shell back at its prompt (input) says so too.
+      const after = await waitUntil(session, { timeout: 30, reasons: ['command-finished', 'exited', 'input'] });
       const seen = [...faultLines(before), ...faultLines(after)];
       // Lines a long diff leaves out (head and tail shown) count as arriving when the note says exactly how many.
       const elided = [...before, ...after].reduce((n, r) => n + r.structuredContent.changed.reduce((m, c) => m + c.elidedLines, 0), 0);
@@ -83,7 +84,7 @@ export async function memory({ instance, steps = [1, 5, 20], scrollbackLines = 1
         const { tty } = (await session.ok('open')).structuredContent;
         await session.ok('wait', { timeout: 10 });
         await session.ok('type', { tty, expect: 'bash', text: `seq 1 ${scrollbackLines} | sed 's/^/terminal ${tty} scrollback line /'` });
-        await waitUntil(session, { timeout: 60 });
+        await waitUntil(session, { timeout: 50 });
         open += 1;
       }
       rss[target] = await settledRss(session);

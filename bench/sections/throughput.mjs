@@ -35,7 +35,7 @@ async function throughTty(session, tty, command) {
   await session.ok('type', { tty, expect: 'bash', text: command });
   const diffs = [];
   for (;;) {
-    const result = await session.ok('wait', { timeout: 60 });
+    const result = await session.ok('wait', { timeout: 50 });
     const change = result.structuredContent.changed.find((c) => c.tty === tty);
     if (change) diffs.push(change);
     if (result.structuredContent.reason === 'command-finished') break;
