@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { KernelError } from '../errors.js';
+import { KernelError, describeError } from '../errors.js';
 import { readUntrustedFileText, relativeInside } from '../util/untrusted-fs.js';
 import { writeUntrustedAtomic } from '../util/untrusted-write.js';
 
@@ -11,6 +11,16 @@ export async function readPaused(file: string): Promise<string | undefined> {
   // The data directory is two levels up (<data>/system/paused); nothing below it is trusted.
   const text = await readUntrustedFileText(path.dirname(path.dirname(file)), file, { maxBytes: 64 * 1024 });
   return text === undefined ? undefined : text.trim() || 'paused (no reason given)';
+}
+
+/** readPaused for a loop that must go on: a file that cannot be read pauses too, saying why. */
+export async function readPausedReason(file: string): Promise<string | undefined> {
+  try {
+    return await readPaused(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    return `system/paused cannot be read: ${describeError(error)}`;
+  }
 }
 
 /** Write `<data>/system/paused`: into the agent's folder, so never through a link it planted (untrusted-write.ts). */

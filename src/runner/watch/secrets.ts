@@ -1,6 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { Instance } from '../../config/instance.js';
 import { configHome } from '../../config/registry.js';
+import { type Logger, registerSecrets } from '../../log/logger.js';
 import { KernelError } from '../../errors.js';
 import { MIN_SECRET_LENGTH } from '../../log/secrets.js';
 
@@ -86,4 +88,20 @@ export function harnessEnvironment(
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(base)) if (value !== undefined) env[key] = value;
   return { ...env, ...secrets, ...configured };
+}
+
+/**
+ * The environment watch gives a tick's harness: the instance's secrets (names logged, values
+ * redacted from every log line from now on), then runner.env; the tick adds its own.
+ */
+export async function tickEnvironment(instance: Instance, log: Logger, env?: NodeJS.ProcessEnv): Promise<Record<string, string>> {
+  const runner = instance.config.runner;
+  const dir = secretsDir(instance.name, instance.dataDir, runner.secrets_dir, env);
+  const secrets = await loadSecrets(dir);
+  for (const { file, reason } of secrets.skipped) log.warn({ file, dir }, `secret file skipped: ${reason}`);
+  // loadSecrets refused values too short to redact.
+  registerSecrets(log, Object.values(secrets.values));
+  const names = Object.keys(secrets.values);
+  if (names.length > 0) log.info({ dir, names }, 'secrets loaded');
+  return harnessEnvironment({}, secrets.values, runner.env);
 }

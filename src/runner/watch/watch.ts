@@ -1,10 +1,10 @@
 import type { Instance } from '../../config/instance.js';
 import { describeError, isKernelError } from '../../errors.js';
-import { type Logger, registerSecrets } from '../../log/logger.js';
-import { readPaused as readPausedFile } from '../paused.js';
+import type { Logger } from '../../log/logger.js';
+import { readPausedReason } from '../paused.js';
 import { type InboxMessage, ensureInbox, formatMessage, markDelivered, readPending, watchInbox } from './inbox.js';
 import { type DueWake, type LoadedSchedule, loadSchedule, nextWake, removeFiredWake } from './schedule.js';
-import { harnessEnvironment, loadSecrets, secretsDir } from './secrets.js';
+import { tickEnvironment } from './secrets.js';
 import type { AgentStatus, WatchState } from './status-api.js';
 import { type SupervisorCounters, INITIAL_COUNTERS, supervisorPolicy, decideAfterTick, recordRestart, recordTickEnd, settleCounters } from './supervisor.js';
 import { describeNextWake, tickMessages } from './tick-messages.js';
@@ -63,17 +63,6 @@ export interface WatchDependencies {
   readonly pollMs?: number;
 }
 
-
-async function readPaused(file: string): Promise<string | undefined> {
-  try {
-    const text = await readPausedFile(file);
-    if (text === undefined) return undefined;
-    return text;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    return `system/paused cannot be read: ${describeError(error)}`;
-  }
-}
 
 type Trigger = 'message' | 'schedule' | 'restart';
 
@@ -278,7 +267,7 @@ export class Watch {
       await this.waker.wait(this.pollMs);
       return;
     }
-    const pausedReason = await readPaused(this.instance.paths.paused);
+    const pausedReason = await readPausedReason(this.instance.paths.paused);
     this.paused = pausedReason !== undefined;
     if (pausedReason !== undefined) {
       this.pendingCount = (await this.readInbox()).length;
@@ -319,24 +308,11 @@ export class Watch {
     if (!signal.aborted) await this.waker.wait(until - now);
   }
 
-  private async tickEnvironment(): Promise<Record<string, string>> {
-    const runner = this.instance.config.runner;
-    const dir = secretsDir(this.instance.name, this.instance.dataDir, runner.secrets_dir, this.deps.env);
-    const secrets = await loadSecrets(dir);
-    for (const { file, reason } of secrets.skipped) this.log.warn({ file, dir }, `secret file skipped: ${reason}`);
-    // Redacted from every log line from now on (loadSecrets refused values too short to redact).
-    registerSecrets(this.log, Object.values(secrets.values));
-    const names = Object.keys(secrets.values);
-    if (names.length > 0) this.log.info({ dir, names }, 'secrets loaded');
-    // Only the secrets and runner.env: the tick adds its own environment to these.
-    return harnessEnvironment({}, secrets.values, runner.env);
-  }
-
   private async runTick(trigger: Trigger, messages: InboxMessage[], wake: DueWake | undefined, schedule: LoadedSchedule | undefined): Promise<void> {
     const policy = supervisorPolicy(this.instance.config.runner);
     const texts = tickMessages({ crashNotice: this.crashNotice, wake, restart: trigger === 'restart', messages });
 
-    const env = await this.tickEnvironment();
+    const env = await tickEnvironment(this.instance, this.log, this.deps.env);
     const tickController = new AbortController();
     const onStop = () => tickController.abort();
     this.stopController.signal.addEventListener('abort', onStop, { once: true });
