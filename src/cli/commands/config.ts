@@ -1,9 +1,8 @@
-import { parseArgs } from 'node:util';
 import { resolveInstance } from '../../config/instance.js';
 import { adoptIgnored, describeIgnored, readConfigFiles } from '../../config/operator-config.js';
 import { parseAgentConfig } from '../../config/agent-config.js';
-import { KernelError } from '../../errors.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
+import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 
 const USAGE = 'config <name-or-dir> [--adopt] [--json]';
@@ -17,14 +16,13 @@ export const configCommand: Command = {
   summary: "Show an instance's configuration and its sources; --adopt takes over fields the agent set that were ignored.",
   usage: USAGE,
   async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
+    const { values, positionals } = parseCommandArgs(args, {
+      usage: `agent-kernel ${USAGE}`,
       options: { adopt: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
+      positionals: { min: 1, max: 1 },
+      missing: 'Name an instance.',
     });
-    const [target, ...extra] = positionals;
-    if (!target || extra.length > 0) throw new KernelError('USAGE', `usage: agent-kernel ${USAGE}`);
-    const instance = await resolveInstance(target);
+    const instance = await resolveInstance(positionals[0] as string);
     const ignored = instance.ignoredConfig ?? [];
     const print = (text: string): void => void process.stdout.write(`${text}\n`);
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseCommandArgs } from '../../../src/cli/args.js';
 import type { Command } from '../../../src/cli/command.js';
 import { attachCommand } from '../../../src/cli/commands/attach.js';
+import { configCommand } from '../../../src/cli/commands/config.js';
 import { containerCommand } from '../../../src/cli/commands/container.js';
 import { doctorCommand } from '../../../src/cli/commands/doctor.js';
 import { egressCommand } from '../../../src/cli/commands/egress.js';
@@ -19,7 +20,7 @@ import { watchCommand } from '../../../src/cli/commands/watch.js';
 import { webCommand } from '../../../src/cli/commands/web.js';
 import { isKernelError } from '../../../src/errors.js';
 
-const agentKernel = [serveCommand, lsCommand, attachCommand, containerCommand, imageCommand, egressCommand, doctorCommand, eventsCommand, webCommand];
+const agentKernel = [serveCommand, lsCommand, attachCommand, configCommand, containerCommand, imageCommand, egressCommand, doctorCommand, eventsCommand, webCommand];
 const kernelRunner = [initCommand, instancesCommand, tickCommand, watchCommand, sendCommand, statusCommand, installCommand, uninstallCommand];
 const all: [string, Command, string][] = [
   ...agentKernel.map((c): [string, Command, string] => [`agent-kernel ${c.name}`, c, 'agent-kernel']),
