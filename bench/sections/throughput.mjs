@@ -44,22 +44,22 @@ async function throughTty(session, tty, command) {
 }
 
 /**
- * The check: in all, the command line, every line of output and the next prompt; the
- * first wait shows the command line then the first 9 lines; the last shows the last 9 then the prompt;
- * the note between says exactly how many lines were left out.
+ * The check: in all, every line of output and the next prompt (the command line the agent
+ * typed is not echoed back); the first wait shows the first 9 lines; the last shows the last 9
+ * then the prompt; the note between says exactly how many lines were left out.
  */
 function check(diffs, command, want) {
   const problems = [];
   const total = diffs.reduce((n, d) => n + d.totalLines, 0);
   const elided = diffs.reduce((n, d) => n + d.elidedLines, 0);
-  const wantTotal = want.lines + 2;
+  const wantTotal = want.lines + 1;
   if (total !== wantTotal) problems.push(`totalLines ${total}, want ${wantTotal}`);
   const shown = diffs.reduce((n, d) => n + (d.totalLines - d.elidedLines), 0);
   if (elided !== total - shown || diffs.some((d) => d.elidedLines !== Math.max(0, d.totalLines - 20))) problems.push(`elidedLines ${elided} (per wait: ${diffs.map((d) => d.elidedLines).join(', ')})`);
   const first = diffs[0]?.diff.split('\n') ?? [];
   const last = diffs.at(-1)?.diff.split('\n') ?? [];
-  if (!first[0]?.endsWith(command)) problems.push(`first line ${JSON.stringify(first[0])}`);
-  if (first.slice(1, 10).join('\n') !== want.head.join('\n')) problems.push(`head ${JSON.stringify(first.slice(1, 10))}`);
+  if (first[0]?.endsWith(command)) problems.push(`the command line was echoed back: ${JSON.stringify(first[0])}`);
+  if (first.slice(0, 9).join('\n') !== want.head.join('\n')) problems.push(`head ${JSON.stringify(first.slice(0, 9))}`);
   if (last.slice(-10, -1).join('\n') !== want.tail.join('\n')) problems.push(`tail ${JSON.stringify(last.slice(-10, -1))}`);
   for (const d of diffs) {
     if (d.elidedLines > 0 && !d.diff.includes(`… ${d.elidedLines} more lines left out (${d.totalLines} in all;`)) problems.push('elision note missing or wrong');
