@@ -4,7 +4,7 @@ import type { Instance } from '../config/instance.js';
 import { ensureStateDirs } from '../config/state-dir.js';
 import { KernelError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import { type Engine, statusCode } from './engine.js';
+import { type Engine, inspectNamed, statusCode } from './engine.js';
 import { ensureEgress, removeEgress } from './egress-proxy.js';
 import { hardenedCreateOptions, hostFacts } from './hardening.js';
 import { type ImageRef, LABEL, type ProgressCallback, currentImageRef, ensureImage, imageTag, shortReference } from './image.js';
@@ -84,13 +84,8 @@ function notOurs(name: string, instanceName: string): KernelError {
 /** Inspect the instance's container; undefined when there is none. Throws when the name is taken by a container that is not ours. */
 export async function inspectContainer(engine: Engine, instance: Instance): Promise<Dockerode.ContainerInspectInfo | undefined> {
   const name = containerName(instance.name);
-  let info: Dockerode.ContainerInspectInfo;
-  try {
-    info = await engine.docker.getContainer(name).inspect();
-  } catch (error) {
-    if (statusCode(error) === 404) return undefined;
-    throw new KernelError('CONTAINER_FAILED', `Cannot inspect container ${name}: ${describeError(error)}`, { cause: error });
-  }
+  const info = await inspectNamed(engine, name);
+  if (!info) return undefined;
   if (info.Config.Labels?.[LABEL.instance] !== instance.name) throw notOurs(name, instance.name);
   return info;
 }

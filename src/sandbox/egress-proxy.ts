@@ -5,7 +5,7 @@ import type { Instance } from '../config/instance.js';
 import { KernelError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { DockerSandbox } from './docker-sandbox.js';
-import { type Engine, statusCode } from './engine.js';
+import { type Engine, inspectNamed, statusCode } from './engine.js';
 import { ULIMIT_NOFILE, ULIMIT_NPROC } from './hardening.js';
 import { type BuildContext, LABEL, type ProgressCallback, baseImages, contextHash, ensureBaseImage, imageExists, readContainerfile, runBuild } from './image.js';
 import { trustedContext } from './build-context.js';
@@ -79,13 +79,8 @@ export async function ensureEgressImage(engine: Engine, options: EgressOptions):
 }
 
 async function inspectOurs(engine: Engine, name: string, instance: Instance, role: string): Promise<Dockerode.ContainerInspectInfo | undefined> {
-  let info: Dockerode.ContainerInspectInfo;
-  try {
-    info = await engine.docker.getContainer(name).inspect();
-  } catch (error) {
-    if (statusCode(error) === 404) return undefined;
-    throw new KernelError('CONTAINER_FAILED', `Cannot inspect container ${name}: ${describeError(error)}`, { cause: error });
-  }
+  const info = await inspectNamed(engine, name);
+  if (!info) return undefined;
   const labels = info.Config.Labels ?? {};
   if (labels[LABEL.instance] !== instance.name || labels[LABEL.egressRole] !== role) {
     throw new KernelError('CONTAINER_FAILED', `A container named ${name} exists but is not ${instance.name}'s egress ${role}; it is left alone. Remove it yourself (docker rm -f ${name}) or use another instance name.`);

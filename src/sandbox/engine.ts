@@ -174,3 +174,13 @@ export function statusCode(error: unknown): number | undefined {
   const code = (error as { statusCode?: unknown } | null)?.statusCode;
   return typeof code === 'number' ? code : undefined;
 }
+
+/** A container's inspect data by name; undefined when there is none. Any other failure is CONTAINER_FAILED. */
+export async function inspectNamed(engine: Engine, name: string): Promise<Dockerode.ContainerInspectInfo | undefined> {
+  try {
+    return await engine.docker.getContainer(name).inspect();
+  } catch (error) {
+    if (statusCode(error) === 404) return undefined;
+    throw new KernelError('CONTAINER_FAILED', `Cannot inspect container ${name}: ${describeError(error)}`, { cause: error });
+  }
+}
