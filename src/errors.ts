@@ -20,6 +20,7 @@ export type ErrorCode =
   | 'EXEC_FAILED'
   // terminals
   | 'NOT_LOGGED_IN'
+  | 'OBSERVING'
   | 'TTY_NOT_FOUND'
   | 'TTY_OUT_OF_RANGE'
   | 'TTY_CAPACITY'

@@ -1,9 +1,10 @@
 /**
  * Start-up (spawn of `agent-kernel serve` to login answered, container already running),
- * faults (SIGKILL mid-output, restart to login answered, nothing lost), memory (server RSS
+ * faults (SIGKILLs at random moments, restart to login answered, nothing lost), memory (server RSS
  * with 1, 5 and 20 TTYs of 10k lines each) and re-adoption of those 20 TTYs.
  */
-import { startServer, textOf, waitUntil } from '../lib/server.mjs';
+import { startServer, waitUntil } from '../lib/server.mjs';
+import { checkNothingLost } from '../lib/nothing-lost.mjs';
 import { median, sleep, summary } from '../lib/stats.mjs';
 
 export async function startUp({ instance, runs }) {
@@ -20,65 +21,122 @@ export async function startUp({ instance, runs }) {
   return summary(times);
 }
 
-const faultLines = (results) => results.flatMap((r) => [...textOf(r).matchAll(/^fault-(\d+)$/gm)].map((m) => Number(m[1])));
-
-/**
- * The fault lines of waits after a restart, given those seen before it. Lines under a
- * "possibly repeated" note (the server died before the client confirmed the reply that
- * carried them, by calling again) may repeat what was seen: they count once. Any other line
- * must be new. Returns the lines that count and how many were labelled.
- */
-function freshFaultLines(results, seenBefore) {
-  const seen = new Set(seenBefore);
-  let labelled = 0;
-  const lines = results.flatMap((r) => {
-    const text = textOf(r);
-    const repeated = Number(/possibly repeated: the first (\d+) lines? below/.exec(text)?.[1] ?? 0);
-    const found = [...text.matchAll(/^fault-(\d+)$/gm)].map((m) => Number(m[1]));
-    const skip = Math.min(repeated, found.length);
-    labelled += skip;
-    return found.filter((n, i) => i >= skip || !seen.has(n));
-  });
-  return { lines, labelled };
+/** The printer of the fault run: `L-<n>` at about `rate` lines a second until C-c, then `fault-end <last>`. */
+function printer(rate) {
+  const program = [
+    'import sys, time',
+    'n = 0',
+    't0 = time.monotonic()',
+    'try:',
+    '    while True:',
+    '        for _ in range(10):',
+    '            n += 1',
+    "            sys.stdout.write(f'L-{n}\\n')",
+    '        sys.stdout.flush()',
+    `        time.sleep(max(0, t0 + n / ${rate} - time.monotonic()))`,
+    'except KeyboardInterrupt:',
+    "    print(f'fault-end {n}', flush=True)",
+  ].join('\n');
+  return `python3 -c "$(printf '%s' '${Buffer.from(program).toString('base64')}' | base64 -d)"`;
 }
 
-/** Kill the server (SIGKILL) while a command prints; restart; every line must arrive, once. */
-export async function faults({ instance, runs, lines = 16 }) {
-  let session = await startServer(instance.dataDir);
+/** A small seeded generator, so a failing run can be repeated (FAULT_SEED). */
+function seeded(seed) {
+  let state = seed >>> 0 || 1;
+  return () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 0x100000000;
+  };
+}
+
+const MOMENTS = ['during output', 'during a wait', 'between reply and save', 'during adoption'];
+
+/**
+ * The server SIGKILLed `kills` times at random moments (during output, during a wait,
+ * between a reply and the save that follows it, during adoption) while one terminal prints
+ * numbered lines at ~1,000 a second, through the SDK's Client over stdio. Every line must
+ * reach the client; a line may come again only under a "possibly repeated" label.
+ */
+export async function faults({ instance, kills = 100, rate = 1000, seed = Number(process.env.FAULT_SEED ?? Date.now() % 100_000) }) {
+  const random = seeded(seed);
+  const reports = [];
   const recoveries = [];
-  const checks = [];
+  const moments = Object.fromEntries(MOMENTS.map((m) => [m, 0]));
+  let tty;
+  const record = (result) => {
+    const report = result?.isError ? undefined : result?.structuredContent?.changed?.find((c) => c.tty === tty);
+    if (report) reports.push({ text: report.diff });
+  };
+  let session = await startServer(instance.dataDir);
+  const began = performance.now();
   try {
     await session.ok('login');
+    ({ tty } = (await session.ok('open')).structuredContent);
     await session.ok('wait', { timeout: 10 });
-    const { tty } = (await session.ok('open')).structuredContent;
-    await session.ok('wait', { timeout: 10 });
-    for (let run = 0; run < runs; run++) {
-      const tag = `r${run}`;
-      await session.ok('type', { tty, expect: 'bash', text: `for i in $(seq 1 ${lines}); do echo fault-$i; sleep 0.2; done` });
-      const before = [await session.ok('wait', { timeout: 0.6 })];
+    await session.ok('type', { tty, expect: 'bash', text: printer(rate) });
+    for (let k = 0; k < kills; k++) {
+      const moment = MOMENTS[Math.floor(random() * MOMENTS.length)];
+      moments[moment] += 1;
+      if (moment === 'during adoption') {
+        // Killed somewhere between spawn and login answered (adoption runs in there).
+        const login = session.call('login').catch(() => undefined);
+        await sleep(random() * 1200);
+        await session.kill();
+        await login;
+      } else {
+        await session.ok('login');
+        if (moment === 'during output') {
+          await sleep(random() * 300);
+        } else if (moment === 'during a wait') {
+          const pending = session.call('wait', { timeout: random() * 0.5 }).then(record, () => undefined);
+          await sleep(random() * 400);
+          await session.kill();
+          await pending;
+        } else {
+          // The reply is in the pipe; the save that makes it seen for good runs right after.
+          record(await session.call('wait', { timeout: random() * 0.3 }));
+        }
+        if (moment !== 'during a wait') await session.kill();
+      }
       const killedAt = performance.now();
-      await session.kill();
       session = await startServer(instance.dataDir);
-      const login = await session.ok('login');
-      const recovery = performance.now() - killedAt;
-      const adopted = login.structuredContent.adopted.includes(tty);
-      // The loop may have ended while no server ran: the shell back at its prompt (input) says so too.
-      const after = await waitUntil(session, { timeout: 30, reasons: ['command-finished', 'exited', 'input'] });
-      const fresh = freshFaultLines(after, faultLines(before));
-      const seen = [...faultLines(before), ...fresh.lines];
-      // Lines a long diff leaves out (head and tail shown) count as arriving when the note says exactly how many.
-      const elided = [...before, ...after].reduce((n, r) => n + r.structuredContent.changed.reduce((m, c) => m + c.elidedLines, 0), 0);
-      const increasing = seen.every((n, i) => i === 0 || n > seen[i - 1]);
-      const missing = lines - seen.length;
-      const pass = adopted && increasing && seen[0] === 1 && seen.at(-1) === lines && missing === elided;
-      recoveries.push(recovery);
-      checks.push({ run: tag, pass, adopted, seenBeforeKill: faultLines(before).length, seenAfter: fresh.lines.length, labelledRepeats: fresh.labelled, elided, seen: pass ? undefined : seen });
+      if (moment !== 'during adoption') {
+        await session.ok('login');
+        recoveries.push(performance.now() - killedAt);
+      }
+    }
+    await session.ok('login');
+    await session.ok('type', { tty, expect: 'python3', text: 'C-c' });
+    let end;
+    for (let i = 0; i < 30 && end === undefined; i++) {
+      const result = await session.ok('wait', { timeout: 10 });
+      record(result);
+      end = /^fault-end (\d+)$/m.exec(result.structuredContent.changed.find((c) => c.tty === tty)?.diff ?? '')?.[1];
     }
     await session.ok('close', { tty });
+    const verdict = checkNothingLost(reports);
+    const printed = Number(end ?? NaN);
+    const unreported = Number.isFinite(printed) ? printed - verdict.last : NaN;
+    return {
+      seed,
+      kills,
+      moments,
+      seconds: (performance.now() - began) / 1000,
+      printed,
+      lost: verdict.lost.length + Math.max(0, unreported),
+      lostLines: verdict.lost.slice(0, 50),
+      unlabelledRepeats: verdict.unlabelledRepeats.length,
+      unlabelledRepeatLines: verdict.unlabelledRepeats.slice(0, 50),
+      labelledRepeats: verdict.labelledRepeats,
+      inconsistentElisions: verdict.inconsistentElisions,
+      recovery: summary(recoveries),
+      pass: Number.isFinite(printed) && unreported === 0 && verdict.lost.length === 0 && verdict.unlabelledRepeats.length === 0 && verdict.inconsistentElisions === 0,
+    };
   } finally {
     await session.stop();
   }
-  return { recovery: summary(recoveries), checks, pass: checks.every((c) => c.pass) };
 }
 
 /** RSS of a process sampled a few times over a second (GC makes single samples noisy): the median. */

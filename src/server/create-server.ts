@@ -28,9 +28,12 @@ export function createKernelServer(deps: KernelServerDeps): { server: McpServer;
   const session: SessionState = { loggedIn: false };
   registerTools(server, { ...deps, session });
   explainRefusedCalls(server, TOOL_NAMES);
+  // The agent's role is free again when its session ends (stdio closed, HTTP session gone).
+  server.server.onclose = () => deps.runtime.agentRole.release(session);
   return {
     server,
     cleanup: async () => {
+      deps.runtime.agentRole.release(session);
       await server.close();
     },
   };

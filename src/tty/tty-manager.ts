@@ -173,13 +173,13 @@ export class TtyManager {
   /**
    * Wait until what the agent started is done (or the timeout), then report what changed on
    * every terminal since the agent last looked, and mark it seen. An aborted wait reports
-   * nothing and marks nothing.
+   * nothing and marks nothing; so does an `observer`'s wait, which changes no state at all.
    */
-  async wait(timeoutSeconds: number = DEFAULT_WAIT_SECONDS, signal?: AbortSignal, deliveryId?: string): Promise<WaitResult> {
+  async wait(timeoutSeconds: number = DEFAULT_WAIT_SECONDS, signal?: AbortSignal, deliveryId?: string, who: 'agent' | 'observer' = 'agent'): Promise<WaitResult> {
     this.assertUsable();
     const { started, ...judgement } = await waitUntilDone(this.ctx, this.activity, timeoutSeconds, () => this.hostGone !== undefined, signal);
     signal?.throwIfAborted();
-    return this.serialized(() => reportChanges(this.ctx, this.persistence, judgement, started, { signal, deliveryId }));
+    return this.serialized(() => reportChanges(this.ctx, this.persistence, judgement, started, { signal, deliveryId, observe: who === 'observer' }));
   }
 
   /**

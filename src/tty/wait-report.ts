@@ -13,16 +13,17 @@ import type { Judgement } from './wait-judge.js';
 /**
  * What wait() returns: every terminal with something the agent has not seen (new lines,
  * the whole screen of a full-screen program, a command's end, the process's end), which is
- * then marked seen; terminals whose process ended are closed and archived.
+ * then marked seen; terminals whose process ended are closed and archived. With `observe`
+ * the same report, and nothing changes (an observing session must not take the agent's news).
  */
 export async function reportChanges(
   ctx: TtyContext,
   persistence: Persistence,
   judgement: Judgement,
   started: number,
-  options: { signal?: AbortSignal | undefined; deliveryId?: string | undefined } = {},
+  options: { signal?: AbortSignal | undefined; deliveryId?: string | undefined; observe?: boolean } = {},
 ): Promise<WaitResult> {
-  const { signal, deliveryId } = options;
+  const { signal, deliveryId, observe = false } = options;
   await syncAll(ctx);
   signal?.throwIfAborted();
   const changed: TtyReport[] = [];
@@ -31,14 +32,15 @@ export async function reportChanges(
   for (const tty of ctx.ttys.all()) {
     const newEnd = tty.commandEnds > tty.reportedEnds ? tty.lastEnd : undefined;
     if (!tty.hasUnseen() && !newEnd && tty.alive) {
-      tty.settled();
+      if (!observe) tty.settled();
       continue;
     }
     const item = reportOf(ctx, tty, newEnd);
+    changed.push(item);
+    if (observe) continue;
     if (!tty.alive) closing.push(tty);
     else if (tty.emulator.backgroundJobs > 0 && isShell(tty.program) && !tty.commandRunning) background.push([tty, item]);
     else if (newEnd) tty.runsInBackground([]);
-    changed.push(item);
     tty.reported(deliveryId);
     await tty.files.flush();
   }
@@ -51,7 +53,7 @@ export async function reportChanges(
     const { archivedTo } = await closeTty(ctx, persistence, tty);
     if (item) item.archivedTo = archivedTo;
   }
-  await persistence.saveState();
+  if (!observe) await persistence.saveState();
   return {
     reason: judgement.reason,
     ...(judgement.input ? { input: judgement.input } : {}),

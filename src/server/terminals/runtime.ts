@@ -1,5 +1,6 @@
 import { describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
+import { AgentRole } from './agent-role.js';
 import type { Terminals } from './terminals.js';
 
 /**
@@ -13,6 +14,8 @@ export class KernelRuntime {
   private ready: Terminals | undefined;
   private disposed = false;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Which session's waits mark output seen; the others observe. */
+  readonly agentRole = new AgentRole();
 
   constructor(
     private readonly startTerminals: () => Promise<Terminals>,

@@ -28,8 +28,9 @@ export interface Terminals {
   /**
    * Resolves early, without marking anything seen, when `signal` aborts. With `deliveryId`,
    * what it shows counts as seen for good once delivered(deliveryId) says the reply went out.
+   * With `observe`, it reports what the agent has not seen and changes nothing (an observing session).
    */
-  wait(options: { timeoutMs: number; signal?: AbortSignal; deliveryId?: string }): Promise<WaitResult>;
+  wait(options: { timeoutMs: number; signal?: AbortSignal; deliveryId?: string; observe?: boolean }): Promise<WaitResult>;
   /** The reply of the wait with this deliveryId was handed to the client. */
   delivered?(deliveryId: string): void;
   close(tty: number): Promise<CloseResult>;

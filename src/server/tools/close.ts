@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { renderClose } from './render.js';
-import { guarded, loggedInTerminals, toolInput, type ToolDeps, TTY_FIELD_MESSAGE } from './context.js';
+import { agentTerminals, guarded, toolInput, type ToolDeps, TTY_FIELD_MESSAGE } from './context.js';
 
 const DESCRIPTION = `Close a terminal: end everything running in TTY tty (every process it started, also those that left its session) and archive its scrollback to system/logs/sessions/. Its number becomes free for open().
 
@@ -32,7 +32,7 @@ export function registerCloseTool(server: McpServer, deps: ToolDeps): void {
     },
     ({ tty }) =>
       guarded('close', deps, async () => {
-        const terminals = await loggedInTerminals(deps);
+        const terminals = await agentTerminals(deps);
         const result = await terminals.close(tty);
         deps.logger.info({ tty, archivedTo: result.archivedTo }, 'closed a terminal');
         return {

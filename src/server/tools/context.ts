@@ -5,6 +5,7 @@ import { isKernelError, KernelError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import type { KernelRuntime } from '../terminals/runtime.js';
 import type { Terminals } from '../terminals/terminals.js';
+import { OBSERVING } from './render.js';
 import { errorResult, toolErrorResult } from './tool-result.js';
 
 /** What one MCP session knows: whether its client has called login. */
@@ -28,6 +29,13 @@ export async function loggedInTerminals(deps: ToolDeps): Promise<Terminals> {
     throw new KernelError('NOT_LOGGED_IN', 'Not logged in: call login() first (once at the start of every session), then retry this call.');
   }
   return deps.runtime.terminals();
+}
+
+/** The terminals, for the tools that act (open, type, close): refused to an observing session. */
+export async function agentTerminals(deps: ToolDeps): Promise<Terminals> {
+  const terminals = await loggedInTerminals(deps);
+  if (!deps.runtime.agentRole.holds(deps.session)) throw new KernelError('OBSERVING', OBSERVING);
+  return terminals;
 }
 
 /**

@@ -10,7 +10,9 @@ const DESCRIPTION = `Start your session with the computer: call login() first, o
 
 It brings up your container and terminals if they are not up yet (this can take a while the first time), opens the terminals listed in system/startup.json (TTY 0 runs its startup command), and reports: the tick number, the terminals still running from before, terminals lost because the container restarted (with where their last scrollback was kept), how many terminals are in use out of 20, which terminals have output you have not seen yet, and the network policy (allowlist, none or open).
 
-After login: call wait() to see the terminals, then type() to act. Calling login() again in the same session is harmless.`;
+After login: call wait() to see the terminals, then type() to act. Calling login() again in the same session is harmless.
+
+One session is the agent: the first to log in while no other agent session is connected. Its waits mark output as seen (kept across server restarts) and it alone may open, type and close. Every other session observes: its wait() shows the same news without marking anything seen, so watching never hides output from the agent. login({ observe: true }) always observes; login({ observe: false }) takes the agent's role over.`;
 
 const terminalSchema = z.object({ tty: z.number(), program: z.string(), alive: z.boolean(), unseenLines: z.number() });
 
@@ -29,6 +31,7 @@ export const loginOutputSchema = z.object({
   persistent: z.boolean().describe('false when terminals end with this server (host backend without tmux)'),
   startupErrors: z.array(z.object({ tty: z.number(), error: z.string() })),
   alreadyLoggedIn: z.boolean(),
+  role: z.enum(['agent', 'observer']).describe('agent: your waits mark output seen and you may act; observer: you watch, nothing you do changes what the agent has seen'),
   network: z
     .object({ policy: z.enum(['allowlist', 'none', 'open']), allowed: z.number().describe('destinations allowed (allowlist)') })
     .optional()
@@ -41,20 +44,29 @@ export function registerLoginTool(server: McpServer, deps: ToolDeps): void {
     {
       title: 'Log in (call first every session)',
       description: DESCRIPTION,
-      inputSchema: toolInput('login', {}),
+      inputSchema: toolInput('login', {
+        observe: z
+          .boolean({ error: 'observe must be true or false' })
+          .optional()
+          .describe('true: watch without marking anything seen or acting; false: take the agent role over from another session; omitted: be the agent unless another session is'),
+      }),
       outputSchema: loginOutputSchema,
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    () =>
+    ({ observe }) =>
       guarded('login', deps, async () => {
         const terminals = await deps.runtime.terminals();
+        const role = deps.runtime.agentRole;
+        if (observe === true) role.release(deps.session);
+        const agent = observe !== true && role.claim(deps.session, observe === false);
         const tick = await loadTick(deps.instance.paths.state, deps.logger);
         terminals.setTick(tick);
         // Logged in already, to these same terminals: nothing to open again.
         const alreadyLoggedIn = deps.session.loggedIn && deps.session.loggedInTo === terminals;
         const opened: LoginSummary['opened'] = [];
         const startupErrors: LoginSummary['startupErrors'] = [];
-        if (!alreadyLoggedIn) {
+        // Only the agent opens the startup terminals: an observer changes nothing.
+        if (!alreadyLoggedIn && agent) {
           await deps.runtime.exclusive(async () => {
             let startup;
             try {
@@ -96,9 +108,10 @@ export function registerLoginTool(server: McpServer, deps: ToolDeps): void {
           persistent: terminals.adoptReport.persistent,
           startupErrors,
           alreadyLoggedIn,
+          role: agent ? 'agent' : 'observer',
           network: terminals.network,
         };
-        deps.logger.info({ tick: summary.tick, opened, lost: summary.lost.length, unseen: summary.unseen }, 'login');
+        deps.logger.info({ tick: summary.tick, role: summary.role, opened, lost: summary.lost.length, unseen: summary.unseen }, 'login');
         return { content: [{ type: 'text', text: renderLogin(summary) }], structuredContent: summary };
       }),
   );

@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { renderOpen } from './render.js';
-import { guarded, loggedInTerminals, toolInput, type ToolDeps } from './context.js';
+import { agentTerminals, guarded, toolInput, type ToolDeps } from './context.js';
 
 const DESCRIPTION = `Open a new terminal (TTY) in your container and return its number. It takes the lowest free number from 0 to 19; at most 20 terminals are open at once.
 
@@ -34,7 +34,7 @@ export function registerOpenTool(server: McpServer, deps: ToolDeps): void {
     },
     ({ command }) =>
       guarded('open', deps, async () => {
-        const terminals = await loggedInTerminals(deps);
+        const terminals = await agentTerminals(deps);
         const result = await terminals.open(command === undefined ? {} : { command });
         deps.logger.info({ tty: result.tty, command: result.command }, 'opened a terminal');
         return {

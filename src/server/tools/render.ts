@@ -158,6 +158,8 @@ export interface LoginSummary {
   /** Startup terminals that could not be opened, with why. */
   startupErrors: Array<{ tty: number; error: string }>;
   alreadyLoggedIn: boolean;
+  /** agent: this session's waits mark output seen and it may act; observer: it watches (see agent-role.ts). */
+  role: 'agent' | 'observer';
   /** The instance's network policy; absent on the host backend. */
   network?: NetworkSummary | undefined;
 }
@@ -168,6 +170,10 @@ export function renderNetwork(network: NetworkSummary): string {
   if (network.policy === 'open') return 'Network: open (no restrictions).';
   return `Network: allowlist, ${network.allowed} destination${network.allowed === 1 ? '' : 's'} allowed through the proxy already set in HTTP_PROXY/HTTPS_PROXY (including the package sources, so apt-get works); everything else is refused, and wait() reports each refusal.`;
 }
+
+/** What an observing session is told at login and when it tries to act. */
+export const OBSERVING =
+  'You are observing: another session is the agent (its waits mark output seen; it opens, types and closes). Your wait() shows what the agent has not seen yet and marks nothing seen; open, type and close are refused. To act instead, call login({ observe: false }): that session then observes.';
 
 export function renderLogin(summary: LoginSummary): string {
   const lines = [
@@ -188,6 +194,11 @@ export function renderLogin(summary: LoginSummary): string {
   }
   for (const failure of summary.startupErrors) lines.push(`Could not open TTY ${failure.tty} from startup.json: ${failure.error}`);
   if (!summary.persistent) lines.push('These terminals are not persistent: they end when this server stops.');
+  if (summary.role === 'observer') {
+    if (summary.unseen.length > 0) lines.push(`Not seen by the agent yet: ${summary.unseen.map((u) => `TTY ${u.tty} (${u.lines} line${u.lines === 1 ? '' : 's'})`).join(', ')}.`);
+    lines.push(OBSERVING);
+    return lines.join('\n');
+  }
   if (summary.unseen.length > 0) {
     lines.push(
       `Unseen output: ${summary.unseen.map((u) => `TTY ${u.tty} (${u.lines} line${u.lines === 1 ? '' : 's'})`).join(', ')}. Call wait() to see it; type() is refused until you have.`,

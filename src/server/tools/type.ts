@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { renderType } from './render.js';
-import { guarded, loggedInTerminals, toolInput, type ToolDeps, TTY_FIELD_MESSAGE } from './context.js';
+import { agentTerminals, guarded, toolInput, type ToolDeps, TTY_FIELD_MESSAGE } from './context.js';
 
 /** The schema's own ceiling; the configured cap (tty.max_text_bytes, default 16 KiB) is checked by the terminal layer. */
 const TEXT_SCHEMA_MAX = 1_048_576;
@@ -53,7 +53,7 @@ export function registerTypeTool(server: McpServer, deps: ToolDeps): void {
     },
     ({ tty, expect, text, enter }) =>
       guarded('type', deps, async () => {
-        const terminals = await loggedInTerminals(deps);
+        const terminals = await agentTerminals(deps);
         const result = await terminals.type({ tty, expect, text, ...(enter === undefined ? {} : { enter }) });
         deps.logger.debug({ tty, sent: result.sent, bytes: result.bytes }, 'typed');
         return {

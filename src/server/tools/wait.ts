@@ -14,6 +14,8 @@ const DESCRIPTION = `Wait for your terminals and see what changed: the only way 
 
 Returns as soon as what you started is done (a shell command finished, with its exit code and duration; a program exited; or a program drew and now waits for input: a prompt such as \`name? \`, a REPL, an editor, reported as "waiting for input"), or when timeout seconds pass (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}). Then it shows, for every terminal with something new, the new lines since you last looked: up to 20 lines in full, longer output as head and tail with a line saying how many lines were left out and which file holds them all (read it with the Read tool, or cat/tail in a terminal). A full-screen program (vim, less, htop) shows its current screen instead. Lines starting with "network:" report connections the network policy refused. Everything shown counts as seen, which lets type() act again. Terminals whose program ended are reported with their exit code, then closed.
 
+A session that observes (see login) gets the same report of what the agent has not seen yet, and marks nothing seen.
+
 Call wait() after login and after every type(). Tip: call type and wait as parallel tool calls in one turn. If a command is still running when wait returns, call wait again. One result carries at most ${MAX_RESULT_TEXT_CHARS} characters of terminal text.`;
 
 const diffSchema = z.object({
@@ -74,12 +76,15 @@ export function registerWaitTool(server: McpServer, deps: ToolDeps): void {
         const progressToken = extra._meta?.progressToken;
         const stopProgress = progressToken === undefined ? () => {} : reportProgress(timeoutMs, (progress, message) =>
           extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total: timeoutMs / 1000, message } }));
+        // An observing session sees the same news and takes nothing: no mark, no notice, no person-input line.
+        const observing = !deps.runtime.agentRole.holds(deps.session);
         const result = await terminals
-          .wait({ timeoutMs, signal: extra.signal, deliveryId: deliveryId(extra.sessionId, extra.requestId) })
+          .wait({ timeoutMs, signal: extra.signal, ...(observing ? { observe: true } : { deliveryId: deliveryId(extra.sessionId, extra.requestId) }) })
           .finally(stopProgress);
-        const rendered = withNotices(renderWait(result), terminals.takeNotices?.() ?? []);
-        const person = await personInputSince(deps.instance.paths.events).catch(() => undefined);
+        const rendered = withNotices(renderWait(result), observing ? [] : (terminals.takeNotices?.() ?? []));
+        const person = observing ? undefined : await personInputSince(deps.instance.paths.events).catch(() => undefined);
         if (person) rendered.text = `${person}\n${rendered.text}`;
+        if (observing) rendered.text = `Observing: this is what the agent has not seen yet; nothing was marked seen.\n${rendered.text}`;
         const replays = result.changed.filter((c) => c.elidedLines > 0).map((c) => terminals.describeRecording?.(c.tty)).filter(Boolean);
         if (replays.length > 0) rendered.text += `\nTo replay with timing: ${replays.join('; ')}.`;
         deps.logger.debug({ reason: result.reason, ms: result.elapsedMs, changed: result.changed.map((c) => c.tty) }, 'waited');

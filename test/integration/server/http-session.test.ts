@@ -16,10 +16,11 @@ describeWithEngine('agent-kernel serve --http (real container, real tmux)', () =
   const configDir = () => path.join(path.dirname(test.dataDir), 'config');
   const tokenFile = () => path.join(configDir(), 'tokens', `${test.name}.token`);
 
-  async function connect(): Promise<{ client: Client; call: (name: string, args?: Record<string, unknown>) => Promise<CallToolResult> }> {
+  async function connect(): Promise<{ client: Client; transport: StreamableHTTPClientTransport; call: (name: string, args?: Record<string, unknown>) => Promise<CallToolResult> }> {
     const client = new Client({ name: 'http-integration', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(serve.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
-    return { client, call: async (name, args = {}) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 300_000 })) as CallToolResult };
+    const transport = new StreamableHTTPClientTransport(new URL(serve.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+    await client.connect(transport);
+    return { client, transport, call: async (name, args = {}) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 300_000 })) as CallToolResult };
   }
 
   function post(body: unknown, headers: Record<string, string>, signal?: AbortSignal): Promise<Response> {
@@ -62,21 +63,25 @@ describeWithEngine('agent-kernel serve --http (real container, real tmux)', () =
     expect(await rebinding.json()).toMatchObject({ error: 'forbidden_origin' });
   });
 
-  it('runs a whole session and serves two clients at once on the same terminals', async () => {
+  it('runs a whole session and serves two clients at once on the same terminals: one acts, the other observes', async () => {
     const [a, b] = await Promise.all([connect(), connect()]);
-    const [loginA, loginB] = await Promise.all([a.call('login'), b.call('login')]);
-    expect(loginA.isError, textOf(loginA)).toBeFalsy();
-    expect(loginB.isError, textOf(loginB)).toBeFalsy();
-    // Both logins together opened startup's TTY 0 once.
-    expect((loginB.structuredContent as { capacity: { used: number } }).capacity.used).toBe(1);
+    const loginA = await a.call('login');
+    const loginB = await b.call('login');
+    expect(loginA.structuredContent, textOf(loginA)).toMatchObject({ role: 'agent' });
+    expect(loginB.structuredContent, textOf(loginB)).toMatchObject({ role: 'observer', capacity: { used: 1 } });
     await a.call('wait', { timeout: 5 });
     await a.call('type', { tty: 0, expect: 'bash', text: 'echo from-client-a' });
     let seen = '';
     await expect.poll(async () => (seen += textOf(await b.call('wait', { timeout: 10 }))).includes('from-client-a'), { timeout: 60_000, interval: 0 }).toBe(true);
+    expect(textOf(await b.call('open'))).toMatch(/You are observing/);
+    // b takes the agent's role over; a now observes.
+    expect((await b.call('login', { observe: false })).structuredContent).toMatchObject({ role: 'agent' });
     const opened = await b.call('open');
     expect(opened.structuredContent).toMatchObject({ tty: 1 });
-    await a.call('wait', { timeout: 5 });
-    expect(textOf(await a.call('close', { tty: 1 }))).toMatch(/Closed TTY 1/);
+    expect(textOf(await a.call('close', { tty: 1 }))).toMatch(/You are observing/);
+    await b.call('wait', { timeout: 5 });
+    expect(textOf(await b.call('close', { tty: 1 }))).toMatch(/Closed TTY 1/);
+    await b.transport.terminateSession();
     await Promise.all([a.client.close(), b.client.close()]);
   });
 
@@ -101,7 +106,8 @@ describeWithEngine('agent-kernel serve --http (real container, real tmux)', () =
     await expect.poll(async () => (await readFile(path.join(test.instance.paths.logs, 'server.log'), 'utf8')).includes('cancelling it')).toBe(true);
 
     const c = await connect();
-    await c.call('login');
+    // The session that went away mid-call still exists (no DELETE): take the agent's role over from it.
+    expect((await c.call('login', { observe: false })).structuredContent).toMatchObject({ role: 'agent' });
     let seen = '';
     await expect.poll(async () => (seen += textOf(await c.call('wait', { timeout: 10 }))).includes('while-away'), { timeout: 60_000, interval: 0 }).toBe(true);
     await c.client.close();

@@ -58,6 +58,12 @@ async function connectClient(): Promise<Client> {
   return client;
 }
 
+/** Close a client and end its session on the server (DELETE), as a client that says goodbye does. */
+async function endClient(client: Client): Promise<void> {
+  await (client.transport as StreamableHTTPClientTransport | undefined)?.terminateSession();
+  await client.close();
+}
+
 describe('the HTTP guards', () => {
   it('answers a request without a token with 401 and a JSON explanation', async () => {
     const response = await post(INIT);
@@ -87,15 +93,17 @@ describe('the HTTP guards', () => {
 });
 
 describe('sessions', () => {
-  it('serves two clients at once, sharing one set of terminals', async () => {
+  it('serves two clients at once, sharing one set of terminals: the first to log in acts, the other observes', async () => {
     const [a, b] = await Promise.all([connectClient(), connectClient()]);
-    await Promise.all([a.callTool({ name: 'login', arguments: {} }), b.callTool({ name: 'login', arguments: {} })]);
+    expect((await a.callTool({ name: 'login', arguments: {} })).structuredContent).toMatchObject({ role: 'agent' });
+    expect((await b.callTool({ name: 'login', arguments: {} })).structuredContent).toMatchObject({ role: 'observer' });
     const opened = (await a.callTool({ name: 'open', arguments: { command: 'python3' } })) as CallToolResult;
     const tty = (opened.structuredContent as { tty: number }).tty;
     const seen = (await b.callTool({ name: 'wait', arguments: { timeout: 1 } })) as CallToolResult;
     expect(seen.structuredContent).toMatchObject({ changed: expect.arrayContaining([expect.objectContaining({ tty, program: 'python3' })]) });
+    expect((await b.callTool({ name: 'close', arguments: { tty } })).isError).toBe(true);
     await a.callTool({ name: 'close', arguments: { tty } });
-    await Promise.all([a.close(), b.close()]);
+    await Promise.all([endClient(a), endClient(b)]);
   });
 
   it('survives a client that disconnects mid-wait: the wait is aborted and nothing is marked seen', async () => {
@@ -126,7 +134,8 @@ describe('sessions', () => {
     // The output is still unseen, for whoever waits next, and only it.
     fake.holdWaits = false;
     const client = await connectClient();
-    await client.callTool({ name: 'login', arguments: {} });
+    // The session that went away mid-call still exists (no DELETE): take the agent's role over from it.
+    await client.callTool({ name: 'login', arguments: { observe: false } });
     const after = (await client.callTool({ name: 'wait', arguments: { timeout: 1 } })) as CallToolResult;
     expect(after.isError).toBeFalsy();
     expect(after.structuredContent).toMatchObject({ changed: [{ diff: pending.join('\n') }] });

@@ -1,0 +1,63 @@
+/**
+ * The "nothing lost" check shared by the fault bench and the fault test: numbered lines
+ * (`L-<n>`) across the wait reports a client got, in order. Every line from 1 on must be
+ * shown or counted by an elision note; a line shown again is fine only among a report's
+ * first lines under a "possibly repeated" label (counted by position in the output, elided
+ * lines included).
+ */
+const REPEATED = /^… possibly repeated: the first (\d+) lines? below/;
+const ELIDED = /^… (\d+) more lines? left out/;
+const LINE = /^L-(\d+)$/;
+
+/** One report's line numbers in output order; elided runs are filled in from the line after them. */
+function linesOf(text) {
+  const rows = text.split('\n');
+  const label = REPEATED.exec(rows[0] ?? '');
+  const numbers = [];
+  let pendingElided = 0;
+  let inconsistent = 0;
+  for (const row of label ? rows.slice(1) : rows) {
+    const elided = ELIDED.exec(row);
+    if (elided) {
+      pendingElided += Number(elided[1]);
+      continue;
+    }
+    const match = LINE.exec(row);
+    if (!match) continue;
+    const n = Number(match[1]);
+    if (pendingElided > 0) {
+      const first = n - pendingElided;
+      if (numbers.length > 0 && numbers.at(-1) !== first - 1) inconsistent += 1;
+      for (let m = first; m < n; m++) numbers.push(m);
+      pendingElided = 0;
+    }
+    numbers.push(n);
+  }
+  return { numbers, labelled: label ? Number(label[1]) : 0, inconsistent };
+}
+
+/**
+ * @param {ReadonlyArray<{ text: string }>} reports one terminal's part of each wait result, in the order the client got them
+ * @returns {{ lost: number[], unlabelledRepeats: number[], labelledRepeats: number, inconsistentElisions: number, last: number }}
+ */
+export function checkNothingLost(reports) {
+  const lost = [];
+  const unlabelledRepeats = [];
+  let labelledRepeats = 0;
+  let inconsistentElisions = 0;
+  let last = 0;
+  for (const report of reports) {
+    const { numbers, labelled, inconsistent } = linesOf(report.text);
+    inconsistentElisions += inconsistent;
+    for (const [position, n] of numbers.entries()) {
+      if (n <= last) {
+        if (position < labelled) labelledRepeats += 1;
+        else unlabelledRepeats.push(n);
+        continue;
+      }
+      for (let m = last + 1; m < n; m++) lost.push(m);
+      last = n;
+    }
+  }
+  return { lost, unlabelledRepeats, labelledRepeats, inconsistentElisions, last };
+}
