@@ -119,7 +119,13 @@ try {
   await section('throughput', () => throughput({ instance: main, seqRuns: N.seq, catRuns: N.cat, rawRuns: N.raw }));
   await section('context', () => contextCost({ instance: main }));
   await section('startup', () => startUp({ instance: main, runs: N.startup }));
-  await section('faults', () => faults({ instance: main, kills: Number(process.env.FAULT_KILLS ?? N.faults) }));
+  await section('faults', async () => {
+    // A history limit the run's ~150,000 lines pass many times, so tmux trims while servers die.
+    const inst = await createInstance({ name: `bench-${process.pid}-faults`, config: { tty: { history_limit: 20_000 } } });
+    created.push(inst);
+    await inst.prebuild();
+    return faults({ instance: inst, kills: Number(process.env.FAULT_KILLS ?? N.faults) });
+  });
   await section('memory', () => memory({ instance: main, adoptRuns: N.adopt }));
   await section('scale', async () => {
     const instances = [];

@@ -8,10 +8,13 @@
 const REPEATED = /^… possibly repeated: the first (\d+) lines? below/;
 const ELIDED = /^… (\d+) more lines? left out/;
 const LINE = /^L-(\d+)$/;
+const GONE = /^… (at least )?([\d,]+) lines? printed while no server was attached (?:is|are) gone/;
 
 /** One report's line numbers in output order; elided runs are filled in from the line after them. */
 function linesOf(text) {
-  const rows = text.split('\n');
+  let rows = text.split('\n');
+  const gone = GONE.exec(rows[0] ?? '');
+  if (gone) rows = rows.slice(1);
   const label = REPEATED.exec(rows[0] ?? '');
   const numbers = [];
   let pendingElided = 0;
@@ -33,22 +36,32 @@ function linesOf(text) {
     }
     numbers.push(n);
   }
-  return { numbers, labelled: label ? Number(label[1]) : 0, inconsistent };
+  return { numbers, labelled: label ? Number(label[1]) : 0, inconsistent, gone: gone ? { rows: Number(gone[2].replace(/,/g, '')), atLeast: gone[1] !== undefined } : undefined };
 }
 
 /**
  * @param {ReadonlyArray<{ text: string }>} reports one terminal's part of each wait result, in the order the client got them
- * @returns {{ lost: number[], unlabelledRepeats: number[], labelledRepeats: number, inconsistentElisions: number, last: number }}
+ * A gap right after a note that says lines are gone (past tty.history_limit) is counted as
+ * announced, not lost, when it is as long as the note says (or longer, for "at least").
+ * @returns {{ lost: number[], announcedGone: number, wrongGoneCounts: number, unlabelledRepeats: number[], labelledRepeats: number, inconsistentElisions: number, last: number }}
  */
 export function checkNothingLost(reports) {
   const lost = [];
   const unlabelledRepeats = [];
   let labelledRepeats = 0;
   let inconsistentElisions = 0;
+  let announcedGone = 0;
+  let wrongGoneCounts = 0;
   let last = 0;
   for (const report of reports) {
-    const { numbers, labelled, inconsistent } = linesOf(report.text);
+    const { numbers, labelled, inconsistent, gone } = linesOf(report.text);
     inconsistentElisions += inconsistent;
+    if (gone) {
+      const gap = (numbers[0] ?? last + 1) - last - 1;
+      if (gone.atLeast ? gap < gone.rows : gap !== gone.rows) wrongGoneCounts += 1;
+      announcedGone += Math.max(0, gap);
+      last += Math.max(0, gap);
+    }
     for (const [position, n] of numbers.entries()) {
       if (n <= last) {
         if (position < labelled) labelledRepeats += 1;
@@ -59,5 +72,5 @@ export function checkNothingLost(reports) {
       last = n;
     }
   }
-  return { lost, unlabelledRepeats, labelledRepeats, inconsistentElisions, last };
+  return { lost, announcedGone, wrongGoneCounts, unlabelledRepeats, labelledRepeats, inconsistentElisions, last };
 }

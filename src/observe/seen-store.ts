@@ -29,6 +29,11 @@ const ttyStateSchema = z.object({
    * rest are the last one known delivered): rows between the two may have been shown already.
    */
   shown: z.object({ row: z.int(), history: z.int(), digest: z.string() }).optional(),
+  /**
+   * The rows just above the cursor then (the last row's number, how many, their digest):
+   * where they are now tells how many rows tmux trimmed from its history meanwhile.
+   */
+  anchor: z.object({ row: z.int(), rows: z.int().min(1), hash: z.string() }).optional(),
 });
 
 const seenStateSchema = z.object({

@@ -1,6 +1,7 @@
 import { type TtyState, loadSeenState } from '../observe/seen-store.js';
 import { keepLostScrollback } from '../observe/tty-files.js';
 import { createTty } from './new-tty.js';
+import { needsRelocation, relocate } from './relocation.js';
 import { normalizeProgram } from './program-name.js';
 import type { TerminalState } from './terminal-host.js';
 import { normalCursor } from './tty.js';
@@ -45,14 +46,18 @@ async function recordLost(ctx: TtyContext, state: TtyState): Promise<LostTty> {
 }
 
 /** Re-attach a live terminal: seed an emulator from the host's history and work out what the agent has not seen. */
-async function adopt(ctx: TtyContext, saved: TtyState | undefined, terminal: TerminalState): Promise<void> {
+async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: TerminalState): Promise<void> {
+  // tmux may have trimmed its history meanwhile: then every saved row moved up (found in the whole history).
+  const trimmed = before && (await needsRelocation(ctx.host, terminal.id, before));
   // Only the rows still needed: what the agent has not seen, what the scrollback file lacks,
   // and what the emulator keeps anyway. Older history stays in the host and in the file.
-  const wanted = Math.max(0, Math.min(saved?.markRow ?? 0, saved?.scrollbackRows ?? 0, terminal.historySize - EMULATOR_SCROLLBACK));
+  const wanted = trimmed ? 0 : Math.max(0, Math.min(before?.markRow ?? 0, before?.scrollbackRows ?? 0, terminal.historySize - EMULATOR_SCROLLBACK));
   const from = wanted === 0 ? undefined : wanted - terminal.historySize;
   // Output up to the snapshot is in it; output after it is kept and replayed when the terminal is added.
-  const snapshot = await ctx.host.snapshot(terminal, from, () => ctx.ttys.forgetEarly(terminal.id));
+  const snapshot = await ctx.host.snapshot(terminal, from, () => ctx.ttys.forgetEarly(terminal.id), { plainRows: trimmed !== undefined });
   const now = snapshot.state;
+  const relocated = before && trimmed && snapshot.plainRows ? relocate(before, snapshot.plainRows, trimmed.limit) : undefined;
+  const saved = relocated?.state ?? before;
   const markRow = saved ? (now.historySize < saved.markHistory ? 0 : saved.markRow) : 0;
   const identity = {
     number: terminal.number,
@@ -85,7 +90,8 @@ async function adopt(ctx: TtyContext, saved: TtyState | undefined, terminal: Ter
   const changed = !saved || tty.digest(normalCursor(now)) !== saved.markDigest || now.historySize < saved.markHistory;
   tty.tracker.adopted(emulator, changed);
   const shown = saved?.shown && now.historySize >= saved.shown.history ? saved.shown : undefined;
-  tty.restoreMark({ row: markRow, history: saved?.markHistory ?? 0, digest: saved?.markDigest ?? '' }, shown);
+  tty.restoreMark({ row: markRow, history: saved?.markHistory ?? 0, digest: saved?.markDigest ?? '' }, shown, relocated?.gone);
+  if (relocated?.gone) ctx.logger.warn({ tty: tty.number, ...relocated.gone }, 'rows printed while no server was attached were trimmed by tmux before anyone saw them');
   ctx.ttys.add(tty);
   void tty.files.flush();
 }

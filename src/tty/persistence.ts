@@ -2,6 +2,7 @@ import type { SessionRegistry } from '../config/session-registry.js';
 import { describeError } from '../errors.js';
 import { type TtyState, saveSeenState } from '../observe/seen-store.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
+import type { Anchor } from './tty.js';
 import type { TtyContext } from './tty-context.js';
 
 /** How long output may flow before the seen state is saved again. */
@@ -37,8 +38,9 @@ export class Persistence {
       markRow: t.mark.row,
       markHistory: t.mark.history,
       markDigest: t.mark.digest,
-      scrollbackRows: t.files.scrollbackRows,
+      scrollbackRows: Math.max(0, t.hostRow(t.files.scrollbackRows)),
       ...(t.shownMark ? { shown: t.shownMark } : {}),
+      ...withAnchor(t.anchor()),
     }));
     await saveSeenState(this.ctx.paths.kernelState, ttys);
   }
@@ -69,4 +71,8 @@ export class Persistence {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
   }
+}
+
+function withAnchor(anchor: Anchor | undefined): { anchor?: Anchor } {
+  return anchor ? { anchor } : {};
 }

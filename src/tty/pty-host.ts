@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { IPty, IPtyForkOptions } from 'node-pty';
 import { KernelError } from '../errors.js';
 import { type TypedInput, keyBytes } from './keys.js';
-import type { SendOptions, TerminalHost, TerminalHostEvents, TerminalSnapshot, TerminalSpec, TerminalState } from './terminal-host.js';
+import type { SendOptions, TerminalHost, TerminalHostEvents, TerminalSnapshot, TerminalSpec, TerminalState, RowsAt } from './terminal-host.js';
 
 const PASTE_START = '\x1b[200~';
 const PASTE_END = '\x1b[201~';
@@ -129,6 +129,10 @@ export class PtyHost extends EventEmitter<TerminalHostEvents> implements Termina
 
   /** Nothing is lost between a PTY and us: the emulator has every byte. */
   rowsFrom(): Promise<string[] | undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  rowsAt(): Promise<RowsAt | undefined> {
     return Promise.resolve(undefined);
   }
 

@@ -47,6 +47,14 @@ export interface TerminalSnapshot {
   rows: string[];
   /** While a full-screen program runs: the saved normal screen and the alternate screen. */
   fullScreen?: { normalScreen: string[]; screen: string[] };
+  /** When asked for: the same rows as plain text, one per screen row (not joined), from the oldest kept. */
+  plainRows?: string[];
+}
+
+export interface RowsAt {
+  historySize: number;
+  historyLimit: number;
+  windows: string[][];
 }
 
 export interface TerminalSpec {
@@ -94,11 +102,17 @@ export interface TerminalHost extends EventEmitter<TerminalHostEvents> {
    */
   rowsFrom(id: string, from: number): Promise<string[] | undefined>;
   /**
+   * Plain-text rows of the normal screen by the host's numbering (0: the oldest row it
+   * keeps), one array per window (`from` to `to`, inclusive), with the history size and limit
+   * at that instant: where rows a former server saw are now. undefined: the host cannot tell.
+   */
+  rowsAt(id: string, windows: ReadonlyArray<{ from: number; to: number }>): Promise<RowsAt | undefined>;
+  /**
    * For re-adoption of a terminal that terminals() listed at start: its state and contents at
    * one instant, from row `from` (negative: above the screen; undefined: all history). Output
    * up to that instant is in the snapshot; `atInstant` runs before any later output is emitted.
    */
-  snapshot(state: TerminalState, from: number | undefined, atInstant: () => void): Promise<TerminalSnapshot>;
+  snapshot(state: TerminalState, from: number | undefined, atInstant: () => void, options?: { plainRows?: boolean }): Promise<TerminalSnapshot>;
   /** Let go: tmux keeps the terminals; PTYs end. */
   detach(): void;
 }

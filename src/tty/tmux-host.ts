@@ -4,7 +4,7 @@ import type { Logger } from '../log/logger.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { TmuxControlClient } from './control-client.js';
 import type { TypedInput } from './keys.js';
-import type { SendOptions, TerminalHost, TerminalHostEvents, TerminalSnapshot, TerminalSpec, TerminalState } from './terminal-host.js';
+import type { RowsAt, SendOptions, TerminalHost, TerminalHostEvents, TerminalSnapshot, TerminalSpec, TerminalState } from './terminal-host.js';
 import { quoteTmuxArgument } from './tmux-escape.js';
 import {
   PANE_FORMAT,
@@ -103,12 +103,24 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
     return this.control.command(`capture-pane -p -e -J -t ${paneId} -S ${from} -E -`).catch(() => undefined);
   }
 
+  async rowsAt(paneId: string, windows: ReadonlyArray<{ from: number; to: number }>): Promise<RowsAt | undefined> {
+    const [sizes = []] = await this.control.commands([`display -p -t ${paneId} '#{history_size} #{history_limit} #{pane_height} #{alternate_on}'`]).catch(() => [[]]);
+    const [historySize, historyLimit, height, alternate] = (sizes[0] ?? '').split(' ').map(Number);
+    if (historySize === undefined || historyLimit === undefined || height === undefined || alternate !== 0) return undefined;
+    const inRange = windows.map((w) => w.from >= 0 && w.to >= w.from && w.to < historySize + height);
+    const asked = windows.filter((_, i) => inRange[i]);
+    const replies = asked.length === 0 ? [] : await this.control.commands(asked.map((w) => `capture-pane -p -t ${paneId} -S ${w.from - historySize} -E ${w.to - historySize}`)).catch(() => undefined);
+    if (!replies) return undefined;
+    let next = 0;
+    return { historySize, historyLimit, windows: windows.map((_, i) => (inRange[i] ? (replies[next++] ?? []) : [])) };
+  }
+
   /**
    * One line, one reply: the pane's numbers and its contents at the same instant. Output up
    * to the reply is in the capture; output after it comes as pane output. For a pane in
    * full-screen mode: history, the saved normal screen, and the alternate screen.
    */
-  async snapshot(state: TerminalState, from: number | undefined, atInstant: () => void): Promise<TerminalSnapshot> {
+  async snapshot(state: TerminalState, from: number | undefined, atInstant: () => void, options: { plainRows?: boolean } = {}): Promise<TerminalSnapshot> {
     const target = `-t ${state.id}`;
     const start = from === undefined ? '-' : String(from);
     if (!state.dead) await this.control.command(`if-shell -F ${target} ${quoteTmuxArgument('#{pane_pipe}')} '' ${quoteTmuxArgument(drainGuard(state.id))}`).catch(() => {});
@@ -118,10 +130,16 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
     } else {
       parts.push(`capture-pane -p -e -J ${target} -S ${start} -E -`);
     }
+    const plain = options.plainRows === true && !state.alternateOn;
+    // The whole normal screen and history as plain rows, at the same instant (where rows moved to: relocation.ts).
+    if (plain) parts.push(`capture-pane -p ${target} -S - -E -`);
     const replies = await this.control.commands(parts, atInstant);
     const now = parsePaneLine(replies[0]?.[0] ?? '') ?? state;
+    const plainRows = plain ? replies.pop() : undefined;
     const [, rows = [], normalScreen = [], screen = []] = replies;
-    return now.alternateOn && replies.length === 4 ? { state: now, rows, fullScreen: { normalScreen, screen } } : { state: now, rows };
+    const snapshot: TerminalSnapshot = now.alternateOn && replies.length === 4 ? { state: now, rows, fullScreen: { normalScreen, screen } } : { state: now, rows };
+    if (plainRows && !now.alternateOn) snapshot.plainRows = plainRows;
+    return snapshot;
   }
 
   detach(): void {

@@ -5,6 +5,7 @@ import { readProcessTable } from './process-table.js';
 import { terminalProcesses } from './process-tree.js';
 import { isShell } from './program-name.js';
 import { syncAll } from './terminal-sync.js';
+import type { GoneRows } from './relocation.js';
 import type { Tty } from './tty.js';
 import { type TtyContext, agentPath } from './tty-context.js';
 import type { TtyReport, WaitResult } from './types.js';
@@ -86,6 +87,12 @@ export function possiblyRepeatedNote(lines: number): string {
   return `… possibly repeated: the first ${lines} line${lines === 1 ? '' : 's'} below may already have reached you (the server restarted while a reply was on its way) …`;
 }
 
+/** Lines tmux trimmed from its history while no server was attached, before anyone saw them. */
+export function goneNote(gone: GoneRows): string {
+  const count = `${gone.atLeast ? 'at least ' : ''}${gone.rows.toLocaleString('en-US')} line${gone.rows === 1 ? '' : 's'}`;
+  return `… ${count} printed while no server was attached ${gone.rows === 1 && !gone.atLeast ? 'is' : 'are'} gone: tmux keeps the last ${gone.limit.toLocaleString('en-US')} (tty.history_limit); what follows is what it kept …`;
+}
+
 /** One terminal's news as the agent reads it. */
 function reportOf(ctx: TtyContext, tty: Tty, newEnd: Tty['lastEnd']): TtyReport {
   const fullScreen = tty.emulator.alternateScreen && tty.alive;
@@ -101,6 +108,7 @@ function reportOf(ctx: TtyContext, tty: Tty, newEnd: Tty['lastEnd']): TtyReport 
     ({ text, totalLines, elidedLines } = renderNewOutput(withoutEcho(tty.tracker.collect(tty.emulator), tty.pending?.text), `${files.scrollback} (then ${files.screen})`));
     const repeated = Math.min(totalLines, tty.possiblyRepeatedRows());
     if (repeated > 0) text = `${possiblyRepeatedNote(repeated)}\n${text}`;
+    if (tty.gone) text = `${goneNote(tty.gone)}\n${text}`;
   }
   const item: TtyReport = { tty: tty.number, program: tty.program, alive: tty.alive, fullScreen, text, totalLines, elidedLines, files };
   if (!tty.alive) {

@@ -1,0 +1,86 @@
+import { createHash } from 'node:crypto';
+import type { TtyState } from '../observe/seen-store.js';
+import type { TerminalHost } from './terminal-host.js';
+
+/** Rows printed while no server was attached that the host dropped before anyone saw them. */
+export interface GoneRows {
+  rows: number;
+  /** The count is a lower bound: every row the former server knew is gone too. */
+  atLeast: boolean;
+  /** The history limit that dropped them. */
+  limit: number;
+}
+
+/**
+ * tmux numbers a pane's rows from the oldest it keeps, and when its history reaches the limit
+ * it drops the oldest tenth at once, so rows move up by a multiple of limit/10; below
+ * limit - limit/10 it has never dropped any. The saved state names rows in the numbering of its
+ * day, with the rows that were just above the cursor then (the anchor). Before adopting:
+ * does the anchor still sit where it was? Then nothing moved; otherwise adoption captures the
+ * whole history (plain rows, at the snapshot's instant) and relocates there.
+ */
+export async function needsRelocation(host: TerminalHost, id: string, saved: TtyState): Promise<{ limit: number } | undefined> {
+  const anchor = saved.anchor;
+  if (!anchor) return undefined;
+  const here = await host.rowsAt(id, [windowAt(anchor, 0)]);
+  if (!here) return undefined;
+  const step = trimStep(here.historyLimit);
+  if (matches(anchor, here.windows[0]) && here.historySize < here.historyLimit - step) return undefined;
+  return { limit: here.historyLimit };
+}
+
+/**
+ * Find the anchor among the shifts tmux can have made, in `rows` (the whole history and
+ * screen as plain rows, row 0 the oldest), and move every saved row by the same amount.
+ * Rows after the agent's mark that fell off the top are gone: counted exactly while the
+ * anchor is still there, as a lower bound once it is not.
+ */
+export function relocate(saved: TtyState, rows: readonly string[], limit: number): { state: TtyState; gone?: GoneRows } {
+  const anchor = saved.anchor;
+  if (!anchor) return { state: saved };
+  const step = trimStep(limit);
+  let shift = 0;
+  let exact = false;
+  for (; windowAt(anchor, shift).from >= 0; shift += step) {
+    const { from, to } = windowAt(anchor, shift);
+    if (matches(anchor, rows.slice(from, to + 1))) {
+      exact = true;
+      break;
+    }
+  }
+  // Not found, and tmux has never trimmed: the rows changed otherwise (a clear, a resize); keep the marks.
+  if (!exact && rows.length < limit - step) return { state: saved };
+  const goneRows = shift - saved.markRow;
+  const state: TtyState = {
+    ...saved,
+    markRow: Math.max(0, saved.markRow - shift),
+    markHistory: Math.max(0, saved.markHistory - shift),
+    scrollbackRows: Math.max(0, saved.scrollbackRows - shift),
+  };
+  delete state.shown;
+  delete state.anchor;
+  if (saved.shown && saved.shown.row - shift > state.markRow) state.shown = { ...saved.shown, row: saved.shown.row - shift, history: Math.max(0, saved.shown.history - shift) };
+  return goneRows > 0 ? { state, gone: { rows: goneRows, atLeast: !exact, limit } } : { state };
+}
+
+/** The anchor's digest: the rows' text without trailing blanks (the host's plain capture drops them too). */
+export function anchorHash(rows: readonly string[]): string {
+  return createHash('sha256')
+    .update(rows.map((r) => r.trimEnd()).join('\n'))
+    .digest('hex')
+    .slice(0, 24);
+}
+
+type Anchor = NonNullable<TtyState['anchor']>;
+
+function trimStep(limit: number): number {
+  return Math.max(1, Math.floor(limit / 10));
+}
+
+function windowAt(anchor: Anchor, shift: number): { from: number; to: number } {
+  return { from: anchor.row - anchor.rows + 1 - shift, to: anchor.row - shift };
+}
+
+function matches(anchor: Anchor, rows: readonly string[] | undefined): boolean {
+  return rows !== undefined && rows.length === anchor.rows && anchorHash(rows) === anchor.hash;
+}
