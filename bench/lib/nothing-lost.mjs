@@ -8,12 +8,20 @@
 const REPEATED = /^… possibly repeated: the first (\d+) lines? below/;
 const ELIDED = /^… (\d+) more lines? left out/;
 const LINE = /^L-(\d+)$/;
-const GONE = /^… (at least )?([\d,]+) lines? printed while no server was attached (?:is|are) gone/;
+const GONE = /^… (at least )?([\d,]+) lines? printed while no server was attached (?:is|are) gone(?:, and so are the ([\d,]+) lines? before them)?/;
+const GONE_MAYBE = /^… ([\d,]+) lines? that a reply sent just before the server stopped may have shown you (?:is|are) gone/;
+const count = (text) => Number((text ?? '0').replace(/,/g, ''));
 
 /** One report's line numbers in output order; elided runs are filled in from the line after them. */
 function linesOf(text) {
   let rows = text.split('\n');
-  const gone = GONE.exec(rows[0] ?? '');
+  const goneMatch = GONE.exec(rows[0] ?? '');
+  const maybeMatch = GONE_MAYBE.exec(rows[0] ?? '');
+  const gone = goneMatch
+    ? { rows: count(goneMatch[2]), maybeSeen: count(goneMatch[3]), atLeast: goneMatch[1] !== undefined }
+    : maybeMatch
+      ? { rows: 0, maybeSeen: count(maybeMatch[1]), atLeast: false }
+      : undefined;
   if (gone) rows = rows.slice(1);
   const label = REPEATED.exec(rows[0] ?? '');
   const numbers = [];
@@ -36,13 +44,14 @@ function linesOf(text) {
     }
     numbers.push(n);
   }
-  return { numbers, labelled: label ? Number(label[1]) : 0, inconsistent, gone: gone ? { rows: Number(gone[2].replace(/,/g, '')), atLeast: gone[1] !== undefined } : undefined };
+  return { numbers, labelled: label ? Number(label[1]) : 0, inconsistent, gone };
 }
 
 /**
  * @param {ReadonlyArray<{ text: string }>} reports one terminal's part of each wait result, in the order the client got them
  * A gap right after a note that says lines are gone (past tty.history_limit) is counted as
- * announced, not lost, when it is as long as the note says (or longer, for "at least").
+ * announced, not lost, when it is as long as the note says (or longer, for "at least"); lines
+ * the note says a lost reply may have shown count when that reply did not arrive.
  * @returns {{ lost: number[], announcedGone: number, wrongGoneCounts: number, unlabelledRepeats: number[], labelledRepeats: number, inconsistentElisions: number, last: number }}
  */
 export function checkNothingLost(reports) {
@@ -58,7 +67,8 @@ export function checkNothingLost(reports) {
     inconsistentElisions += inconsistent;
     if (gone) {
       const gap = (numbers[0] ?? last + 1) - last - 1;
-      if (gone.atLeast ? gap < gone.rows : gap !== gone.rows) wrongGoneCounts += 1;
+      const fits = (n) => (gone.atLeast ? gap >= n : gap === n);
+      if (!fits(gone.rows) && !fits(gone.rows + gone.maybeSeen)) wrongGoneCounts += 1;
       announcedGone += Math.max(0, gap);
       last += Math.max(0, gap);
     }

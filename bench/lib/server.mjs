@@ -104,7 +104,11 @@ export async function startServer(dataDir, { transport = 'stdio', nodeArgs = [] 
     },
     /** SIGKILL, no goodbye; then wait for the PID to vanish. */
     async kill() {
-      process.kill(pid, 'SIGKILL');
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
       await pollUntil(() => !isRunning(pid), { timeoutMs: 10_000, what: `server ${pid} to die` });
       livePids.delete(pid);
       await client.close().catch(() => {});

@@ -94,8 +94,10 @@ export async function faults({ instance, kills = 100, rate = 1000, seed = Number
         } else if (moment === 'during a wait') {
           const pending = session.call('wait', { timeout: random() * 0.5 }).then(record, () => undefined);
           await sleep(random() * 400);
-          await session.kill();
+          // A client reads what is in the pipe before it sees the server gone: let the call settle first.
+          process.kill(session.pid, 'SIGKILL');
           await pending;
+          await session.kill();
         } else {
           // The reply is in the pipe; the save that makes it seen for good runs right after.
           record(await session.call('wait', { timeout: random() * 0.3 }));
@@ -115,7 +117,7 @@ export async function faults({ instance, kills = 100, rate = 1000, seed = Number
     for (let i = 0; i < 30 && end === undefined; i++) {
       const result = await session.ok('wait', { timeout: 10 });
       record(result);
-      end = /^fault-end (\d+)$/m.exec(result.structuredContent.changed.find((c) => c.tty === tty)?.diff ?? '')?.[1];
+      end = /fault-end (\d+)/.exec(result.structuredContent.changed.find((c) => c.tty === tty)?.diff ?? '')?.[1];
     }
     await session.ok('close', { tty });
     const verdict = checkNothingLost(reports);

@@ -4,7 +4,10 @@ import type { TerminalHost } from './terminal-host.js';
 
 /** Rows printed while no server was attached that the host dropped before anyone saw them. */
 export interface GoneRows {
+  /** Gone rows after everything a reply may have shown. */
   rows: number;
+  /** Gone rows before those, that a reply sent just before the server died may have shown. */
+  maybeSeen: number;
   /** The count is a lower bound: every row the former server knew is gone too. */
   atLeast: boolean;
   /** The history limit that dropped them. */
@@ -50,7 +53,9 @@ export function relocate(saved: TtyState, rows: readonly string[], limit: number
   }
   // Not found, and tmux has never trimmed: the rows changed otherwise (a clear, a resize); keep the marks.
   if (!exact && rows.length < limit - step) return { state: saved };
-  const goneRows = shift - saved.markRow;
+  const shownRow = Math.max(saved.markRow, saved.shown?.row ?? 0);
+  const goneRows = Math.max(0, shift - shownRow);
+  const maybeSeen = Math.max(0, Math.min(shift, shownRow) - saved.markRow);
   const state: TtyState = {
     ...saved,
     markRow: Math.max(0, saved.markRow - shift),
@@ -60,7 +65,7 @@ export function relocate(saved: TtyState, rows: readonly string[], limit: number
   delete state.shown;
   delete state.anchor;
   if (saved.shown && saved.shown.row - shift > state.markRow) state.shown = { ...saved.shown, row: saved.shown.row - shift, history: Math.max(0, saved.shown.history - shift) };
-  return goneRows > 0 ? { state, gone: { rows: goneRows, atLeast: !exact, limit } } : { state };
+  return goneRows + maybeSeen > 0 ? { state, gone: { rows: goneRows, maybeSeen, atLeast: !exact, limit } } : { state };
 }
 
 /** The anchor's digest: the rows' text without trailing blanks (the host's plain capture drops them too). */

@@ -341,7 +341,7 @@ export class Tty {
       this.inFlight = [{ id: 'before-restart', mark: own(shown) }];
       this.repeatUntil = shown.row;
     }
-    if (gone && gone.rows > 0) this.ownGone = gone;
+    if (gone && gone.rows + gone.maybeSeen > 0) this.ownGone = gone;
   }
 
   /** How many of the rows the next report shows may repeat a reply lost in a restart. */

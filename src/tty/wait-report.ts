@@ -89,8 +89,11 @@ export function possiblyRepeatedNote(lines: number): string {
 
 /** Lines tmux trimmed from its history while no server was attached, before anyone saw them. */
 export function goneNote(gone: GoneRows): string {
-  const count = `${gone.atLeast ? 'at least ' : ''}${gone.rows.toLocaleString('en-US')} line${gone.rows === 1 ? '' : 's'}`;
-  return `… ${count} printed while no server was attached ${gone.rows === 1 && !gone.atLeast ? 'is' : 'are'} gone: tmux keeps the last ${gone.limit.toLocaleString('en-US')} (tty.history_limit); what follows is what it kept …`;
+  const lines = (n: number) => `${n.toLocaleString('en-US')} line${n === 1 ? '' : 's'}`;
+  const kept = `tmux keeps the last ${gone.limit.toLocaleString('en-US')} (tty.history_limit); what follows is what it kept`;
+  const maybe = gone.maybeSeen > 0 ? `, and so are the ${lines(gone.maybeSeen)} before them that a reply sent just before the server stopped may have shown you` : '';
+  if (gone.rows === 0) return `… ${lines(gone.maybeSeen)} that a reply sent just before the server stopped may have shown you ${gone.maybeSeen === 1 ? 'is' : 'are'} gone: ${kept} …`;
+  return `… ${gone.atLeast ? 'at least ' : ''}${lines(gone.rows)} printed while no server was attached ${gone.rows === 1 && !gone.atLeast ? 'is' : 'are'} gone${maybe}: ${kept} …`;
 }
 
 /** One terminal's news as the agent reads it. */
