@@ -64,6 +64,7 @@ async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: Te
     command: saved?.command ?? '(adopted)',
     id: terminal.id,
     openedAt: saved?.openedAt ?? new Date().toISOString(),
+    statusKey: saved?.statusKey,
     cols: now.cols,
     rows: now.rows,
   };
