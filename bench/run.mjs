@@ -222,8 +222,8 @@ const fl = results.faults;
 if (fl && !fl.error) {
   row('faults: SIGKILL at a random moment, restart to login answered', mp(fl.recovery), su && !su.error ? `clean start-up: ${ms(su.median)}` : '', su && !su.error ? ratio(fl.recovery.median, su.median) : '');
   row(
-    `faults: ${fl.kills} SIGKILLs (${Object.entries(fl.moments).map(([m, n]) => `${n} ${m}`).join(', ')}) while a terminal prints ~1,000 lines/s: lines printed / lost / repeated unlabelled / repeated under the "possibly repeated" label`,
-    `${fl.pass ? 'PASS' : 'FAIL'}: ${fl.printed} / ${fl.lost} / ${fl.unlabelledRepeats} / ${fl.labelledRepeats}`,
+    `faults: ${fl.kills} SIGKILLs (${Object.entries(fl.moments).map(([m, n]) => `${n} ${m}`).join(', ')}) while a terminal prints ~1,000 lines/s: lines printed / lost / repeated unlabelled / repeated under the "possibly repeated" label / gone past tty.history_limit (20,000) while a server was down, announced with their count`,
+    `${fl.pass ? 'PASS' : 'FAIL'}: ${fl.printed} / ${fl.lost} / ${fl.unlabelledRepeats} / ${fl.labelledRepeats} / ${fl.announcedGone}${fl.wrongGoneCounts ? ` (${fl.wrongGoneCounts} counts wrong)` : ''}`,
     '',
     `seed ${fl.seed}, ${fl.seconds.toFixed(0)} s`,
   );

@@ -66,11 +66,11 @@ export function checkNothingLost(reports) {
     const { numbers, labelled, inconsistent, gone } = linesOf(report.text);
     inconsistentElisions += inconsistent;
     if (gone) {
-      const gap = (numbers[0] ?? last + 1) - last - 1;
+      const gap = Math.max(0, (numbers[0] ?? last + 1) - last - 1);
       const fits = (n) => (gone.atLeast ? gap >= n : gap === n);
       if (!fits(gone.rows) && !fits(gone.rows + gone.maybeSeen)) wrongGoneCounts += 1;
-      announcedGone += Math.max(0, gap);
-      last += Math.max(0, gap);
+      announcedGone += gap;
+      last += gap;
     }
     for (const [position, n] of numbers.entries()) {
       if (n <= last) {

@@ -15,6 +15,7 @@ const SAVE_DELAY_MS = 1000;
 export class Persistence {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private saving: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly ctx: TtyContext) {}
 
@@ -27,7 +28,11 @@ export class Persistence {
     }, SAVE_DELAY_MS);
   }
 
-  async saveState(): Promise<void> {
+  /**
+   * Save what is true now. Saves land in the order they were asked for: two writes racing
+   * (a reply's save and the output timer's) must not leave the older state on disk.
+   */
+  saveState(): Promise<void> {
     const ttys: TtyState[] = this.ctx.ttys.all().map((t) => ({
       tty: t.number,
       command: t.command,
@@ -43,7 +48,9 @@ export class Persistence {
       ...(t.shownMark ? { shown: t.shownMark } : {}),
       ...withAnchor(t.anchor()),
     }));
-    await saveSeenState(this.ctx.paths.kernelState, ttys);
+    const write = this.saving.then(() => saveSeenState(this.ctx.paths.kernelState, ttys));
+    this.saving = write.catch(() => undefined);
+    return write;
   }
 
   async writeRegistry(): Promise<void> {
