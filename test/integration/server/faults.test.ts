@@ -29,7 +29,8 @@ describe('nothing lost, nothing silently repeated, across server death', () => {
 
   beforeAll(async () => {
     await ensureBuilt();
-    test = await createTestInstance({ config: { container: { backend: 'host' } }, containerfile: false });
+    // A small history limit, so that tmux trims its history (and the saved marks must follow) while servers die.
+    test = await createTestInstance({ config: { container: { backend: 'host' } }, agentConfig: { tty: { history_limit: 1000 } }, containerfile: false });
   });
   afterAll(async () => {
     await session?.close().catch(() => undefined);
