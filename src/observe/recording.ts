@@ -25,6 +25,7 @@ export class Recording {
   private readonly decoder = new StringDecoder('utf8');
   private readonly started: number;
   private pending: string[] = [];
+  private gathering: { at: number; parts: string[] } | undefined;
   private pendingBytes = 0;
   private written = 0;
   private full = false;
@@ -49,10 +50,16 @@ export class Recording {
     );
   }
 
+  /** Output is gathered into one event per flush (one JSON string per FLUSH_MS, not per read). */
   output(data: Buffer | string): void {
     if (this.full) return;
     const text = typeof data === 'string' ? data : this.decoder.write(data);
-    if (text) this.event('o', text);
+    if (!text) return;
+    if (this.gathering === undefined) {
+      this.gathering = { at: this.now(), parts: [] };
+      this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+    }
+    this.gathering.parts.push(text);
   }
 
   marker(label: string): void {
@@ -63,13 +70,21 @@ export class Recording {
     if (!this.full) this.event('r', `${cols}x${rows}`);
   }
 
+  private endOutput(): void {
+    const output = this.gathering;
+    if (!output) return;
+    this.gathering = undefined;
+    this.event('o', output.parts.join(''), output.at);
+  }
+
   /** Seconds since time 0, as asciicast writes them. */
   private now(): number {
     return Math.round(Date.now() - this.started) / 1000;
   }
 
-  private event(code: 'o' | 'm' | 'r', text: string): void {
-    this.push(JSON.stringify([this.now(), code, text]));
+  private event(code: 'o' | 'm' | 'r', text: string, at?: number): void {
+    if (code !== 'o') this.endOutput();
+    this.push(JSON.stringify([at ?? this.now(), code, text]));
     if (this.written + this.pendingBytes > this.maxBytes) {
       this.full = true;
       this.push(JSON.stringify([this.now(), 'm', `recording stopped: it reached ${this.maxBytes} bytes`]));
@@ -86,6 +101,7 @@ export class Recording {
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    if (!this.full) this.endOutput();
     if (this.pending.length === 0) return this.chain;
     const text = this.pending.join('');
     this.written += this.pendingBytes;

@@ -18,8 +18,8 @@ const snapshot = (): TtySnapshot => ({
 const rows = (from: number, texts: string[], wrapped: number[] = []): Row[] => texts.map((text, i) => ({ abs: from + i, text, wrapped: wrapped.includes(from + i) }));
 const read = (name: string): Promise<string> => readFile(path.join(dir, name), 'utf8');
 
-async function files(rawMaxBytes = 1000): Promise<TtyFiles> {
-  return new TtyFiles(dir, rawMaxBytes, snapshot, { scrollbackRows: 0, ...(await TtyFiles.prepare(dir)) });
+function files(rawMaxBytes = 1000, scrollbackMaxBytes = 1_000_000, scrollbackRows = 0): Promise<TtyFiles> {
+  return TtyFiles.open(dir, { rawMaxBytes, scrollbackMaxBytes, scrollbackRows, snapshot });
 }
 
 beforeEach(async () => {
@@ -68,11 +68,56 @@ describe('TtyFiles', () => {
     const first = await files();
     first.appendRows(rows(0, ['a', 'b']));
     await first.close();
-    const second = new TtyFiles(dir, 1000, snapshot, { scrollbackRows: first.scrollbackRows, ...(await TtyFiles.prepare(dir)) });
+    const second = await files(1000, 1_000_000, first.scrollbackRows);
     second.appendRows(rows(1, ['b', 'c']));
     await second.flush();
     expect(await read('scrollback')).toBe('a\nb\nc');
     await second.close();
+  });
+
+  it('rotates the scrollback past its cap to numbered files at line boundaries, and points at exact lines across files', async () => {
+    const f = await files(1000, 20);
+    f.anchorAt(0);
+    const texts = Array.from({ length: 30 }, (_, i) => `line ${i}`);
+    // Row 5 continues row 4 (a wrapped line): a rotation never splits it.
+    for (let i = 0; i < 30; i += 3) f.appendRows(rows(i, texts.slice(i, i + 3), [5]));
+    await f.flush();
+    const names = (await readdir(dir)).filter((n) => n.startsWith('scrollback')).sort();
+    expect(names.length).toBeGreaterThan(2);
+    const all = [];
+    for (const name of [...names.filter((n) => n !== 'scrollback').sort((a, b) => Number(a.split('.')[1]) - Number(b.split('.')[1])), 'scrollback']) {
+      all.push(...(await read(name)).split('\n'));
+    }
+    const want = texts.filter((_, i) => i !== 5).map((t, i) => (i === 4 ? 'line 4line 5' : t));
+    expect(all).toEqual(want);
+    // Lines 3..20 (0-based) from the anchor, named file by file, are exactly those lines.
+    const where = f.locate(3, 20)!;
+    expect(where.onScreen).toBe(0);
+    const got = [];
+    for (const r of where.ranges) got.push(...(await readFile(r.file, 'utf8')).split('\n').slice(r.from - 1, r.to));
+    expect(got).toEqual(want.slice(3, 21));
+    // Past the last line written: on the screen.
+    expect(f.locate(25, 40)).toMatchObject({ onScreen: 40 - 29 + 1 });
+    await f.close();
+  });
+
+  it('keeps rotated files that hold lines the agent has not been shown, and removes older ones once shown', async () => {
+    const f = await files(1000, 10);
+    f.anchorAt(0);
+    for (let i = 0; i < 20; i++) f.appendRows(rows(i, [`row ${i} xxxxxxxx`]));
+    await f.flush();
+    const rotated = (await readdir(dir)).filter((n) => /^scrollback\.\d+$/.test(n));
+    expect(rotated.length).toBe(19);
+    // A wait showed rows 0-19, the next one rows 20-22: only the files the last pointer may name stay.
+    f.anchorAt(20);
+    for (let i = 20; i < 23; i++) f.appendRows(rows(i, [`row ${i} xxxxxxxx`]));
+    f.anchorAt(23);
+    for (let i = 23; i < 26; i++) f.appendRows(rows(i, [`row ${i} xxxxxxxx`]));
+    await f.flush();
+    const left = (await readdir(dir)).filter((n) => /^scrollback\.\d+$/.test(n));
+    expect(left.map((n) => Number(n.split('.')[1])).sort((a, b) => a - b)).toEqual([21, 22, 23, 24, 25]);
+    expect(await read('scrollback.21')).toBe('row 20 xxxxxxxx');
+    await f.close();
   });
 
   it('keeps raw under its cap: past it, the old file becomes raw.1 and a new one starts', async () => {
