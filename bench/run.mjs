@@ -179,6 +179,13 @@ if (tp && !tp.error) {
       `${(w.ttyMBps / w.rawMBps).toFixed(2)}x rate`,
     );
     row(`${label} through a TTY, vs tmux alone (a pane, no client: the floor for terminals kept in tmux)`, `${w.ttyMBps.toFixed(1)} MB/s`, `tmux alone: ${ms(w.tmuxAlone.median)} (${w.tmuxAloneMBps.toFixed(1)} MB/s)`, `${(w.ttyMBps / w.tmuxAloneMBps).toFixed(2)}x rate`);
+    const c = w.cpuPerMB;
+    row(
+      `${label}: CPU seconds per MB of output, server vs tmux (aim: server below tmux)`,
+      `server: ${c.server.toFixed(3)} s/MB`,
+      `tmux server with our control client: ${c.tmux.toFixed(3)} s/MB (tmux alone: ${c.tmuxAlone.toFixed(3)} s/MB)`,
+      `${(c.server / c.tmux).toFixed(2)}x`,
+    );
     row(`${label}: head, tail and elided counts exact`, w.pass ? `PASS (${w.checks.length} runs, ${w.checks[0].total} lines, ${w.checks[0].elided} elided)` : `FAIL: ${w.checks.flatMap((c) => c.problems).join('; ')}`, '', '');
   }
 } else fail('throughput');

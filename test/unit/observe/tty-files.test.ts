@@ -120,6 +120,44 @@ describe('TtyFiles', () => {
     await f.close();
   });
 
+  it('points at exactly the lines asked for, in random trials of wrapped rows, batch sizes, caps and reports', async () => {
+    for (let trial = 0; trial < 25; trial++) {
+      await rm(dir, { recursive: true, force: true });
+      const f = await files(1000, 64 + Math.floor(Math.random() * 400));
+      // Logical lines as the tracker counts them from the anchor row: a row starts a line unless wrapped.
+      let abs = 0;
+      f.anchorAt(0);
+      let lines: string[] = [];
+      for (let report = 0; report < 4; report++) {
+        const count = 1 + Math.floor(Math.random() * 120);
+        for (let sent = 0; sent < count; ) {
+          const batch: Row[] = [];
+          for (let i = 0, n = 1 + Math.floor(Math.random() * 9); i < n && sent < count; i++, sent++, abs++) {
+            const wrapped = abs > 0 && Math.random() < 0.2;
+            const text = `r${abs}`;
+            batch.push({ abs, text, wrapped });
+            if (wrapped && lines.length > 0) lines[lines.length - 1] += text;
+            else lines.push(text);
+          }
+          f.appendRows(batch);
+        }
+        await f.flush();
+        const from = Math.floor(Math.random() * lines.length);
+        const to = from + Math.floor(Math.random() * (lines.length - from));
+        const where = f.locate(from, to)!;
+        const got: string[] = [];
+        for (const r of where.ranges) got.push(...(await readFile(r.file, 'utf8')).split('\n').slice(r.from - 1, r.to));
+        expect(where.onScreen).toBe(0);
+        // The line holding the anchor row may begin with rows of the line before it (a wrapped anchor row).
+        expect(got.slice(1)).toEqual(lines.slice(from, to + 1).slice(1));
+        expect(got[0]?.endsWith(lines[from]!)).toBe(true);
+        f.anchorAt(abs);
+        lines = [];
+      }
+      await f.close();
+    }
+  });
+
   it('keeps raw under its cap: past it, the old file becomes raw.1 and a new one starts', async () => {
     const f = await files(10);
     f.appendRaw(Buffer.from('0123456'));
