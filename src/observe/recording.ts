@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 
@@ -31,6 +31,7 @@ export class Recording {
   private full = false;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
+  private handle: FileHandle | undefined;
 
   constructor(
     readonly file: string,
@@ -107,19 +108,28 @@ export class Recording {
     this.written += this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;
-    this.chain = this.chain.then(() => append(this.file, text)).catch(() => {});
+    this.chain = this.chain
+      .then(async () => {
+        this.handle ??= await openAppend(this.file);
+        await this.handle.write(text);
+      })
+      .catch(() => {});
     return this.chain;
+  }
+
+  /** Write what is queued and let go of the file (the recording ends: a new tick, the terminal closed). */
+  async close(): Promise<void> {
+    await this.flush();
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close().catch(() => {});
   }
 }
 
-async function append(file: string, text: string): Promise<void> {
+/** One append handle per recording, opened once (a folder is made once, never through a link at the file). */
+async function openAppend(file: string): Promise<FileHandle> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o755 });
-  const handle = await open(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
-  try {
-    await handle.write(text);
-  } finally {
-    await handle.close();
-  }
+  return open(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
 }
 
 /** `tty_N-tick-NNN.cast`: one recording per terminal per tick (`-2`, `-3`... when the number is reused in the tick). */

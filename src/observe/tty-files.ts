@@ -151,9 +151,11 @@ export class TtyFiles {
         if (raw.length > 0) await this.writeRaw(raw.length === 1 ? raw[0]! : Buffer.concat(raw));
         await this.lines.write();
         if (snapshot) {
-          await writeFileAtomic(this.screen, `${snapshot.screen}\n`);
-          await writeFileAtomic(path.join(this.dir, 'screen.ansi'), snapshot.screenAnsi);
-          await writeFileAtomic(path.join(this.dir, TTY_STATUS_FILE), `${JSON.stringify(snapshot.status, null, 2)}\n`);
+          // Rewritten every SNAPSHOT_INTERVAL_MS while output flows: atomic, not synced to disk.
+          const fleeting = { durable: false };
+          await writeFileAtomic(this.screen, `${snapshot.screen}\n`, undefined, fleeting);
+          await writeFileAtomic(path.join(this.dir, 'screen.ansi'), snapshot.screenAnsi, undefined, fleeting);
+          await writeFileAtomic(path.join(this.dir, TTY_STATUS_FILE), `${JSON.stringify(snapshot.status, null, 2)}\n`, undefined, fleeting);
         }
       })
       .catch(() => {

@@ -251,13 +251,15 @@ export class TtyEmulator implements ScreenSource {
    * viewport moves, so hook the one method that scrolls a line: BufferService.scroll.
    */
   private countScrolls(): CoreBuffers {
-    const core = (this.terminal as unknown as { _core?: { _bufferService?: { scroll?: (...args: unknown[]) => void; buffers?: CoreBuffers } } })._core;
+    type Scroll = (eraseAttr: unknown, isWrapped?: boolean) => void;
+    const core = (this.terminal as unknown as { _core?: { _bufferService?: { scroll?: Scroll; buffers?: CoreBuffers } } })._core;
     const service = core?._bufferService;
     const buffers = service?.buffers;
     if (typeof service?.scroll !== 'function' || !buffers?.normal?.lines) throw new Error('@xterm/headless changed: BufferService.scroll or its buffers are gone (pinned version 6.0.0)');
     const scroll = service.scroll.bind(service);
-    service.scroll = (...args: unknown[]) => {
-      scroll(...args);
+    // Called once per line of output: fixed parameters, no rest array.
+    service.scroll = (eraseAttr, isWrapped) => {
+      scroll(eraseAttr, isWrapped);
       this.onScroll();
     };
     return buffers;
