@@ -17,6 +17,8 @@ export interface LinePosition {
 
 const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const ROTATED = /^scrollback\.(\d{1,9})$/;
+/** Rotated files kept at most, even when they hold lines the agent has not been shown (8 x the cap). */
+export const MAX_KEPT = 8;
 
 interface Segment {
   n: number;
@@ -99,8 +101,9 @@ export class ScrollbackFile {
     return start;
   }
 
-  /** Lines `from`..`to` counted from `start`, as ranges per file (lines that are no longer kept are left out). */
-  ranges(start: LinePosition, from: number, to: number): LineRange[] {
+  /** Lines `from`..`to` counted from `start`, as ranges per file; undefined when the file of `start` is no longer kept. */
+  ranges(start: LinePosition, from: number, to: number): LineRange[] | undefined {
+    if (!this.segments.some((s) => s.n === start.segment)) return undefined;
     const out: LineRange[] = [];
     let skip = from;
     let left = to - from + 1;
@@ -165,8 +168,8 @@ export class ScrollbackFile {
     this.segments.push({ n: rotated + 1, lines: 0 });
     this.bytes = 0;
     this.hasText = false;
-    // Keep the newest rotated file, and every one holding a line from keepFrom on.
-    const keep = (s: Segment) => s.n >= rotated || (keepFrom !== undefined && s.n >= keepFrom.segment);
+    // Keep the newest rotated file, and every one holding a line from keepFrom on, up to MAX_KEPT (a disk is not endless).
+    const keep = (s: Segment) => s.n >= rotated || (keepFrom !== undefined && s.n >= keepFrom.segment && s.n > rotated - MAX_KEPT);
     const remove = this.segments.filter((s) => !keep(s)).map((s) => s.n);
     if (remove.length > 0) this.segments.splice(0, this.segments.length, ...this.segments.filter(keep));
     this.queue.push({ rotate: rotated, remove });

@@ -119,7 +119,7 @@ export class TtyFiles {
     if (this.anchor?.unknown) return undefined;
     const inFiles = at ? this.lines.linesFrom(at) : 0;
     const ranges = at && from < inFiles ? this.lines.ranges(at, from, Math.min(to, inFiles - 1)) : [];
-    return { ranges, onScreen: Math.max(0, to - Math.max(from, inFiles) + 1) };
+    return ranges && { ranges, onScreen: Math.max(0, to - Math.max(from, inFiles) + 1) };
   }
 
   /** How many of the lines counted from the anchor row are in the scrollback files. */

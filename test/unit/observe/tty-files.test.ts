@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseTtyStatusFile } from '../../../src/config/tty-status-file.js';
 import type { Row } from '../../../src/observe/screen-source.js';
+import { MAX_KEPT } from '../../../src/observe/scrollback-file.js';
 import { TtyFiles, type TtySnapshot, keepLostScrollback } from '../../../src/observe/tty-files.js';
 
 let root: string;
@@ -107,7 +108,7 @@ describe('TtyFiles', () => {
     for (let i = 0; i < 20; i++) f.appendRows(rows(i, [`row ${i} xxxxxxxx`]));
     await f.flush();
     const rotated = (await readdir(dir)).filter((n) => /^scrollback\.\d+$/.test(n));
-    expect(rotated.length).toBe(19);
+    expect(rotated.length).toBe(MAX_KEPT);
     // A wait showed rows 0-19, the next one rows 20-22: only the files the last pointer may name stay.
     f.anchorAt(20);
     for (let i = 20; i < 23; i++) f.appendRows(rows(i, [`row ${i} xxxxxxxx`]));
@@ -123,7 +124,7 @@ describe('TtyFiles', () => {
   it('points at exactly the lines asked for, in random trials of wrapped rows, batch sizes, caps and reports', async () => {
     for (let trial = 0; trial < 25; trial++) {
       await rm(dir, { recursive: true, force: true });
-      const f = await files(1000, 64 + Math.floor(Math.random() * 400));
+      const f = await files(1000, 256 + Math.floor(Math.random() * 400));
       // Logical lines as the tracker counts them from the anchor row: a row starts a line unless wrapped.
       let abs = 0;
       f.anchorAt(0);
@@ -156,6 +157,17 @@ describe('TtyFiles', () => {
       }
       await f.close();
     }
+  });
+
+  it('keeps at most MAX_KEPT rotated files when the agent is not looking, and then says it cannot point at the lines', async () => {
+    const f = await files(1000, 10);
+    f.anchorAt(0);
+    for (let i = 0; i < 40; i++) f.appendRows(rows(i, [`row ${i} xxxxxxxx`]));
+    await f.flush();
+    const rotated = (await readdir(dir)).filter((n) => /^scrollback\.\d+$/.test(n));
+    expect(rotated.length).toBe(MAX_KEPT);
+    expect(f.locate(0, 30)).toBeUndefined();
+    await f.close();
   });
 
   it('keeps raw under its cap: past it, the old file becomes raw.1 and a new one starts', async () => {
