@@ -88,11 +88,16 @@ export class ScrollbackFile {
    * `keepFrom`: the oldest line the agent may still need (rotated files before it may go).
    */
   append(text: string, lines: number, continues: boolean, keepFrom: LinePosition | undefined): LinePosition {
-    if (!continues && this.bytes >= this.maxBytes) this.rotate(keepFrom);
+    let split = false;
+    // One endless line (no newline for twice the cap) is split across files rather than let grow without bound.
+    if (this.bytes >= this.maxBytes && (!continues || this.bytes >= 2 * this.maxBytes)) {
+      this.rotate(keepFrom);
+      split = continues;
+    }
     const segment = this.liveSegment;
     const start = { segment: segment.n, line: segment.lines + 1 };
     const out = this.hasText && !continues ? `\n${text}` : text;
-    segment.lines += lines;
+    segment.lines += lines + (split ? 1 : 0);
     this.bytes += out.length;
     this.hasText = true;
     const last = this.queue.at(-1);

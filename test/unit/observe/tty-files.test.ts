@@ -170,6 +170,16 @@ describe('TtyFiles', () => {
     await f.close();
   });
 
+  it('splits one endless line across files rather than let the scrollback grow without bound', async () => {
+    const f = await files(1000, 100);
+    f.appendRows(rows(0, ['start']));
+    for (let i = 1; i < 60; i++) f.appendRows([{ abs: i, text: 'x'.repeat(20), wrapped: true }]);
+    await f.flush();
+    expect((await stat(path.join(dir, 'scrollback'))).size).toBeLessThan(300);
+    expect((await readdir(dir)).filter((n) => /^scrollback\.\d+$/.test(n)).length).toBe(1);
+    await f.close();
+  });
+
   it('keeps raw under its cap: past it, the old file becomes raw.1 and a new one starts', async () => {
     const f = await files(10);
     f.appendRaw(Buffer.from('0123456'));
