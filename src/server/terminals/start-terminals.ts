@@ -4,7 +4,7 @@ import { EgressWatch } from '../../sandbox/egress-watch.js';
 import { connectEngine } from '../../sandbox/engine.js';
 import { openSandbox } from '../../sandbox/open-sandbox.js';
 import type { TerminalObserver } from '../../observe/terminal-observer.js';
-import { TtyManager } from '../../tty/tty-manager.js';
+import type { TtyManager } from '../../tty/tty-manager.js';
 import { recordTerminals } from './record-terminals.js';
 import type { NetworkSummary, Terminals } from './terminals.js';
 import { loadTick } from './tick.js';
@@ -49,12 +49,16 @@ export function terminalsOf(
  * TtyManager, which takes the instance lock and re-adopts the TTYs still in tmux.
  */
 export async function startTerminals(instance: Instance, logger: Logger, options: { hostTmux?: boolean } = {}): Promise<Terminals> {
+  // The terminal layer (emulator included) loads while the engine answers.
+  const ttyLayer = import('../../tty/tty-manager.js');
+  ttyLayer.catch(() => undefined); // reported where it is awaited
   const sandbox = await openSandbox(instance, {
     logger,
     onProgress: (line: string) => logger.info({ phase: 'start-up' }, line),
   });
   logger.info({ sandbox: sandbox.description }, 'sandbox ready');
   const tick = await loadTick(instance.paths.state, logger);
+  const { TtyManager } = await ttyLayer;
   const manager = await TtyManager.start({ instance, sandbox, logger, tick, ...options });
   const egress =
     sandbox.kind === 'docker'
