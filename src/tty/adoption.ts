@@ -87,7 +87,8 @@ async function adopt(ctx: TtyContext, saved: TtyState | undefined, terminal: Ter
   const shown = saved?.shown && now.historySize >= saved.shown.history ? saved.shown : undefined;
   tty.restoreMark({ row: markRow, history: saved?.markHistory ?? 0, digest: saved?.markDigest ?? '' }, shown);
   ctx.ttys.add(tty);
-  void tty.files.flush();
+  // Soon, not now: writing 20 screens must not hold up the login that awaits adoption.
+  tty.files.schedule();
 }
 
 /** Exactly `count` rows, so that writing them scrolls the emulator as far as the host had scrolled. */
