@@ -6,7 +6,6 @@ import { normalizeProgram } from './program-name.js';
 import type { TerminalState } from './terminal-host.js';
 import { normalCursor } from './tty.js';
 import { type TtyContext, agentPath } from './tty-context.js';
-import { EMULATOR_SCROLLBACK } from './tty-emulator.js';
 import { type AdoptReport, type LostTty, MAX_TTYS } from './types.js';
 
 /**
@@ -49,9 +48,10 @@ async function recordLost(ctx: TtyContext, state: TtyState): Promise<LostTty> {
 async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: TerminalState): Promise<void> {
   // tmux may have trimmed its history meanwhile: then every saved row moved up (found in the whole history).
   const trimmed = before && (await needsRelocation(ctx.host, terminal.id, before));
-  // Only the rows still needed: what the agent has not seen, what the scrollback file lacks,
-  // and what the emulator keeps anyway. Older history stays in the host and in the file.
-  const wanted = trimmed ? 0 : Math.max(0, Math.min(before?.markRow ?? 0, before?.scrollbackRows ?? 0, terminal.historySize - EMULATOR_SCROLLBACK));
+  // Only the rows still needed: what the agent has not seen and what the scrollback file
+  // lacks (often just the screen). Older history stays in the host and in the file; parsing
+  // it again made re-adopting 20 long terminals cost a second of CPU.
+  const wanted = trimmed ? 0 : Math.max(0, Math.min(before?.markRow ?? 0, before?.scrollbackRows ?? 0, terminal.historySize));
   const from = wanted === 0 ? undefined : wanted - terminal.historySize;
   // Output up to the snapshot is in it; output after it is kept and replayed when the terminal is added.
   const snapshot = await ctx.host.snapshot(terminal, from, () => ctx.ttys.forgetEarly(terminal.id), { plainRows: trimmed !== undefined });
@@ -94,7 +94,8 @@ async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: Te
   tty.restoreMark({ row: markRow, history: saved?.markHistory ?? 0, digest: saved?.markDigest ?? '' }, shown, relocated?.gone);
   if (relocated?.gone) ctx.logger.warn({ tty: tty.number, ...relocated.gone }, 'rows printed while no server was attached were trimmed by tmux before anyone saw them');
   ctx.ttys.add(tty);
-  void tty.files.flush();
+  // Soon, not now: writing 20 screens must not hold up the login that awaits adoption.
+  tty.files.schedule();
 }
 
 /** Exactly `count` rows, so that writing them scrolls the emulator as far as the host had scrolled. */
