@@ -2,7 +2,7 @@ import type { SessionRegistry } from '../config/session-registry.js';
 import { describeError } from '../errors.js';
 import { type TtyState, saveSeenState } from '../observe/seen-store.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
-import type { Anchor } from './tty.js';
+import type { Anchor } from './seen-marks.js';
 import type { TtyContext } from './tty-context.js';
 
 /** How long output may flow before the seen state is saved again. */
@@ -41,12 +41,12 @@ export class Persistence {
       ...(t.statusKey === undefined ? {} : { statusKey: t.statusKey }),
       cols: t.emulator.cols,
       rows: t.emulator.rows,
-      markRow: t.mark.row,
-      markHistory: t.mark.history,
-      markDigest: t.mark.digest,
-      scrollbackRows: Math.max(0, t.hostRow(t.files.scrollbackRows)),
-      ...(t.shownMark ? { shown: t.shownMark } : {}),
-      ...withAnchor(t.anchor()),
+      markRow: t.marks.mark.row,
+      markHistory: t.marks.mark.history,
+      markDigest: t.marks.mark.digest,
+      scrollbackRows: Math.max(0, t.marks.hostRow(t.files.scrollbackRows)),
+      ...(t.marks.shownMark ? { shown: t.marks.shownMark } : {}),
+      ...withAnchor(t.marks.anchor(t.emulator)),
     }));
     const write = this.saving.then(() => saveSeenState(this.ctx.paths.kernelState, ttys));
     this.saving = write.catch(() => undefined);

@@ -189,7 +189,7 @@ export class TtyManager {
    */
   delivered(deliveryId: string): void {
     let any = false;
-    for (const tty of this.ctx.ttys.all()) any = tty.delivered(deliveryId) || any;
+    for (const tty of this.ctx.ttys.all()) any = tty.marks.reached(deliveryId) || any;
     if (any) this.persistence.saveState().catch((error: unknown) => this.ctx.logger.warn({ error: describeError(error) }, 'saving terminal state failed'));
   }
 

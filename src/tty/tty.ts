@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { TtyFiles, TtySnapshot } from '../observe/tty-files.js';
 import { UnseenTracker } from '../observe/unseen-tracker.js';
 import { typedCommandLine } from './command-line.js';
-import { type GoneRows, anchorHash } from './relocation.js';
+import { SeenMarks } from './seen-marks.js';
 import type { TerminalState } from './terminal-host.js';
 import type { TtyEventSource } from './tty-events.js';
 import { type ShellMark, TtyEmulator } from './tty-emulator.js';
@@ -23,35 +23,6 @@ export interface CommandEnd {
   at: number;
 }
 
-/** A seen mark in our numbering (rows since the emulator began), turned into the host's when saved. */
-interface OwnMark {
-  abs: number;
-  /** Our count of scrolled rows then. */
-  scrolls: number;
-  digest: string;
-}
-
-/**
- * The rows just above the cursor when the state was saved, in the host's numbering: where
- * they are at re-adoption tells how many rows the host trimmed meanwhile (see relocation.ts).
- */
-export interface Anchor {
-  /** The last row of the window. */
-  row: number;
-  rows: number;
-  hash: string;
-}
-
-/** Where the agent's seen mark is in the host's own numbering (what survives a restart). */
-export interface HostMark {
-  /** First row not yet seen: history size + cursor row when the agent last looked. */
-  row: number;
-  /** The host's history size then (smaller later: it dropped old rows). */
-  history: number;
-  /** A digest of the screen and cursor then. */
-  digest: string;
-}
-
 export interface TtyIdentity {
   number: number;
   command: string;
@@ -63,9 +34,6 @@ export interface TtyIdentity {
   /** The key the terminal's last process announces its exit status with (none: terminals from before keys). */
   statusKey?: string | undefined;
 }
-
-/** Rows of the anchor window. */
-const ANCHOR_ROWS = 8;
 
 /** A full-screen program's normal screen cursor is the one the host saved. */
 export function normalCursor(state: TerminalState): { historySize: number; cursorX: number; cursorY: number } {
@@ -104,16 +72,8 @@ export class Tty {
   private ownLastActivity = Date.now();
   private readingKeys: { key: string; value: boolean | undefined } | undefined;
   private foreground: { pid: number; at: number; name: string } | undefined;
-  /** The mark of the last reply known to have reached the agent. */
-  private ownMark: OwnMark = { abs: 0, scrolls: 0, digest: '' };
-  /** Marks of replies sent but not known delivered, oldest first, by delivery id. */
-  private inFlight: Array<{ id: string; mark: OwnMark }> = [];
-  /** Rows printed while no server was attached that the host trimmed before anyone saw them (reported once). */
-  private ownGone: GoneRows | undefined;
-  /** Rows our numbering counts that the host no longer has (it trimmed its history), at the last sync. */
-  private hostOffset = 0;
-  /** After a restart: rows before this (our numbering) may have been shown by a reply that did not arrive. */
-  private repeatUntil: number | undefined;
+  /** What the agent has seen, reply by reply, in the host's numbering when saved. */
+  readonly marks = new SeenMarks();
   /** The last D mark, waiting for the prompt to be drawn (mark B) before it counts. */
   private endingAt: CommandEnd | undefined;
   /** A dead terminal is reported once, then closed. */
@@ -196,35 +156,6 @@ export class Tty {
   get lastActivity(): number {
     return this.ownLastActivity;
   }
-  /** The agent's mark in the host's numbering now (rows the host trimmed since are no longer counted). */
-  get mark(): HostMark {
-    return this.toHost(this.ownMark);
-  }
-  /** The latest reply's mark while its delivery is unconfirmed. */
-  get shownMark(): HostMark | undefined {
-    const last = this.inFlight.at(-1);
-    return last && this.toHost(last.mark);
-  }
-  /** A row of ours in the host's numbering now. */
-  hostRow(abs: number): number {
-    return abs - this.hostOffset;
-  }
-  /** The rows above the cursor, to find them again in the host after a restart. */
-  anchor(): Anchor | undefined {
-    const end = this.emulator.cursorAbs;
-    const rows = this.emulator.readRows(Math.max(this.emulator.firstHeldAbs, end - ANCHOR_ROWS), end);
-    if (rows.length === 0) return undefined;
-    return { row: this.hostRow(end - 1), rows: rows.length, hash: anchorHash(rows.map((r) => r.text)) };
-  }
-  /** Rows lost before anyone saw them, for the next report. */
-  get gone(): GoneRows | undefined {
-    return this.ownGone;
-  }
-  private toHost(mark: OwnMark): HostMark {
-    const history = mark.scrolls - this.hostOffset;
-    const cursorY = mark.abs - mark.scrolls;
-    return { row: Math.max(0, history + cursorY), history: Math.max(0, history), digest: mark.digest };
-  }
 
   attachFiles(files: TtyFiles): void {
     this.ownFiles = files;
@@ -241,7 +172,7 @@ export class Tty {
   }
 
   hasUnseen(): boolean {
-    return this.tracker.hasUnseen(this.emulator) || (!this.ownAlive && this.exitUnreported) || this.ownGone !== undefined;
+    return this.tracker.hasUnseen(this.emulator) || (!this.ownAlive && this.exitUnreported) || this.marks.gone !== undefined;
   }
 
   /** The agent opened it (`integrated`: the kernel's bash) or typed into it. */
@@ -271,7 +202,7 @@ export class Tty {
    */
   observed(state: TerminalState, program: string, scrollsThen?: number): void {
     this.ownState = state;
-    if (scrollsThen !== undefined) this.hostOffset = Math.max(0, scrollsThen - state.historySize);
+    if (scrollsThen !== undefined) this.marks.hostHad(scrollsThen, state.historySize);
     if (program !== this.ownProgram) this.readingKeys = undefined;
     this.ownProgram = program;
   }
@@ -326,43 +257,12 @@ export class Tty {
     this.ownReportedEnds = this.ends;
     this.ownPending = undefined;
     this.exitUnreported = false;
-    this.repeatUntil = undefined;
-    this.ownGone = undefined;
-    const history = this.emulator.totalScrolls - this.hostOffset;
+    const history = this.marks.hostRow(this.emulator.totalScrolls);
     const cursorY = this.emulator.cursorAbs - this.emulator.totalScrolls;
     const digest = this.digest({ historySize: history, cursorX: this.emulator.cursorX, cursorY });
-    const mark = { abs: this.emulator.cursorAbs, scrolls: this.emulator.totalScrolls, digest };
-    if (deliveryId === undefined) this.ownMark = mark;
-    else this.inFlight.push({ id: deliveryId, mark });
+    this.marks.shown(deliveryId, { abs: this.emulator.cursorAbs, scrolls: this.emulator.totalScrolls, digest });
   }
 
-  /** The reply `deliveryId` reached the client: what it showed is seen for good. */
-  delivered(deliveryId: string): boolean {
-    const index = this.inFlight.findIndex((f) => f.id === deliveryId);
-    if (index < 0) return false;
-    this.ownMark = this.inFlight[index]!.mark;
-    this.inFlight.splice(0, index + 1);
-    return true;
-  }
-
-  /**
-   * After re-adoption (our numbering is the host's now): the marks saved by the server
-   * before; rows up to `shown` may repeat a lost reply; `gone` rows were trimmed unseen.
-   */
-  restoreMark(mark: HostMark, shown: HostMark | undefined, gone?: GoneRows): void {
-    const own = (m: HostMark): OwnMark => ({ abs: m.row, scrolls: m.history, digest: m.digest });
-    this.ownMark = own(mark);
-    if (shown && shown.row > mark.row) {
-      this.inFlight = [{ id: 'before-restart', mark: own(shown) }];
-      this.repeatUntil = shown.row;
-    }
-    if (gone && gone.rows + gone.maybeSeen > 0) this.ownGone = gone;
-  }
-
-  /** How many of the rows the next report shows may repeat a reply lost in a restart. */
-  possiblyRepeatedRows(): number {
-    return this.repeatUntil === undefined ? 0 : Math.max(0, this.repeatUntil - this.tracker.markAbs);
-  }
 
   /** Does the host's terminal on `key` (pid and program) read single keys? undefined: not asked. */
   readsKeys(): boolean | undefined {
@@ -393,7 +293,7 @@ export class Tty {
         alive: this.ownAlive,
         ...(this.ownExitCode === undefined ? {} : { exitCode: this.ownExitCode }),
         lastActivity: new Date(this.ownLastActivity).toISOString(),
-        highWaterMark: this.mark.row,
+        highWaterMark: this.marks.mark.row,
         unseen: this.tracker.hasUnseen(this.emulator),
         cols: this.emulator.cols,
         rows: this.emulator.rows,

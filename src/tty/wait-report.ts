@@ -117,9 +117,9 @@ function reportOf(ctx: TtyContext, tty: Tty, newEnd: Tty['lastEnd']): TtyReport 
       return ranges?.length ? describeLocation(ranges) : `the full text is in ${files.scrollback} (then ${files.screen})`;
     };
     ({ text, totalLines, elidedLines } = renderNewOutput(output, where));
-    const repeated = Math.min(totalLines, tty.possiblyRepeatedRows());
+    const repeated = Math.min(totalLines, tty.marks.possiblyRepeatedRows(tty.tracker.markAbs));
     if (repeated > 0) text = `${possiblyRepeatedNote(repeated)}\n${text}`;
-    if (tty.gone) text = `${goneNote(tty.gone)}\n${text}`;
+    if (tty.marks.gone) text = `${goneNote(tty.marks.gone)}\n${text}`;
   }
   const item: TtyReport = { tty: tty.number, program: tty.program, alive: tty.alive, fullScreen, text, totalLines, elidedLines, files };
   if (!tty.alive) {
