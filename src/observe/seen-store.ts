@@ -29,6 +29,8 @@ const ttyStateSchema = z.object({
    * rest are the last one known delivered): rows between the two may have been shown already.
    */
   shown: z.object({ row: z.int(), history: z.int(), digest: z.string() }).optional(),
+  /** The prompt or regex set at open that ends waits on this terminal. */
+  until: z.object({ prompt: z.string().optional(), regex: z.string().optional() }).optional(),
 });
 
 const seenStateSchema = z.object({

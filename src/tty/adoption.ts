@@ -7,6 +7,7 @@ import { normalCursor } from './tty.js';
 import { type TtyContext, agentPath } from './tty-context.js';
 import { EMULATOR_SCROLLBACK } from './tty-emulator.js';
 import { type AdoptReport, type LostTty, MAX_TTYS } from './types.js';
+import { type UntilPattern, type UntilSpec, compileUntil } from './until.js';
 
 /**
  * At start: re-attach every terminal the host still has (those the saved state knows, and
@@ -86,8 +87,18 @@ async function adopt(ctx: TtyContext, saved: TtyState | undefined, terminal: Ter
   tty.tracker.adopted(emulator, changed);
   const shown = saved?.shown && now.historySize >= saved.shown.history ? saved.shown : undefined;
   tty.restoreMark({ row: markRow, history: saved?.markHistory ?? 0, digest: saved?.markDigest ?? '' }, shown);
+  if (saved?.until) tty.until = compileSaved(saved.until);
   ctx.ttys.add(tty);
   void tty.files.flush();
+}
+
+/** A pattern saved by an earlier server; one that no longer compiles is dropped. */
+function compileSaved(spec: UntilSpec): UntilPattern | undefined {
+  try {
+    return compileUntil(spec);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Exactly `count` rows, so that writing them scrolls the emulator as far as the host had scrolled. */

@@ -9,6 +9,7 @@ import { commandLine, integratedShellCommand } from './shell-integration.js';
 import type { Tty } from './tty.js';
 import { type TtyContext, agentPath } from './tty-context.js';
 import type { OpenResult } from './types.js';
+import { type UntilSpec, compileUntil } from './until.js';
 
 export interface OpenOptions {
   /** Run this shell command line instead of the integrated bash. */
@@ -17,6 +18,8 @@ export interface OpenOptions {
   tty?: number;
   /** The working directory inside the sandbox (default: the data directory). */
   cwd?: string;
+  /** For a program the kernel cannot judge: waits on this terminal end when its prompt or regex shows. */
+  until?: UntilSpec;
 }
 
 /**
@@ -25,6 +28,7 @@ export interface OpenOptions {
  */
 export async function openTty(ctx: TtyContext, persistence: Persistence, options: OpenOptions): Promise<OpenResult> {
   const command = options.command?.trim();
+  const until = options.until && compileUntil(options.until);
   const number = options.tty === undefined ? lowestFree(ctx) : freeNumber(ctx, options.tty);
   const cwd = await workingDirectory(ctx, options.cwd);
   const display = command || ctx.config.shell;
@@ -37,6 +41,7 @@ export async function openTty(ctx: TtyContext, persistence: Persistence, options
   await clearFiles(ctx.paths.tty(number));
   const tty = await createTty(ctx, { number, command: display, id, openedAt: new Date().toISOString(), cols, rows }, 0, 0);
   tty.named(normalizeProgram(display.split(/\s+/)[0] ?? display));
+  tty.until = until;
   tty.tracker.markSeen(tty.emulator);
   tty.acted('open', !command);
   ctx.ttys.add(tty);

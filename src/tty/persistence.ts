@@ -39,6 +39,7 @@ export class Persistence {
       markDigest: t.mark.digest,
       scrollbackRows: t.files.scrollbackRows,
       ...(t.shownMark ? { shown: t.shownMark } : {}),
+      ...(t.until ? { until: t.until.kind === 'prompt' ? { prompt: t.until.prompt } : { regex: t.until.source } } : {}),
     }));
     await saveSeenState(this.ctx.paths.kernelState, ttys);
   }

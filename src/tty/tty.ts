@@ -5,6 +5,7 @@ import { typedCommandLine } from './command-line.js';
 import type { TerminalState } from './terminal-host.js';
 import type { TtyEventSource } from './tty-events.js';
 import { type ShellMark, TtyEmulator } from './tty-emulator.js';
+import type { UntilPattern } from './until.js';
 
 /** What the agent did last on a terminal, for `wait` to decide when it is done. */
 export interface PendingAction {
@@ -99,6 +100,8 @@ export class Tty {
   runsInBackground(names: readonly string[]): void {
     this.ownBackground = names;
   }
+  /** Set at open for a program the kernel cannot judge: a wait on this terminal ends when it matches. */
+  until: UntilPattern | undefined;
   /** waitingForInput was fired since the last output or action. */
   private waitingAnnounced = false;
   /** When the host first said the terminal is dead but did not know its exit status yet. */

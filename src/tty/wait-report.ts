@@ -55,6 +55,7 @@ export async function reportChanges(
   return {
     reason: judgement.reason,
     ...(judgement.input ? { input: judgement.input } : {}),
+    ...(judgement.matched ? { matched: judgement.matched } : {}),
     elapsedMs: Date.now() - started,
     changed,
     open: ctx.ttys.all().map((t) => ({ tty: t.number, program: t.program, alive: t.alive })),

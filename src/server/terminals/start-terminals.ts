@@ -30,7 +30,7 @@ export function terminalsOf(
     },
     open: (options = {}) => manager.open(options),
     type: (input) => manager.type(input),
-    wait: ({ timeoutMs, signal, deliveryId }) => manager.wait(timeoutMs / 1000, signal, deliveryId),
+    wait: ({ timeoutMs, signal, deliveryId, until }) => manager.wait(timeoutMs / 1000, signal, deliveryId, until),
     delivered: (deliveryId) => manager.delivered(deliveryId),
     close: (tty) => manager.close(tty),
     list: () => Promise.resolve(manager.list()),

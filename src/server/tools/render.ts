@@ -67,6 +67,7 @@ export interface WaitStructured {
   [key: string]: unknown;
   reason: WaitResult['reason'];
   input?: WaitResult['input'];
+  matched?: WaitResult['matched'];
   elapsedMs: number;
   changed: TerminalDiff[];
   open: Array<{ tty: number; program: string; alive: boolean }>;
@@ -83,9 +84,11 @@ const REASON_TEXT: Record<WaitResult['reason'], string> = {
   timeout: 'timed out',
   idle: 'nothing was running',
   input: 'waiting for input',
+  matched: 'matched',
 };
 
 function why(result: WaitResult): string {
+  if (result.reason === 'matched' && result.matched) return `TTY ${result.matched.tty} matched: \`${result.matched.text.replace(/`/g, "'")}\``;
   if (result.reason !== 'input' || !result.input) return REASON_TEXT[result.reason];
   const { tty, prompt } = result.input;
   return `TTY ${tty} waiting for input${prompt ? `: \`${prompt.replace(/`/g, "'")}\`` : ''}`;
@@ -139,7 +142,7 @@ export function renderWait(result: WaitResult, budget = MAX_RESULT_TEXT_CHARS): 
   if (changed.length === 0 || changed.some((c) => !c.alive)) lines.push(describeOpen(result.open));
   return {
     text: lines.join('\n'),
-    structured: { reason: result.reason, ...(result.input ? { input: result.input } : {}), elapsedMs: result.elapsedMs, changed, open: result.open },
+    structured: { reason: result.reason, ...(result.input ? { input: result.input } : {}), ...(result.matched ? { matched: result.matched } : {}), elapsedMs: result.elapsedMs, changed, open: result.open },
   };
 }
 
