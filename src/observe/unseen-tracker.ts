@@ -14,6 +14,8 @@ export class UnseenTracker {
   private markText = '';
   /** The full screen when the agent looked at a full-screen program. */
   private screenAtMark: string | undefined;
+  /** The normal screen when the agent looked, to see a program redraw it in place (top). */
+  private normalScreenAtMark: string | undefined;
   /** Logical lines at or after the mark among rows the emulator has let go of. */
   private leftLines = 0;
   private readonly leftHead: string[] = [];
@@ -48,7 +50,18 @@ export class UnseenTracker {
     if (emulator.alternateScreen) return emulator.screenText() !== this.screenAtMark;
     if (emulator.contentEndAbs() > this.markAbs + 1) return true;
     const row = emulator.readRows(this.markAbs, this.markAbs + 1)[0];
-    return (row?.text.trimEnd() ?? '') !== this.markText || this.screenAtMark !== undefined;
+    if ((row?.text.trimEnd() ?? '') !== this.markText || this.screenAtMark !== undefined) return true;
+    return this.redrawnInPlace(emulator);
+  }
+
+  /**
+   * A program on the normal screen rewrote rows above the cursor without adding any (top,
+   * a status board): the new lines are nothing, the screen is what changed.
+   */
+  redrawnInPlace(emulator: ScreenSource): boolean {
+    if (emulator.alternateScreen || this.normalScreenAtMark === undefined || emulator.bytesWritten === this.bytesAtMark) return false;
+    if (emulator.contentEndAbs() > this.markAbs + 1) return false;
+    return emulator.screenText() !== this.normalScreenAtMark;
   }
 
   /** The new output of the normal screen since the mark, as head, tail and count. */
@@ -82,6 +95,7 @@ export class UnseenTracker {
     this.bytesAtMark = changed ? -1 : emulator.bytesWritten;
     this.markText = emulator.readRows(this.markAbs, this.markAbs + 1)[0]?.text.trimEnd() ?? '';
     this.screenAtMark = emulator.alternateScreen ? emulator.screenText() : undefined;
+    this.normalScreenAtMark = emulator.alternateScreen ? undefined : emulator.screenText();
   }
 
   /** The agent has now seen everything up to the cursor. */
@@ -89,6 +103,7 @@ export class UnseenTracker {
     this.markAbs = emulator.cursorAbs;
     this.markText = emulator.readRows(this.markAbs, this.markAbs + 1)[0]?.text.trimEnd() ?? '';
     this.screenAtMark = emulator.alternateScreen ? emulator.screenText() : undefined;
+    this.normalScreenAtMark = emulator.alternateScreen ? undefined : emulator.screenText();
     this.bytesAtMark = emulator.bytesWritten;
     this.leftLines = 0;
     this.leftHead.length = 0;

@@ -87,7 +87,8 @@ export function possiblyRepeatedNote(lines: number): string {
 
 /** One terminal's news as the agent reads it. */
 function reportOf(ctx: TtyContext, tty: Tty, newEnd: Tty['lastEnd']): TtyReport {
-  const fullScreen = tty.emulator.alternateScreen && tty.alive;
+  // A full-screen program, or one that redrew the normal screen in place (top): the screen is the news.
+  const fullScreen = (tty.emulator.alternateScreen || tty.tracker.redrawnInPlace(tty.emulator)) && tty.alive;
   const files = { scrollback: agentPath(ctx, tty.files.scrollback), screen: agentPath(ctx, tty.files.screen) };
   let text: string;
   let totalLines: number;

@@ -13,7 +13,7 @@ export const PROGRESS_INTERVAL_MS = 5000;
 
 const DESCRIPTION = `Wait for your terminals and see what changed: the only way to observe output.
 
-Returns as soon as what you started is done (a shell command finished, with its exit code and duration; a program exited; or a program drew and now waits for input: a prompt such as \`name? \`, a REPL, an editor, reported as "waiting for input"), or when timeout seconds pass (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}). Then it shows, for every terminal with something new, the new lines since you last looked: up to 20 lines in full, longer output as head and tail with a line saying how many lines were left out and which file holds them all (read it with the Read tool, or cat/tail in a terminal). A full-screen program (vim, less, htop) shows its current screen instead. Lines starting with "network:" report connections the network policy refused. Everything shown counts as seen, which lets type() act again. Terminals whose program ended are reported with their exit code, then closed.
+Returns as soon as what you started is done (a shell command finished, with its exit code and duration; a program exited; or a program drew and now waits for input: a prompt such as \`name? \`, a REPL, an editor, reported as "waiting for input"), or when timeout seconds pass (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}). Then it shows, for every terminal with something new, the new lines since you last looked: up to 20 lines in full, longer output as head and tail with a line saying how many lines were left out and which file holds them all (read it with the Read tool, or cat/tail in a terminal). A full-screen program (vim, less, htop), or one that redraws its screen in place (top), shows its current screen instead. Lines starting with "network:" report connections the network policy refused. Everything shown counts as seen, which lets type() act again. Terminals whose program ended are reported with their exit code, then closed.
 
 For a program wait cannot judge (gdb, a custom REPL, a slow tool that pauses mid-output), pass until: {tty, prompt: "(gdb)"} or {tty, regex: "..."}: the wait then ends when that terminal shows the prompt at the cursor, or new output matching the regex ("matched"), or its program ends; open() takes the same until for every wait on that terminal.
 
@@ -25,7 +25,7 @@ const diffSchema = z.object({
   alive: z.boolean(),
   exitCode: z.number().optional().describe('exit code of the command that finished, or of the program that ended'),
   durationMs: z.number().optional().describe('how long that command ran'),
-  fullScreen: z.boolean().describe('true when diff is the whole screen of a full-screen program'),
+  fullScreen: z.boolean().describe('true when diff is the whole screen: a full-screen program, or one that redrew its screen in place (top)'),
   diff: z.string().describe('the new lines since you last looked (or the screen)'),
   totalLines: z.number().describe('how many new lines there were'),
   elidedLines: z.number().describe('how many of them diff leaves out (they are in files.scrollback)'),
