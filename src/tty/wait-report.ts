@@ -85,6 +85,27 @@ export function possiblyRepeatedNote(lines: number): string {
   return `… possibly repeated: the first ${lines} line${lines === 1 ? '' : 's'} below may already have reached you (the server restarted while a reply was on its way) …`;
 }
 
+/** The prompt line each shell terminal showed the agent last. */
+const shownPrompts = new WeakMap<Tty, string>();
+
+/**
+ * A finished command's output without the shell's prompt line after it when the agent saw
+ * that same prompt last time (the header says the command finished; a new directory or
+ * user changes the prompt, and then it is shown).
+ */
+function withoutRepeatedPrompt(tty: Tty, text: string): string {
+  const lines = text.split('\n');
+  const prompt = lines.at(-1)?.trimEnd() ?? '';
+  if (prompt === '') return text;
+  if (shownPrompts.get(tty) !== prompt) {
+    shownPrompts.set(tty, prompt);
+    return text;
+  }
+  lines.pop();
+  while (lines.length > 0 && lines.at(-1)?.trim() === '') lines.pop();
+  return lines.join('\n');
+}
+
 /** One terminal's news as the agent reads it. */
 function reportOf(ctx: TtyContext, tty: Tty, newEnd: Tty['lastEnd']): TtyReport {
   // A full-screen program, or one that redrew the normal screen in place (top): the screen is the news.
@@ -99,6 +120,7 @@ function reportOf(ctx: TtyContext, tty: Tty, newEnd: Tty['lastEnd']): TtyReport 
   } else {
     tty.emulator.flushRowsAbove();
     ({ text, totalLines, elidedLines } = renderNewOutput(withoutEcho(tty.tracker.collect(tty.emulator), tty.pending?.text), `${files.scrollback} (then ${files.screen})`));
+    if (newEnd && isShell(tty.program) && !tty.commandRunning) text = withoutRepeatedPrompt(tty, text);
     const repeated = Math.min(totalLines, tty.possiblyRepeatedRows());
     if (repeated > 0) text = `${possiblyRepeatedNote(repeated)}\n${text}`;
   }

@@ -46,7 +46,7 @@ describeWithEngine('wait knows when a program waits for input (real container, r
     await type(`python3 -c "print('hello', input('name? '))"`, 'bash');
     const prompt = await wait();
     expect(prompt).toMatchObject({ reason: 'input', input: { tty: 0, prompt: 'name?' } });
-    expect(prompt.text).toContain('TTY 0 waiting for input: `name?`');
+    expect(prompt.text).toContain('TTY 0 | python3 | waiting for input: `name?`');
     expect(prompt.elapsedMs).toBeLessThan(1500);
     await type('Ada', 'python3');
     const done = await wait();

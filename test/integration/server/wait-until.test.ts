@@ -71,7 +71,7 @@ describeWithEngine('wait until a prompt or a regex (real container, real tmux, S
       expect(slow.reason).toBe('matched');
       expect(slow.text).toContain('loading symbols...');
       expect(slow.text).toContain('slow done');
-      expect(slow.text).toContain(`TTY ${tty} matched: \`myrepl>\``);
+      expect(slow.text).toContain(`TTY ${tty} | python3 | matched: \`myrepl>\``);
       // The pause is inside the command: a silence rule would have returned at it.
       expect(slow.elapsedMs).toBeGreaterThanOrEqual(1500);
     }
