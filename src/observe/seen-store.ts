@@ -14,6 +14,8 @@ const ttyStateSchema = z.object({
   command: z.string(),
   paneId: z.string(),
   openedAt: z.string(),
+  /** The key its last process announces its exit status with (see EXIT_STATUS_OSC). */
+  statusKey: z.string().optional(),
   cols: z.int(),
   rows: z.int(),
   /** First row not yet seen: tmux history_size + cursor row when the agent last looked. */

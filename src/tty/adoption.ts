@@ -60,6 +60,7 @@ async function adopt(ctx: TtyContext, saved: TtyState | undefined, terminal: Ter
     command: saved?.command ?? '(adopted)',
     id: terminal.id,
     openedAt: saved?.openedAt ?? new Date().toISOString(),
+    statusKey: saved?.statusKey,
     cols: now.cols,
     rows: now.rows,
   };

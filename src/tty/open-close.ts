@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { KernelError, describeError } from '../errors.js';
@@ -5,7 +6,7 @@ import { createTty } from './new-tty.js';
 import type { Persistence } from './persistence.js';
 import { type EndedProcess, endTerminalProcesses, terminalMarker } from './process-tree.js';
 import { normalizeProgram } from './program-name.js';
-import { commandLine, integratedShellCommand } from './shell-integration.js';
+import { STATUS_KEY_VARIABLE, commandLine, integratedShellCommand } from './shell-integration.js';
 import type { Tty } from './tty.js';
 import { type TtyContext, agentPath } from './tty-context.js';
 import type { OpenResult } from './types.js';
@@ -32,14 +33,15 @@ export async function openTty(ctx: TtyContext, persistence: Persistence, options
   const number = options.tty === undefined ? lowestFree(ctx) : freeNumber(ctx, options.tty);
   const cwd = await workingDirectory(ctx, options.cwd);
   const display = command || ctx.config.shell;
-  const shellLine = command ? commandLine(command) : integratedShellCommand(ctx.config.shell, ctx.rcfile);
+  const statusKey = randomBytes(8).toString('hex');
+  const shellLine = command ? commandLine(command, statusKey) : integratedShellCommand(ctx.config.shell, ctx.rcfile);
   const { cols, rows } = ctx.config;
   const [markerName, markerValue] = terminalMarker(ctx.instance.name, number).split('=') as [string, string];
-  const env = { AGENT_KERNEL_TTY: String(number), [markerName]: markerValue };
+  const env = { AGENT_KERNEL_TTY: String(number), [markerName]: markerValue, ...(command ? {} : { [STATUS_KEY_VARIABLE]: statusKey }) };
   const id = await ctx.host.open({ number, shellLine, cwd, env, cols, rows });
   // A new terminal's directory starts empty (old files belong to an earlier terminal with the same number).
   await clearFiles(ctx.paths.tty(number));
-  const tty = await createTty(ctx, { number, command: display, id, openedAt: new Date().toISOString(), cols, rows }, 0, 0);
+  const tty = await createTty(ctx, { number, command: display, id, openedAt: new Date().toISOString(), cols, rows, statusKey }, 0, 0);
   tty.named(normalizeProgram(display.split(/\s+/)[0] ?? display));
   tty.until = until;
   tty.tracker.markSeen(tty.emulator);

@@ -32,6 +32,7 @@ export class Persistence {
       command: t.command,
       paneId: t.id,
       openedAt: t.openedAt,
+      ...(t.statusKey === undefined ? {} : { statusKey: t.statusKey }),
       cols: t.emulator.cols,
       rows: t.emulator.rows,
       markRow: t.mark.row,

@@ -7,6 +7,18 @@ import { writeFileAtomic } from '../util/atomic-write.js';
  * prompt (PROMPT_COMMAND), B where the prompt ends (PS1), C when a command starts (PS0). The marks are invisible on screen
  * and tell `wait` that a command finished, and with what status.
  */
+/**
+ * How long a terminal's last process lingers after announcing its exit status. tmux 3.3
+ * closes a pane whose process ended without reading what is still in its pty, and on a busy
+ * machine (or while a control client is behind) that can be the last few hundred bytes: the
+ * announcement comes after them in the stream, so the server ends the terminal as soon as
+ * it reads the announcement, and the linger only keeps the pty open until then.
+ */
+export const EXIT_LINGER_SECONDS = 3;
+
+/** The environment variable that gives a terminal's shell its key for the exit announcement. */
+export const STATUS_KEY_VARIABLE = 'AGENT_KERNEL_STATUS_KEY';
+
 export const BASH_RCFILE = `# Written by agent-kernel: shell integration for the agent's terminals. Do not edit;
 # it is rewritten at every start. Your own ~/.bashrc is read first, unchanged.
 if [ -f ~/.bashrc ]; then . ~/.bashrc; fi
@@ -35,9 +47,13 @@ if [ -z "\${__agent_kernel_integrated:-}" ]; then
 __agent_kernel_prompt_end"
   fi
   PS0="\${PS0:-}\\e]133;C\\a"
-  # The status the shell exits with (tmux may learn it late on a busy machine), unless the user traps EXIT.
-  if [ -z "$(trap -p EXIT)" ]; then
-    trap '__agent_kernel_status=$?; printf "\\033]7133;%d\\007" "$__agent_kernel_status"; sleep 0.2 2>/dev/null; exit $__agent_kernel_status' EXIT
+  # The terminal's key for announcing its exit status; kept from the programs the shell starts.
+  __agent_kernel_key=\${AGENT_KERNEL_STATUS_KEY:-}
+  unset AGENT_KERNEL_STATUS_KEY
+  # Announce the status the shell exits with, then linger until the server has read it (see
+  # EXIT_LINGER_SECONDS), unless the user traps EXIT.
+  if [ -z "$(trap -p EXIT)" ] && [ -n "$__agent_kernel_key" ]; then
+    trap '__agent_kernel_status=$?; printf "\\033]7133;%s;%d\\007" "$__agent_kernel_key" "$__agent_kernel_status"; sleep ${EXIT_LINGER_SECONDS} 2>/dev/null; exit $__agent_kernel_status' EXIT
   fi
 fi
 `;
@@ -58,12 +74,10 @@ export function integratedShellCommand(shell: string, rcfile: string): string {
   return `exec ${shell} --rcfile '${rcfile.replace(/'/g, `'\\''`)}' -i`;
 }
 
-/** How long a command's terminal lingers after the command ends (see commandLine). */
-export const COMMAND_LINGER_SECONDS = 0.2;
-
 /**
- * A private OSC the command wrapper prints with the command's exit status: tmux may report
- * a pane dead before it has reaped the process (no status yet) on a busy machine.
+ * A private OSC a terminal's last process prints when it ends: `<key>;<status>`. The key is
+ * the terminal's own (random, given at open), so the same bytes printed by a program (a
+ * `cat` of another terminal's raw log) announce nothing.
  */
 export const EXIT_STATUS_OSC = 7133;
 
@@ -71,12 +85,11 @@ export const EXIT_STATUS_OSC = 7133;
 export const JOBS_OSC = 7134;
 
 /**
- * The command line of a terminal opened with a command. When a pane's process ends, tmux
- * 3.3 closes its pty and loses output still on its way through the kernel. So a bash with
- * job control (the command owns the foreground, and tmux names it) runs the command,
- * lingers a moment, and exits with the command's status.
+ * The command line of a terminal opened with a command: a bash with job control (the command
+ * owns the foreground, and tmux names it) runs the command, announces its status with the
+ * terminal's key, lingers (EXIT_LINGER_SECONDS) and exits with that status.
  */
-export function commandLine(command: string): string {
-  const script = `set -m\n${command}\nstatus=$?; printf '\\033]${EXIT_STATUS_OSC};%d\\007' "$status"; sleep ${COMMAND_LINGER_SECONDS}; exit $status`;
+export function commandLine(command: string, key: string): string {
+  const script = `set -m\n${command}\nstatus=$?; printf '\\033]${EXIT_STATUS_OSC};${key};%d\\007' "$status"; sleep ${EXIT_LINGER_SECONDS}; exit $status`;
   return `exec bash -c '${script.replace(/'/g, `'\\''`)}'`;
 }

@@ -31,6 +31,12 @@ export async function syncAll(ctx: TtyContext): Promise<TerminalState[]> {
       continue;
     }
     tty.observed(state, await foregroundProgram(ctx, tty, state), await scrolls.get(tty));
+    const announced = tty.announcedExitStatus;
+    if (announced !== undefined && tty.alive) {
+      // Everything it printed came before the announcement: no need to wait for the pane to die.
+      tty.died(announced);
+      continue;
+    }
     if (state.dead && tty.alive) {
       // tmux marks a pane dead when its pty closes and learns the exit status only when it reaps
       // the process, a moment later on a busy machine: give the status a little time to arrive.

@@ -71,7 +71,8 @@ export class TtyEmulator implements ScreenSource {
       return true;
     });
     this.terminal.parser.registerOscHandler(EXIT_STATUS_OSC, (data) => {
-      if (/^\d+$/.test(data)) this.wrapperExitStatus = Number(data);
+      const announced = /^([0-9a-f]{1,64});(\d{1,3})$/.exec(data);
+      if (announced) this.exitAnnouncement = { key: announced[1]!, status: Number(announced[2]) };
       return true;
     });
   }
@@ -128,8 +129,8 @@ export class TtyEmulator implements ScreenSource {
     this.flushedTo = Math.max(0, this.flushedTo + delta);
   }
 
-  /** The exit status the command wrapper printed (terminals opened with a command), once it has. */
-  wrapperExitStatus: number | undefined;
+  /** The last exit announcement printed (EXIT_STATUS_OSC): it counts only with the terminal's own key. */
+  exitAnnouncement: { key: string; status: number } | undefined;
 
   /** Background jobs the integrated shell said were running at its last prompt. */
   backgroundJobs = 0;

@@ -41,6 +41,8 @@ export interface TtyIdentity {
   openedAt: string;
   cols: number;
   rows: number;
+  /** The key the terminal's last process announces its exit status with (none: terminals from before keys). */
+  statusKey?: string | undefined;
 }
 
 /** A full-screen program's normal screen cursor is the one the host saved. */
@@ -60,6 +62,7 @@ export class Tty {
   readonly command: string;
   readonly id: string;
   readonly openedAt: string;
+  readonly statusKey: string | undefined;
   readonly emulator: TtyEmulator;
   readonly tracker: UnseenTracker;
   private ownFiles: TtyFiles | undefined;
@@ -117,6 +120,7 @@ export class Tty {
     this.command = identity.command;
     this.id = identity.id;
     this.openedAt = identity.openedAt;
+    this.statusKey = identity.statusKey;
     this.tracker = new UnseenTracker(markAbs, 0);
     this.emulator = new TtyEmulator({
       cols: identity.cols,
@@ -246,11 +250,20 @@ export class Tty {
     return this.ownAlive && this.deadWithoutStatusSince !== undefined;
   }
 
-  /** The terminal's process ended (status from the host, else the wrapper's OSC). */
+  /**
+   * The exit status the terminal's last process announced with the terminal's key: every byte
+   * it printed before has arrived, so the terminal has ended even while its pane lingers.
+   */
+  get announcedExitStatus(): number | undefined {
+    const announced = this.emulator.exitAnnouncement;
+    return announced && this.statusKey !== undefined && announced.key === this.statusKey ? announced.status : undefined;
+  }
+
+  /** The terminal's process ended (status from the host, else its announcement). */
   died(exitCode: number | undefined): void {
     if (!this.ownAlive) return;
     this.ownAlive = false;
-    this.ownExitCode = exitCode ?? this.emulator.wrapperExitStatus;
+    this.ownExitCode = exitCode ?? this.announcedExitStatus;
     this.exitUnreported = true;
     this.ownFiles?.schedule();
     this.events.died.fire({ tty: this.number, ...(this.ownExitCode === undefined ? {} : { exitCode: this.ownExitCode }) });

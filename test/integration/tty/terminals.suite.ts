@@ -275,6 +275,27 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
       expect(t.manager.list().find((i) => i.tty === tty)).toBeUndefined();
     });
 
+    it('ends a terminal on its own exit announcement only: the same bytes from a program (another key) end nothing', async () => {
+      const forged = (status: number) => `printf '\\033]7133;0123456789abcdef;${status}\\007'`;
+      const shell = await openShell(t);
+      await t.manager.type({ tty: shell, expect: 'bash', text: `${forged(7)}; echo still-here` });
+      const { tty: command } = await t.manager.open({ command: `sh -c "${forged(9).replace(/"/g, '\\"')}; echo forged-sent; sleep 1; exit 2"` });
+      const ended = new Map<number, number | undefined>();
+      let text = '';
+      for (let attempt = 0; attempt < 10 && !ended.has(command); attempt++) {
+        const result = await t.manager.wait(10);
+        for (const r of result.changed) {
+          text += r.text;
+          if (!r.alive) ended.set(r.tty, r.exitCode);
+        }
+      }
+      expect(text).toContain('forged-sent');
+      expect(text).toContain('still-here');
+      expect(ended.get(command)).toBe(2);
+      expect(ended.has(shell)).toBe(false);
+      expect(reportOf(await run(t, shell, 'exit 4'), shell)).toMatchObject({ alive: false, exitCode: 4 });
+    });
+
     it('close ends background jobs that ignore SIGHUP and archives the scrollback', async () => {
       const tty = await openShell(t);
       await run(t, tty, `(trap '' HUP; exec sleep 4242) & echo started-job`);
