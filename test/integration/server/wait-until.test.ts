@@ -82,6 +82,20 @@ describeWithEngine('wait until a prompt or a regex (real container, real tmux, S
     expect((await wait()).reason).toBe('exited');
   }, 120_000);
 
+  it('a terminal keeps its prompt across a server restart', async () => {
+    const { tty } = (await call('open', { command: `python3 -u ${test.dataDir}/repl.py`, until: { prompt: 'myrepl>' } })).structuredContent as { tty: number };
+    expect((await wait()).reason).toBe('matched');
+    await session.close();
+    session = await connectStdio(test.dataDir);
+    await call('login');
+    await wait({ timeout: 2 }); // what the restart shows again, if anything
+    await call('type', { tty, expect: 'python3', text: 'slow' });
+    const slow = await wait();
+    expect(slow).toMatchObject({ reason: 'matched', matched: { tty, text: 'myrepl>' } });
+    expect(slow.text).toContain('slow done');
+    await call('close', { tty });
+  }, 120_000);
+
   it('a wait with its own regex returns when a running command prints it, without waiting for the command to end', async () => {
     const { tty } = (await call('open')).structuredContent as { tty: number };
     await wait();
