@@ -123,7 +123,7 @@ try {
   await section('memory', () => memory({ instance: main, adoptRuns: N.adopt }));
   await section('scale', async () => {
     const instances = [];
-    for (let i = 1; i <= 4; i++) {
+    for (let i = 1; i <= 8; i++) {
       const inst = await createInstance({ name: `bench-${process.pid}-s${i}` });
       created.push(inst);
       instances.push(inst);
@@ -179,6 +179,13 @@ if (tp && !tp.error) {
       `${(w.ttyMBps / w.rawMBps).toFixed(2)}x rate`,
     );
     row(`${label} through a TTY, vs tmux alone (a pane, no client: the floor for terminals kept in tmux)`, `${w.ttyMBps.toFixed(1)} MB/s`, `tmux alone: ${ms(w.tmuxAlone.median)} (${w.tmuxAloneMBps.toFixed(1)} MB/s)`, `${(w.ttyMBps / w.tmuxAloneMBps).toFixed(2)}x rate`);
+    const c = w.cpuPerMB;
+    row(
+      `${label}: CPU seconds per MB of output, server vs tmux (aim: server below tmux)`,
+      `server: ${c.server.toFixed(3)} s/MB`,
+      `tmux server with our control client: ${c.tmux.toFixed(3)} s/MB (tmux alone: ${c.tmuxAlone.toFixed(3)} s/MB)`,
+      `${(c.server / c.tmux).toFixed(2)}x`,
+    );
     row(`${label}: head, tail and elided counts exact`, w.pass ? `PASS (${w.checks.length} runs, ${w.checks[0].total} lines, ${w.checks[0].elided} elided)` : `FAIL: ${w.checks.flatMap((c) => c.problems).join('; ')}`, '', '');
   }
 } else fail('throughput');
@@ -194,15 +201,21 @@ if (cx && !cx.error) {
 
 const mem = results.memory;
 if (mem && !mem.error) {
-  row('server RSS, logged in, no TTY', mb(mem.rss[0]), '', '');
+  row('server RSS, logged in, no TTY (memory only it holds)', `${mb(mem.rss[0])} (${mb(mem.privateMemory)})`, '', '');
   for (const n of [1, 5, 20]) row(`server RSS, ${n} TTY${n > 1 ? 's' : ''} x 10k lines of scrollback${n === 20 ? ' (aim: < 200 MB)' : ''}`, mb(mem.rss[n]), `no TTY: ${mb(mem.rss[0])}`, ratio(mem.rss[n], mem.rss[0]));
   row('type+wait `echo hi` with 20 TTYs open', mp(mem.echoWith20), rt && !rt.error ? `1 TTY: ${ms(rt['stdio.echo'].median)}` : '', rt && !rt.error ? ratio(mem.echoWith20.median, rt['stdio.echo'].median) : '');
 } else fail('memory');
 
 const sc = results.scale;
 if (sc && !sc.error) {
-  for (const n of [1, 2, 4]) {
-    row(`${n} instance${n > 1 ? 's' : ''} on one host, all clients at once: type+wait \`echo hi\`; total server RSS`, `${mp(sc[n].echo)}; ${mb(sc[n].rssTotal)}`, n === 1 ? '' : `1 instance: ${ms(sc[1].echo.median)}; ${mb(sc[1].rssTotal)}`, n === 1 ? '' : `${ratio(sc[n].echo.median, sc[1].echo.median)} latency, ${ratio(sc[n].rssTotal, sc[1].rssTotal)} RSS`);
+  const each = (n) => `${mb(sc[n].rssPerInstance)} (${mb(sc[n].privatePerInstance)} its own)`;
+  for (const n of [1, 4, 8]) {
+    row(
+      `${n} instance${n > 1 ? 's' : ''} on one host, all clients at once: type+wait \`echo hi\`; server RSS per instance (memory only it holds)`,
+      `${mp(sc[n].echo)}; ${each(n)}`,
+      n === 1 ? '' : `1 instance: ${ms(sc[1].echo.median)}; ${each(1)}`,
+      n === 1 ? '' : `${ratio(sc[n].echo.median, sc[1].echo.median)} latency, ${ratio(sc[n].rssPerInstance, sc[1].rssPerInstance)} RSS per instance`,
+    );
   }
 } else fail('scale');
 

@@ -36,6 +36,16 @@ export async function rssOf(pid) {
   return kb * 1024;
 }
 
+/**
+ * Memory only this process holds (Private_Clean + Private_Dirty of smaps_rollup), in bytes:
+ * what one more server costs. RSS also counts the Node binary's pages, shared by every server.
+ */
+export async function privateMemoryOf(pid) {
+  const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kb = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? NaN);
+  return (kb('Private_Clean') + kb('Private_Dirty')) * 1024;
+}
+
 function serverEnv(extra = {}) {
   const env = { ...process.env, ...extra };
   delete env.AGENT_KERNEL_TOKEN;
@@ -90,6 +100,7 @@ export async function startServer(dataDir, { transport = 'stdio', nodeArgs = [] 
       return result;
     },
     rss: () => rssOf(pid),
+    privateMemory: () => privateMemoryOf(pid),
     /** Graceful stop (stdin closed or SIGTERM), then wait until the process is gone (it releases the lock). */
     async stop() {
       if (transport === 'stdio') await client.close().catch(() => {});

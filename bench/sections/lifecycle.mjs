@@ -94,11 +94,13 @@ async function settledRss(session) {
 export async function memory({ instance, steps = [1, 5, 20], scrollbackLines = 10_000, adoptRuns }) {
   const session = await startServer(instance.dataDir);
   const rss = {};
+  let privateMemory;
   let echo;
   try {
     await session.ok('login');
     await session.ok('wait', { timeout: 10 });
     rss[0] = await settledRss(session);
+    privateMemory = await session.privateMemory();
     let open = 0;
     for (const target of steps) {
       while (open < target) {
@@ -136,5 +138,5 @@ export async function memory({ instance, steps = [1, 5, 20], scrollbackLines = 1
       await s.stop();
     }
   }
-  return { rss, echoWith20: echo, startWith20: summary(adopt), adopted, rssAfterAdopt: median(adoptRss) };
+  return { rss, privateMemory, echoWith20: echo, startWith20: summary(adopt), adopted, rssAfterAdopt: median(adoptRss) };
 }

@@ -1,9 +1,9 @@
 /**
- * Several instances served from one host: 1, 2 and 4 servers (one container each), each
- * with one terminal; server RSS and type+wait latency while every client works at once.
+ * Several instances served from one host: 1, 4 and 8 servers (one container each), each
+ * with one terminal; server memory and type+wait latency while every client works at once.
  */
 import { startServer } from '../lib/server.mjs';
-import { summary } from '../lib/stats.mjs';
+import { median, summary } from '../lib/stats.mjs';
 
 async function ensureTty(session) {
   const open = (await session.ok('wait', { timeout: 0 })).structuredContent.open;
@@ -13,17 +13,20 @@ async function ensureTty(session) {
   return tty;
 }
 
-export async function scale({ instances, counts = [1, 2, 4], runs }) {
+export async function scale({ instances, counts = [1, 4, 8], runs }) {
   const out = {};
   for (const count of counts) {
     const sessions = [];
     try {
-      for (const inst of instances.slice(0, count)) {
-        const session = await startServer(inst.dataDir);
-        sessions.push(session);
-        await session.ok('login');
-        session.tty = await ensureTty(session);
-      }
+      // Started together: the servers of one host come up side by side.
+      await Promise.all(
+        instances.slice(0, count).map(async (inst) => {
+          const session = await startServer(inst.dataDir);
+          sessions.push(session);
+          await session.ok('login');
+          session.tty = await ensureTty(session);
+        }),
+      );
       const times = [];
       await Promise.all(
         sessions.map(async (session) => {
@@ -36,8 +39,19 @@ export async function scale({ instances, counts = [1, 2, 4], runs }) {
         }),
       );
       const rss = [];
-      for (const session of sessions) rss.push(await session.rss());
-      out[count] = { echo: summary(times), rssTotal: rss.reduce((a, b) => a + b, 0), rssEach: rss };
+      const own = [];
+      for (const session of sessions) {
+        rss.push(await session.rss());
+        own.push(await session.privateMemory());
+      }
+      out[count] = {
+        echo: summary(times),
+        rssTotal: rss.reduce((a, b) => a + b, 0),
+        rssEach: rss,
+        rssPerInstance: median(rss),
+        privateEach: own,
+        privatePerInstance: median(own),
+      };
     } finally {
       for (const session of sessions) await session.stop();
     }

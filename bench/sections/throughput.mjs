@@ -3,6 +3,7 @@
  * through a terminal until wait returns, vs a raw `docker exec` pipe of the same output;
  * and whether wait's head, tail and elided line counts are exactly right.
  */
+import { cpuSeconds, tmuxPids, totalCpu } from '../lib/cpu.mjs';
 import { rawExec } from '../lib/raw-exec.mjs';
 import { startServer, textOf } from '../lib/server.mjs';
 import { median, summary } from '../lib/stats.mjs';
@@ -19,14 +20,20 @@ async function expected(instanceName, shell) {
   return { lines, bytes, head: rest.slice(0, 9), tail: rest.slice(9, 18) };
 }
 
-/** The same output into a tmux pane with no client attached (its own socket): the floor for any design that keeps terminals in tmux. */
+/**
+ * The same output into a tmux pane with no client attached (its own socket): the floor for
+ * any design that keeps terminals in tmux. Also the CPU seconds its tmux server used.
+ */
 async function tmuxAlone(instanceName, command) {
   const socket = `bench-tmux-alone-${process.pid}`;
   const tmux = `tmux -L ${socket} -f /dev/null`;
-  const script = `${tmux} new-session -d -x 120 -y 40 "${command}; ${tmux} wait-for -S done; sleep 60"; ${tmux} wait-for done; s=$(${tmux} display -p '#{socket_path}'); ${tmux} kill-server; rm -f "$s"`;
+  // utime and stime of the tmux server, read inside the container before it is killed.
+  const cpu = `sed 's/.*) //' /proc/$(${tmux} display -p '#{pid}')/stat | cut -d' ' -f12,13`;
+  const script = `${tmux} new-session -d -x 120 -y 40 "${command}; ${tmux} wait-for -S done; sleep 60"; ${tmux} wait-for done; ${cpu}; s=$(${tmux} display -p '#{socket_path}'); ${tmux} kill-server; rm -f "$s"`;
   const r = await rawExec(instanceName, ['sh', '-c', script]);
   if (r.exitCode !== 0) throw new Error(`tmux alone: ${r.stderr}`);
-  return r.elapsedMs;
+  const cpuSecondsUsed = r.head.trim().split(/\s+/).reduce((sum, ticks) => sum + Number(ticks), 0) / 100;
+  return { elapsedMs: r.elapsedMs, cpuSeconds: cpuSecondsUsed };
 }
 
 /** type the command, wait until it finished; return the time and what the agent was shown. */
@@ -91,14 +98,27 @@ export async function throughput({ instance, seqRuns, catRuns, rawRuns }) {
         raw.push(r.elapsedMs);
       }
       const alone = [];
-      for (let i = 0; i < Math.min(2, rawRuns); i++) alone.push(await tmuxAlone(instance.name, w.command));
+      const aloneCpu = [];
+      for (let i = 0; i < Math.min(2, rawRuns); i++) {
+        const r = await tmuxAlone(instance.name, w.command);
+        alone.push(r.elapsedMs);
+        aloneCpu.push(r.cpuSeconds);
+      }
       const times = [];
       const checks = [];
+      // CPU seconds of the server and of the terminals' tmux server (the same process for every run), from /proc.
+      const tmux = await tmuxPids(instance.name);
+      const cpu = { server: [], tmux: [] };
       for (let i = 0; i < w.runs; i++) {
+        const before = [await cpuSeconds(session.pid), await totalCpu(tmux.server)];
         const run = await throughTty(session, tty, w.command);
+        const after = [await cpuSeconds(session.pid), await totalCpu(tmux.server)];
         times.push(run.elapsedMs);
+        cpu.server.push(after[0] - before[0]);
+        cpu.tmux.push(after[1] - before[1]);
         checks.push(check(run.diffs, w.command, want));
       }
+      const perMB = (seconds) => median(seconds) / (want.bytes / 1e6);
       const tty_ = summary(times);
       const raw_ = summary(raw);
       out[w.key] = {
@@ -110,6 +130,7 @@ export async function throughput({ instance, seqRuns, catRuns, rawRuns }) {
         rawMBps: want.bytes / 1e6 / (median(raw) / 1000),
         tmuxAlone: summary(alone),
         tmuxAloneMBps: want.bytes / 1e6 / (median(alone) / 1000),
+        cpuPerMB: { server: perMB(cpu.server), tmux: perMB(cpu.tmux), tmuxAlone: perMB(aloneCpu) },
         checks,
         pass: checks.every((c) => c.pass),
       };

@@ -97,6 +97,12 @@ const ttySchema = z.strictObject({
   history_limit: z.int().min(1000).max(1_000_000).default(50_000).describe('lines tmux keeps per terminal'),
   max_text_bytes: z.int().min(256).max(1_048_576).default(16_384).describe('largest text one type() call may send'),
   raw_log_max_bytes: z.int().min(65_536).max(256 * 1024 * 1024).default(8 * 1024 * 1024),
+  scrollback_max_bytes: z
+    .int()
+    .min(65_536)
+    .max(1024 * 1024 * 1024)
+    .default(16 * 1024 * 1024)
+    .describe('size at which a terminal\'s scrollback file is rotated to scrollback.<n> (files with lines not yet shown are kept)'),
   shell: z.string().default('bash'),
   detect_input: z
     .boolean()

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 
@@ -25,11 +25,13 @@ export class Recording {
   private readonly decoder = new StringDecoder('utf8');
   private readonly started: number;
   private pending: string[] = [];
+  private gathering: { at: number; parts: string[] } | undefined;
   private pendingBytes = 0;
   private written = 0;
   private full = false;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
+  private handle: FileHandle | undefined;
 
   constructor(
     readonly file: string,
@@ -49,10 +51,16 @@ export class Recording {
     );
   }
 
+  /** Output is gathered into one event per flush (one JSON string per FLUSH_MS, not per read). */
   output(data: Buffer | string): void {
     if (this.full) return;
     const text = typeof data === 'string' ? data : this.decoder.write(data);
-    if (text) this.event('o', text);
+    if (!text) return;
+    if (this.gathering === undefined) {
+      this.gathering = { at: this.now(), parts: [] };
+      this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+    }
+    this.gathering.parts.push(text);
   }
 
   marker(label: string): void {
@@ -63,13 +71,21 @@ export class Recording {
     if (!this.full) this.event('r', `${cols}x${rows}`);
   }
 
+  private endOutput(): void {
+    const output = this.gathering;
+    if (!output) return;
+    this.gathering = undefined;
+    this.event('o', output.parts.join(''), output.at);
+  }
+
   /** Seconds since time 0, as asciicast writes them. */
   private now(): number {
     return Math.round(Date.now() - this.started) / 1000;
   }
 
-  private event(code: 'o' | 'm' | 'r', text: string): void {
-    this.push(JSON.stringify([this.now(), code, text]));
+  private event(code: 'o' | 'm' | 'r', text: string, at?: number): void {
+    if (code !== 'o') this.endOutput();
+    this.push(JSON.stringify([at ?? this.now(), code, text]));
     if (this.written + this.pendingBytes > this.maxBytes) {
       this.full = true;
       this.push(JSON.stringify([this.now(), 'm', `recording stopped: it reached ${this.maxBytes} bytes`]));
@@ -86,24 +102,34 @@ export class Recording {
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    if (!this.full) this.endOutput();
     if (this.pending.length === 0) return this.chain;
     const text = this.pending.join('');
     this.written += this.pendingBytes;
     this.pending = [];
     this.pendingBytes = 0;
-    this.chain = this.chain.then(() => append(this.file, text)).catch(() => {});
+    this.chain = this.chain
+      .then(async () => {
+        this.handle ??= await openAppend(this.file);
+        await this.handle.write(text);
+      })
+      .catch(() => {});
     return this.chain;
+  }
+
+  /** Write what is queued and let go of the file (the recording ends: a new tick, the terminal closed). */
+  async close(): Promise<void> {
+    await this.flush();
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close().catch(() => {});
   }
 }
 
-async function append(file: string, text: string): Promise<void> {
+/** One append handle per recording, opened once (a folder is made once, never through a link at the file). */
+async function openAppend(file: string): Promise<FileHandle> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o755 });
-  const handle = await open(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
-  try {
-    await handle.write(text);
-  } finally {
-    await handle.close();
-  }
+  return open(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
 }
 
 /** `tty_N-tick-NNN.cast`: one recording per terminal per tick (`-2`, `-3`... when the number is reused in the tick). */

@@ -28,9 +28,10 @@ export function cutLine(line: string): string {
 
 /**
  * New output as the agent sees it: up to INLINE_LINES lines whole; longer output as its
- * head and tail with one line that says how many lines were left out and where they are.
+ * head and tail with one line that says how many lines were left out and where they are:
+ * `where(first, last)` says where lines first..last (0-based) of the output are.
  */
-export function renderNewOutput(output: NewOutput, fullTextAt: string): RenderedOutput {
+export function renderNewOutput(output: NewOutput, where: (first: number, last: number) => string): RenderedOutput {
   const { head, tail, total } = output;
   if (total <= INLINE_LINES) {
     // head and tail together cover all of it: head is the first lines, tail the last.
@@ -40,7 +41,7 @@ export function renderNewOutput(output: NewOutput, fullTextAt: string): Rendered
   const shownHead = head.slice(0, HEAD_LINES);
   const shownTail = tail.slice(Math.max(0, tail.length - TAIL_LINES));
   const elided = total - shownHead.length - shownTail.length;
-  const note = `… ${elided} more line${elided === 1 ? '' : 's'} left out (${total} in all; the full text is in ${fullTextAt}) …`;
+  const note = `… ${elided} more line${elided === 1 ? '' : 's'} left out (${total} in all; ${where(shownHead.length, shownHead.length + elided - 1)}) …`;
   return {
     text: [...shownHead.map(cutLine), note, ...shownTail.map(cutLine)].join('\n'),
     totalLines: total,

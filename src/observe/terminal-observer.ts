@@ -51,7 +51,7 @@ export class TerminalObserver {
   setTick(tick: number): void {
     if (tick === this.tick) return;
     this.tick = tick;
-    for (const recording of this.recordings.values()) void recording.flush();
+    for (const recording of this.recordings.values()) void recording.close();
     this.recordings.clear();
     void this.prune();
   }
@@ -117,7 +117,7 @@ export class TerminalObserver {
   }
 
   closed(tty: number, archivedTo: string): void {
-    void this.recordings.get(tty)?.flush();
+    void this.recordings.get(tty)?.close();
     this.recordings.delete(tty);
     this.commands.delete(tty);
     this.lastCommands.delete(tty);
@@ -125,7 +125,7 @@ export class TerminalObserver {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.recordings.values()].map((r) => r.flush()));
+    await Promise.all([...this.recordings.values()].map((r) => r.close()));
     await this.events.flush();
   }
 

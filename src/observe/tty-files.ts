@@ -1,10 +1,13 @@
-import { appendFile, copyFile, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { type FileHandle, copyFile, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { TTY_STATUS_FILE, type TtyStatusFile } from '../config/tty-status-file.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import type { Row } from './screen-source.js';
+import { type LinePosition, type LineRange, ScrollbackFile } from './scrollback-file.js';
 
 export type { TtyStatusFile } from '../config/tty-status-file.js';
+export type { LineRange } from './scrollback-file.js';
 
 export interface TtySnapshot {
   screen: string;
@@ -15,45 +18,57 @@ export interface TtySnapshot {
 /** How often the screen and status files are rewritten while output flows. */
 export const SNAPSHOT_INTERVAL_MS = 250;
 
+const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
 /**
  * The files of one terminal in `<state>/sessions/tty_N/` (shown read-only at `<data>/tmp/sessions`): `screen`, `screen.ansi` and
  * `status` rewritten atomically at most every SNAPSHOT_INTERVAL_MS; `raw` (every byte,
- * rotated to `raw.1` past its cap) and `scrollback` (rows that left the screen) appended.
+ * rotated to `raw.1` past its cap) and `scrollback` (rows that left the screen, rotated to
+ * `scrollback.<n>` past its cap, see scrollback-file.ts) appended through open handles.
  */
 export class TtyFiles {
   readonly dir: string;
   readonly scrollback: string;
   readonly screen: string;
+  private readonly lines: ScrollbackFile;
   private rawChunks: Buffer[] = [];
   private rawSize = -1;
-  private scrollbackText: string[] = [];
-  private scrollbackHasText = false;
+  private raw: FileHandle | undefined;
   /** Rows below this are in the scrollback file. */
   scrollbackRows: number;
+  /** The first row the agent has not been shown, and (once written) where its line is. */
+  private anchor: { abs: number; at?: LinePosition; unknown?: boolean } | undefined;
+  /** Where the previous report's new output began: its pointer may still be read. */
+  private previousAnchor: LinePosition | undefined;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
   private closed = false;
 
-  constructor(
+  private constructor(
     dir: string,
     private readonly rawMaxBytes: number,
     private readonly snapshot: () => TtySnapshot,
-    options: { scrollbackRows: number; scrollbackHasText: boolean },
+    lines: ScrollbackFile,
+    scrollbackRows: number,
   ) {
     this.dir = dir;
-    this.scrollback = path.join(dir, 'scrollback');
+    this.scrollback = lines.live;
     this.screen = path.join(dir, 'screen');
-    this.scrollbackRows = options.scrollbackRows;
-    this.scrollbackHasText = options.scrollbackHasText;
+    this.lines = lines;
+    this.scrollbackRows = scrollbackRows;
   }
 
-  static async prepare(dir: string): Promise<{ scrollbackHasText: boolean }> {
+  /**
+   * The files in `dir`, continuing what a previous server wrote there. `scrollbackRows`: rows
+   * below this are already in the scrollback file (when it has any text).
+   */
+  static async open(
+    dir: string,
+    options: { rawMaxBytes: number; scrollbackMaxBytes: number; scrollbackRows: number; snapshot: () => TtySnapshot },
+  ): Promise<TtyFiles> {
     await mkdir(dir, { recursive: true });
-    const size = await stat(path.join(dir, 'scrollback')).then(
-      (s) => s.size,
-      () => 0,
-    );
-    return { scrollbackHasText: size > 0 };
+    const lines = await ScrollbackFile.open(dir, options.scrollbackMaxBytes);
+    return new TtyFiles(dir, options.rawMaxBytes, options.snapshot, lines, lines.hasContent ? options.scrollbackRows : 0);
   }
 
   appendRaw(data: Buffer): void {
@@ -63,17 +78,54 @@ export class TtyFiles {
 
   /** Rows that left the screen, oldest first; rows already in the file are skipped. */
   appendRows(rows: readonly Row[]): void {
-    let text = '';
+    const parts: string[] = [];
+    let continues = false;
+    let anchorPart = -1;
+    const anchor = this.anchor && !this.anchor.at && !this.anchor.unknown ? this.anchor : undefined;
     for (const row of rows) {
       if (row.abs < this.scrollbackRows) continue;
-      text += (row.wrapped || !this.scrollbackHasText ? '' : '\n') + row.text;
-      this.scrollbackHasText = true;
+      if (row.wrapped && parts.length > 0) parts[parts.length - 1] += row.text;
+      else {
+        if (row.wrapped && parts.length === 0 && this.lines.hasContent) continues = true;
+        parts.push(row.text);
+      }
+      if (anchor && anchorPart < 0 && row.abs >= anchor.abs) anchorPart = parts.length - 1;
       this.scrollbackRows = row.abs + 1;
     }
-    if (text) {
-      this.scrollbackText.push(text);
-      this.schedule();
-    }
+    if (parts.length === 0) return;
+    const first = continues ? this.lines.lastLine() : undefined;
+    const start = this.lines.append(parts.join('\n'), parts.length - (continues ? 1 : 0), continues, this.previousAnchor ?? this.anchor?.at);
+    const base = first ?? start;
+    if (anchor && anchorPart >= 0) anchor.at = { segment: base.segment, line: base.line + anchorPart };
+    this.schedule();
+  }
+
+  /**
+   * The agent has been shown everything before row `abs`: the next report's lines count from
+   * there. Unknown when that row is in the file already (written by a server before).
+   */
+  anchorAt(abs: number): void {
+    if (this.anchor?.at) this.previousAnchor = this.anchor.at;
+    this.anchor = abs < this.scrollbackRows ? { abs, unknown: true } : { abs };
+  }
+
+  /**
+   * Where lines `from`..`to` (0-based, counted from the row given to anchorAt) are in the
+   * scrollback files, and how many of them are not in a file (still on the screen).
+   * undefined: not known (the lines were written by a server before this one).
+   */
+  locate(from: number, to: number): { ranges: LineRange[]; onScreen: number } | undefined {
+    const at = this.anchor?.at;
+    if (this.anchor?.unknown) return undefined;
+    const inFiles = at ? this.lines.linesFrom(at) : 0;
+    const ranges = at && from < inFiles ? this.lines.ranges(at, from, Math.min(to, inFiles - 1)) : [];
+    return ranges && { ranges, onScreen: Math.max(0, to - Math.max(from, inFiles) + 1) };
+  }
+
+  /** How many of the lines counted from the anchor row are in the scrollback files. */
+  linesInFiles(): number | undefined {
+    if (this.anchor?.unknown) return undefined;
+    return this.anchor?.at ? this.lines.linesFrom(this.anchor.at) : 0;
   }
 
   /** Something changed: rewrite the snapshot soon (not on every byte). */
@@ -93,18 +145,17 @@ export class TtyFiles {
     }
     const raw = this.rawChunks;
     this.rawChunks = [];
-    const scrollback = this.scrollbackText.join('');
-    this.scrollbackText = [];
     const snapshot = this.closed ? undefined : this.snapshot();
     this.chain = this.chain
       .then(async () => {
-        await mkdir(this.dir, { recursive: true });
-        if (raw.length > 0) await this.writeRaw(Buffer.concat(raw));
-        if (scrollback) await appendFile(this.scrollback, scrollback);
+        if (raw.length > 0) await this.writeRaw(raw.length === 1 ? raw[0]! : Buffer.concat(raw));
+        await this.lines.write();
         if (snapshot) {
-          await writeFileAtomic(this.screen, `${snapshot.screen}\n`);
-          await writeFileAtomic(path.join(this.dir, 'screen.ansi'), snapshot.screenAnsi);
-          await writeFileAtomic(path.join(this.dir, TTY_STATUS_FILE), `${JSON.stringify(snapshot.status, null, 2)}\n`);
+          // Rewritten every SNAPSHOT_INTERVAL_MS while output flows: atomic, not synced to disk.
+          const fleeting = { durable: false };
+          await writeFileAtomic(this.screen, `${snapshot.screen}\n`, undefined, fleeting);
+          await writeFileAtomic(path.join(this.dir, 'screen.ansi'), snapshot.screenAnsi, undefined, fleeting);
+          await writeFileAtomic(path.join(this.dir, TTY_STATUS_FILE), `${JSON.stringify(snapshot.status, null, 2)}\n`, undefined, fleeting);
         }
       })
       .catch(() => {
@@ -113,13 +164,17 @@ export class TtyFiles {
     return this.chain;
   }
 
-  /** Copy the scrollback plus the final screen to `archivePath`, then remove the live files. */
+  /** Copy the kept scrollback plus the final screen to `archivePath`, then remove the live files. */
   async archive(archivePath: string, finalRows: readonly Row[]): Promise<void> {
     this.appendRows(finalRows);
-    await this.flush();
-    this.closed = true;
+    await this.close();
     await mkdir(path.dirname(archivePath), { recursive: true });
-    await copyFile(this.scrollback, archivePath).catch(async () => writeFileAtomic(archivePath, ''));
+    const files = this.lines.files();
+    if (files.length === 1) await copyFile(files[0]!, archivePath).catch(async () => writeFileAtomic(archivePath, ''));
+    else {
+      const parts = await Promise.all(files.map((f) => readFile(f).catch(() => Buffer.alloc(0))));
+      await writeFileAtomic(archivePath, Buffer.concat(parts.flatMap((p, i) => (i > 0 && p.length > 0 ? [Buffer.from('\n'), p] : [p]))));
+    }
     await rm(this.dir, { recursive: true, force: true });
   }
 
@@ -127,6 +182,11 @@ export class TtyFiles {
   async close(): Promise<void> {
     await this.flush();
     this.closed = true;
+    await this.chain;
+    await this.lines.close();
+    const raw = this.raw;
+    this.raw = undefined;
+    await raw?.close().catch(() => {});
   }
 
   private async writeRaw(data: Buffer): Promise<void> {
@@ -138,11 +198,15 @@ export class TtyFiles {
       );
     }
     if (this.rawSize + data.length > this.rawMaxBytes) {
+      const handle = this.raw;
+      this.raw = undefined;
+      await handle?.close().catch(() => {});
       await rename(file, `${file}.1`).catch(() => {});
       this.rawSize = 0;
     }
     const keep = data.length > this.rawMaxBytes ? data.subarray(data.length - this.rawMaxBytes) : data;
-    await appendFile(file, keep);
+    this.raw ??= await open(file, APPEND_FLAGS, 0o644);
+    await this.raw.write(keep);
     this.rawSize += keep.length;
   }
 }
@@ -156,6 +220,7 @@ export async function keepLostScrollback(dir: string): Promise<string> {
   const read = (name: string) => readFile(path.join(dir, name), 'utf8').catch(() => '');
   const [scrollback, screen] = await Promise.all([read('scrollback'), read('screen')]);
   await writeFileAtomic(prev, scrollback && screen ? `${scrollback}\n${screen}` : scrollback || screen);
-  for (const name of ['scrollback', 'screen', 'screen.ansi', 'raw', 'raw.1', 'status']) await rm(path.join(dir, name), { force: true });
+  const rotated = (await readdir(dir).catch(() => [] as string[])).filter((name) => /^scrollback\.\d+$/.test(name));
+  for (const name of ['scrollback', 'screen', 'screen.ansi', 'raw', 'raw.1', 'status', ...rotated]) await rm(path.join(dir, name), { force: true });
   return prev;
 }

@@ -156,9 +156,18 @@ async function startContainer(engine: Engine, name: string): Promise<void> {
 /**
  * Make the container run: build the image if its context changed, create the container
  * when missing, recreate it when stale (other image, config or data dir), start it when
- * stopped. Returns its status afterwards.
+ * stopped, and set up its egress. Returns its status afterwards.
  */
 export async function containerUp(engine: Engine, instance: Instance, options: LifecycleOptions, force = false): Promise<ContainerStatus> {
+  return (await containerUpInStages(engine, instance, options, force)).finished;
+}
+
+/**
+ * containerUp in two stages: resolves once the container runs (execs work), with `finished`
+ * for the rest (its egress proxy, the proxy settings inside it, pruning after a recreate),
+ * so that a caller can start its terminals meanwhile. `finished` must be awaited.
+ */
+export async function containerUpInStages(engine: Engine, instance: Instance, options: LifecycleOptions, force = false): Promise<{ finished: Promise<ContainerStatus> }> {
   const { logger, onProgress } = options;
   const name = containerName(instance.name);
   // Refuse a bad config before spending a build on it.
@@ -194,12 +203,15 @@ export async function containerUp(engine: Engine, instance: Instance, options: L
   if (!after?.State.Running) {
     throw new KernelError('CONTAINER_FAILED', `Container ${name} does not stay up (state: ${after?.State.Status ?? 'gone'}). Its log: docker logs ${name}`);
   }
-  await ensureEgress(engine, instance, after, { logger, onProgress });
-  if (recreated) {
-    // The old image is now unused: remove it (and anything else of ours that is stale).
-    await prune(engine, instance, { logger }).catch((error: unknown) => logger.warn({ err: error }, 'prune after recreate failed'));
-  }
-  return statusFrom(name, after, image.hash, wanted);
+  const finished = (async () => {
+    await ensureEgress(engine, instance, after, { logger, onProgress });
+    if (recreated) {
+      // The old image is now unused: remove it (and anything else of ours that is stale).
+      await prune(engine, instance, { logger }).catch((error: unknown) => logger.warn({ err: error }, 'prune after recreate failed'));
+    }
+    return statusFrom(name, after, image.hash, wanted);
+  })();
+  return { finished };
 }
 
 /** Stop and remove the container. The data directory is untouched. */

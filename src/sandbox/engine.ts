@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
-import Dockerode from 'dockerode';
+import type Dockerode from 'dockerode';
+import { DockerodeClient } from './dockerode.js';
 import { KernelError, describeError } from '../errors.js';
 
 /** A container engine that answered: Docker, or Podman through its Docker-compatible API. */
@@ -113,7 +114,7 @@ function abortable(docker: Dockerode): AbortableCalls {
 }
 
 async function tryAddress(address: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Engine> {
-  const docker = new Dockerode(dockerodeOptions(address, env));
+  const docker = new DockerodeClient(dockerodeOptions(address, env));
   await withTimeout((abortSignal) => abortable(docker).ping({ abortSignal }), timeoutMs, address);
   const version = await withTimeout((abortSignal) => abortable(docker).version({ abortSignal }), timeoutMs, address);
   const isPodman = (version.Components ?? []).some((c) => /podman/i.test(c.Name)) || /podman/i.test(version.Platform?.Name ?? '');

@@ -1,6 +1,6 @@
 import type { Instance } from '../config/instance.js';
 import type { Logger } from '../log/logger.js';
-import { containerName, containerUp } from './container.js';
+import { containerName, containerUpInStages } from './container.js';
 import { DockerSandbox } from './docker-sandbox.js';
 import { connectEngine } from './engine.js';
 import { hardenedCreateOptions, hostFacts } from './hardening.js';
@@ -14,27 +14,50 @@ export interface OpenSandboxOptions {
   onProgress?: ProgressCallback;
 }
 
-const opening = new Map<string, Promise<Sandbox>>();
+export interface OpenedSandbox {
+  /** Usable for processes now. */
+  sandbox: Sandbox;
+  /** Resolves when the rest is in place too (egress proxy, the proxy settings inside the container); must be awaited. */
+  finished: Promise<void>;
+}
+
+const opening = new Map<string, Promise<OpenedSandbox>>();
 
 /**
  * The one way to get an instance's sandbox. `docker` (the default): connect to the engine,
- * build the image if its Containerfile changed, and make sure the container runs.
- * `host`: this machine. Concurrent calls for the same instance share one start-up.
+ * build the image if its Containerfile changed, make sure the container runs, and set up its
+ * egress. `host`: this machine. Concurrent calls for the same instance share one start-up.
  */
-export function openSandbox(instance: Instance, options: OpenSandboxOptions): Promise<Sandbox> {
+export async function openSandbox(instance: Instance, options: OpenSandboxOptions): Promise<Sandbox> {
+  const { sandbox, finished } = await openSandboxInStages(instance, options);
+  await finished;
+  return sandbox;
+}
+
+/**
+ * openSandbox in two stages: the sandbox as soon as its processes can start, and `finished`
+ * for the rest, so that the server re-adopts its terminals while the egress is checked.
+ */
+export function openSandboxInStages(instance: Instance, options: OpenSandboxOptions): Promise<OpenedSandbox> {
   const config = instance.config.container;
-  if (config.backend === 'host') return Promise.resolve(new HostSandbox({ cwd: instance.dataDir, env: config.env }));
+  if (config.backend === 'host') return Promise.resolve({ sandbox: new HostSandbox({ cwd: instance.dataDir, env: config.env }), finished: Promise.resolve() });
 
   const key = `${instance.name}\0${instance.dataDir}`;
   const pending = opening.get(key);
   if (pending) return pending;
-  const open = (async (): Promise<Sandbox> => {
+  const open = (async (): Promise<OpenedSandbox> => {
     // A refused config fails here, before the engine is even asked.
     hardenedCreateOptions({ config, dataDir: instance.dataDir, host: hostFacts(), configFile: instance.paths.operatorConfig });
     const engine = await connectEngine({ socket: config.engine_socket });
-    await containerUp(engine, instance, { logger: options.logger, onProgress: options.onProgress });
-    return new DockerSandbox({ engine, containerName: containerName(instance.name), cwd: instance.dataDir, user: config.user, env: config.env });
-  })().finally(() => opening.delete(key));
+    const stages = await containerUpInStages(engine, instance, { logger: options.logger, onProgress: options.onProgress });
+    const finished = stages.finished.then(() => undefined);
+    finished.catch(() => undefined); // rejects for whoever awaits it, not as an unhandled rejection meanwhile
+    const sandbox = new DockerSandbox({ engine, containerName: containerName(instance.name), cwd: instance.dataDir, user: config.user, env: config.env });
+    return { sandbox, finished };
+  })();
+  // Shared until it is fully up: a second caller must not start a second set-up meanwhile.
+  const settled = open.then(({ finished }) => finished);
+  void settled.catch(() => undefined).finally(() => opening.delete(key));
   opening.set(key, open);
   return open;
 }

@@ -5,7 +5,6 @@ import { normalizeProgram } from './program-name.js';
 import type { TerminalState } from './terminal-host.js';
 import { normalCursor } from './tty.js';
 import { type TtyContext, agentPath } from './tty-context.js';
-import { EMULATOR_SCROLLBACK } from './tty-emulator.js';
 import { type AdoptReport, type LostTty, MAX_TTYS } from './types.js';
 import { type UntilPattern, type UntilSpec, compileUntil } from './until.js';
 
@@ -47,9 +46,10 @@ async function recordLost(ctx: TtyContext, state: TtyState): Promise<LostTty> {
 
 /** Re-attach a live terminal: seed an emulator from the host's history and work out what the agent has not seen. */
 async function adopt(ctx: TtyContext, saved: TtyState | undefined, terminal: TerminalState): Promise<void> {
-  // Only the rows still needed: what the agent has not seen, what the scrollback file lacks,
-  // and what the emulator keeps anyway. Older history stays in the host and in the file.
-  const wanted = Math.max(0, Math.min(saved?.markRow ?? 0, saved?.scrollbackRows ?? 0, terminal.historySize - EMULATOR_SCROLLBACK));
+  // Only the rows still needed: what the agent has not seen and what the scrollback file
+  // lacks (often just the screen). Older history stays in the host and in the file; parsing
+  // it again made re-adopting 20 long terminals cost a second of CPU.
+  const wanted = Math.max(0, Math.min(saved?.markRow ?? 0, saved?.scrollbackRows ?? 0, terminal.historySize));
   const from = wanted === 0 ? undefined : wanted - terminal.historySize;
   // Output up to the snapshot is in it; output after it is kept and replayed when the terminal is added.
   const snapshot = await ctx.host.snapshot(terminal, from, () => ctx.ttys.forgetEarly(terminal.id));
@@ -90,7 +90,8 @@ async function adopt(ctx: TtyContext, saved: TtyState | undefined, terminal: Ter
   tty.restoreMark({ row: markRow, history: saved?.markHistory ?? 0, digest: saved?.markDigest ?? '' }, shown);
   if (saved?.until) tty.until = compileSaved(saved.until);
   ctx.ttys.add(tty);
-  void tty.files.flush();
+  // Soon, not now: writing 20 screens must not hold up the login that awaits adoption.
+  tty.files.schedule();
 }
 
 /** A pattern saved by an earlier server; one that no longer compiles is dropped. */

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { KernelError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { SandboxProcess } from '../sandbox/sandbox.js';
-import { decodeOctalEscapes } from './tmux-escape.js';
+import { decodeOctalEscapesInto } from './tmux-escape.js';
 
 export interface ControlClientEvents {
   /** Raw bytes a pane wrote (`%output %<id> ...`). */
@@ -36,6 +36,8 @@ export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
   /** Lines of the reply being read, and whether it is one of ours (flags 1). */
   private block: { lines: string[]; ours: boolean; tag: string } | undefined;
   private ended: string | undefined;
+  /** Output decoded from the read being handled, not emitted yet. */
+  private out: { buffer: Buffer; length: number; paneId: string | undefined } | undefined;
 
   constructor(
     private readonly process: SandboxProcess,
@@ -84,20 +86,53 @@ export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
     this.process.close();
   }
 
+  /**
+   * Consecutive `%output` lines of one pane in one read are decoded into one buffer and
+   * emitted once: one emulator write and one file append per read, not per line. Pending
+   * output is emitted before any other line is handled, so order is kept.
+   */
   private onData(chunk: Buffer): void {
-    let data = this.partial ? Buffer.concat([this.partial, chunk]) : chunk;
-    this.partial = undefined;
+    let data = chunk;
     let start = 0;
+    if (this.partial) {
+      // Only the partial line is joined with the head of the chunk, not the whole chunk.
+      const nl = chunk.indexOf(NEWLINE);
+      if (nl < 0) {
+        this.partial = Buffer.concat([this.partial, chunk]);
+        return;
+      }
+      const line = Buffer.concat([this.partial, chunk.subarray(0, nl)]);
+      this.partial = undefined;
+      this.out = { buffer: Buffer.allocUnsafe(line.length + chunk.length), length: 0, paneId: undefined };
+      this.onLine(line, 0, line.length);
+      start = nl + 1;
+    } else {
+      this.out = { buffer: Buffer.allocUnsafe(chunk.length), length: 0, paneId: undefined };
+    }
     for (;;) {
       const nl = data.indexOf(NEWLINE, start);
       if (nl < 0) break;
       this.onLine(data, start, nl);
       start = nl + 1;
     }
+    this.emitOutput();
+    this.out = undefined;
     if (start < data.length) {
       data = data.subarray(start);
       this.partial = Buffer.from(data);
     }
+  }
+
+  private emitOutput(): void {
+    const out = this.out;
+    if (!out || out.paneId === undefined || out.length === 0) return;
+    const bytes = out.buffer.subarray(0, out.length);
+    const paneId = out.paneId;
+    // The rest of the read decodes after these bytes, in the same buffer.
+    out.buffer = out.buffer.subarray(out.length);
+    out.length = 0;
+    out.paneId = undefined;
+    this.emit('output', paneId, bytes);
   }
 
   private onLine(data: Buffer, start: number, end: number): void {
@@ -110,9 +145,14 @@ export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
       const space = data.indexOf(0x20, idStart);
       if (space < 0 || space > end) return;
       const paneId = data.toString('latin1', idStart, space);
-      this.emit('output', paneId, decodeOctalEscapes(data, space + 1, end));
+      const out = this.out;
+      if (!out) return;
+      if (out.paneId !== undefined && out.paneId !== paneId) this.emitOutput();
+      out.paneId = paneId;
+      out.length += decodeOctalEscapesInto(data, space + 1, end, out.buffer, out.length);
       return;
     }
+    this.emitOutput();
     const line = data.toString('utf8', start, end);
     const [keyword, ...rest] = line.split(' ');
     switch (keyword) {

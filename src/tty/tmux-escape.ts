@@ -13,7 +13,12 @@ const BACKSLASH = 0x5c;
  */
 export function decodeOctalEscapes(line: Uint8Array, start = 0, end = line.length): Buffer {
   const out = Buffer.allocUnsafe(end - start);
-  let n = 0;
+  return out.subarray(0, decodeOctalEscapesInto(line, start, end, out, 0));
+}
+
+/** Decode into `out` at `at` (room for `end - start` bytes); returns how many bytes it wrote. */
+export function decodeOctalEscapesInto(line: Uint8Array, start: number, end: number, out: Uint8Array, at: number): number {
+  let n = at;
   let i = start;
   while (i < end) {
     const byte = line[i]!;
@@ -25,7 +30,7 @@ export function decodeOctalEscapes(line: Uint8Array, start = 0, end = line.lengt
       i += 1;
     }
   }
-  return out.subarray(0, n);
+  return n - at;
 }
 
 function isOctal(byte: number): boolean {

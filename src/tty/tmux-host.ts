@@ -14,10 +14,20 @@ import {
   createSession,
   globalOptionCommands,
   parsePaneLine,
-  sessionExists,
   tmuxArgv,
 } from './tmux-server.js';
 import { MAX_TTYS } from './types.js';
+
+export interface TmuxHostStart {
+  sandbox: Sandbox;
+  socket: string;
+  version: string;
+  /** `has-session` found our session (the terminals survived): attach to it rather than start one. */
+  exists: boolean;
+  options: TmuxOptions;
+  cwd: string;
+  logger: Logger;
+}
 
 /**
  * The terminals in a tmux server in the sandbox, so that they outlive this process: window
@@ -40,15 +50,22 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
     control.on('exit', (reason) => this.emit('gone', reason));
   }
 
-  /** Start or find the tmux server with our session, attach a control client, set the options. */
-  static async start(sandbox: Sandbox, socket: string, version: string, options: TmuxOptions, cwd: string, logger: Logger): Promise<TmuxHost> {
-    if (!(await sessionExists(sandbox, socket))) await createSession(sandbox, socket, options, cwd);
+  /**
+   * Attach a control client to our tmux server (started first unless `exists`: the session
+   * was there when asked) and set the options.
+   */
+  static async start(start: TmuxHostStart): Promise<TmuxHost> {
+    const { sandbox, socket, options, logger } = start;
+    if (!start.exists) await createSession(sandbox, socket, options, start.cwd);
     const proc = await sandbox.spawn(tmuxArgv(socket, '-C', 'attach', '-t', TMUX_SESSION), { env: TMUX_ENV });
     const control = new TmuxControlClient(proc, logger);
-    const host = new TmuxHost(control, socket, version);
-    for (const command of globalOptionCommands(options)) {
-      await control.command(command).catch((error: unknown) => logger.debug({ command, error: describeError(error) }, 'tmux option not set'));
-    }
+    const host = new TmuxHost(control, socket, start.version);
+    // One by one (a failing option must not skip the rest), but sent at once: one round trip.
+    await Promise.all(
+      globalOptionCommands(options).map((command) =>
+        control.command(command).catch((error: unknown) => logger.debug({ command, error: describeError(error) }, 'tmux option not set')),
+      ),
+    );
     return host;
   }
 

@@ -4,7 +4,22 @@ import type { Row, ScreenSource } from '../observe/screen-source.js';
 import { EXIT_STATUS_OSC, JOBS_OSC } from './shell-integration.js';
 
 type Terminal = InstanceType<typeof xterm.Terminal>;
-type BufferLine = NonNullable<ReturnType<Terminal['buffer']['normal']['getLine']>>;
+type BufferNamespace = Terminal['buffer'];
+
+/** The parts of xterm's internal buffer read on the hot path (the public API allocates a view per line). */
+interface CoreLine {
+  isWrapped: boolean;
+  translateToString(trimRight: boolean): string;
+}
+interface CoreBuffer {
+  ybase: number;
+  scrollTop: number;
+  lines: { length: number; get(index: number): CoreLine | undefined };
+}
+interface CoreBuffers {
+  active: CoreBuffer;
+  normal: CoreBuffer;
+}
 
 /** A shell-integration mark (OSC 133): A prompt, B input, C command start, D command end. */
 export interface ShellMark {
@@ -36,6 +51,9 @@ const FLUSH_BATCH = EMULATOR_SCROLLBACK / 2;
 export class TtyEmulator implements ScreenSource {
   readonly terminal: Terminal;
   private readonly serializer = new serializeAddon.SerializeAddon();
+  /** `terminal.buffer` checks an option on every access: read it once. */
+  private readonly buffer: BufferNamespace;
+  private readonly buffers: CoreBuffers;
   /** Lines that have scrolled off the top of the normal screen, ever. */
   private scrolls = 0;
   /** Rows below this have been handed to onRowsLeaving. */
@@ -56,7 +74,8 @@ export class TtyEmulator implements ScreenSource {
       scrollOnEraseInDisplay: true,
     });
     this.terminal.loadAddon(this.serializer);
-    this.countScrolls();
+    this.buffer = this.terminal.buffer;
+    this.buffers = this.countScrolls();
     // `clear` sends ED3 (erase scrollback): hand the rows over before they vanish.
     this.terminal.parser.registerCsiHandler({ final: 'J' }, (params) => {
       if (params[0] === 3) this.flushRowsAbove();
@@ -136,7 +155,7 @@ export class TtyEmulator implements ScreenSource {
   backgroundJobs = 0;
 
   get alternateScreen(): boolean {
-    return this.terminal.buffer.active.type === 'alternate';
+    return this.buffer.active.type === 'alternate';
   }
 
   get bracketedPaste(): boolean {
@@ -150,11 +169,11 @@ export class TtyEmulator implements ScreenSource {
 
   /** Absolute row of the normal screen's cursor. */
   get cursorAbs(): number {
-    return this.scrolls + this.terminal.buffer.normal.cursorY;
+    return this.scrolls + this.buffer.normal.cursorY;
   }
 
   get cursorX(): number {
-    return this.terminal.buffer.normal.cursorX;
+    return this.buffer.normal.cursorX;
   }
 
   /** Rows below this have been handed to onRowsLeaving. */
@@ -164,27 +183,30 @@ export class TtyEmulator implements ScreenSource {
 
   /** The first absolute row the emulator still holds. */
   get firstHeldAbs(): number {
-    return this.scrolls - this.terminal.buffer.normal.baseY;
+    return this.scrolls - this.buffer.normal.baseY;
   }
 
   /** Rows of the normal screen from `fromAbs` (clamped to what is held) up to `toAbs` exclusive. */
   readRows(fromAbs: number, toAbs: number): Row[] {
-    const buffer = this.terminal.buffer.normal;
-    const offset = this.scrolls - buffer.baseY;
+    const buffer = this.buffers.normal;
+    const lines = buffer.lines;
+    const offset = this.scrolls - buffer.ybase;
     const start = Math.max(fromAbs, offset);
-    const end = Math.min(toAbs, offset + buffer.length);
+    const end = Math.min(toAbs, offset + lines.length);
     const out: Row[] = [];
+    let line = lines.get(start - offset);
     for (let abs = start; abs < end; abs++) {
-      const line = buffer.getLine(abs - offset);
-      if (!line) continue;
-      out.push(this.toRow(abs, line, buffer.getLine(abs - offset + 1)));
+      const next = lines.get(abs - offset + 1);
+      // Keep trailing spaces of a row that wraps into the next: they are part of the line.
+      if (line) out.push({ abs, text: line.translateToString(!next?.isWrapped), wrapped: line.isWrapped });
+      line = next;
     }
     return out;
   }
 
   /** The absolute row just past the last row of the normal screen that has any text (or the cursor). */
   contentEndAbs(): number {
-    const buffer = this.terminal.buffer.normal;
+    const buffer = this.buffer.normal;
     let last = buffer.baseY + buffer.cursorY;
     for (let y = buffer.length - 1; y > last; y--) {
       if (buffer.getLine(y)?.translateToString(true)) {
@@ -197,7 +219,7 @@ export class TtyEmulator implements ScreenSource {
 
   /** The visible screen of whichever buffer is active, as text, trailing blank rows removed. */
   screenText(): string {
-    const buffer = this.terminal.buffer.active;
+    const buffer = this.buffer.active;
     const lines: string[] = [];
     for (let y = 0; y < this.terminal.rows; y++) lines.push(buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? '');
     while (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
@@ -229,21 +251,25 @@ export class TtyEmulator implements ScreenSource {
    * Count lines pushed into history. The public onScroll also fires on buffer switches and
    * viewport moves, so hook the one method that scrolls a line: BufferService.scroll.
    */
-  private countScrolls(): void {
-    const core = (this.terminal as unknown as { _core?: { _bufferService?: { scroll?: (...args: unknown[]) => void } } })._core;
+  private countScrolls(): CoreBuffers {
+    type Scroll = (eraseAttr: unknown, isWrapped?: boolean) => void;
+    const core = (this.terminal as unknown as { _core?: { _bufferService?: { scroll?: Scroll; buffers?: CoreBuffers } } })._core;
     const service = core?._bufferService;
-    if (typeof service?.scroll !== 'function') throw new Error('@xterm/headless changed: BufferService.scroll is gone (pinned version 6.0.0)');
+    const buffers = service?.buffers;
+    if (typeof service?.scroll !== 'function' || !buffers?.normal?.lines) throw new Error('@xterm/headless changed: BufferService.scroll or its buffers are gone (pinned version 6.0.0)');
     const scroll = service.scroll.bind(service);
-    service.scroll = (...args: unknown[]) => {
-      scroll(...args);
+    // Called once per line of output: fixed parameters, no rest array.
+    service.scroll = (eraseAttr, isWrapped) => {
+      scroll(eraseAttr, isWrapped);
       this.onScroll();
     };
+    return buffers;
   }
 
   private onScroll(): void {
-    const core = (this.terminal as unknown as { _core?: { buffer?: { scrollTop?: number } } })._core;
+    const { active, normal } = this.buffers;
     // Only a scroll of the whole normal screen (top margin 0) pushes a line into history.
-    if (this.terminal.buffer.active.type !== 'normal' || (core?.buffer?.scrollTop ?? 0) !== 0) return;
+    if (active !== normal || normal.scrollTop !== 0) return;
     this.scrolls += 1;
     if (this.scrolls - this.flushedTo >= FLUSH_BATCH) this.flushRowsAbove();
   }
@@ -254,10 +280,5 @@ export class TtyEmulator implements ScreenSource {
     const mark: ShellMark = { kind, at: Date.now() };
     if (kind === 'D' && arg !== undefined && /^\d+$/.test(arg)) mark.exitCode = Number(arg);
     this.options.onMark?.(mark);
-  }
-
-  private toRow(abs: number, line: BufferLine, next: BufferLine | undefined): Row {
-    // Keep trailing spaces of a row that wraps into the next: they are part of the line.
-    return { abs, text: line.translateToString(!next?.isWrapped), wrapped: line.isWrapped };
   }
 }

@@ -184,6 +184,7 @@ export class Tty {
 
   attachFiles(files: TtyFiles): void {
     this.ownFiles = files;
+    files.anchorAt(this.tracker.markAbs);
   }
 
   onOutput(data: Buffer): void {
@@ -277,6 +278,7 @@ export class Tty {
    */
   reported(deliveryId: string | undefined): void {
     this.tracker.markSeen(this.emulator);
+    this.ownFiles?.anchorAt(this.tracker.markAbs);
     this.ownReportedEnds = this.ends;
     this.ownPending = undefined;
     this.exitUnreported = false;

@@ -1,5 +1,6 @@
 import { renderNewOutput, renderScreen, withoutEcho } from '../observe/render-new-output.js';
 import { type Persistence } from './persistence.js';
+import { describeLocation, locateLines } from './elision-pointer.js';
 import { closeTty } from './open-close.js';
 import { readProcessTable } from './process-table.js';
 import { terminalProcesses } from './process-tree.js';
@@ -119,7 +120,14 @@ function reportOf(ctx: TtyContext, tty: Tty, newEnd: Tty['lastEnd']): TtyReport 
     totalLines = text ? text.split('\n').length : 0;
   } else {
     tty.emulator.flushRowsAbove();
-    ({ text, totalLines, elidedLines } = renderNewOutput(withoutEcho(tty.tracker.collect(tty.emulator), tty.pending?.text), `${files.scrollback} (then ${files.screen})`));
+    const collected = tty.tracker.collect(tty.emulator);
+    const output = withoutEcho(collected, tty.pending?.text);
+    const echo = collected.total - output.total;
+    const where = (first: number, last: number): string => {
+      const ranges = locateLines(tty, first + echo, last + echo, (file) => agentPath(ctx, file));
+      return ranges?.length ? describeLocation(ranges) : `the full text is in ${files.scrollback} (then ${files.screen})`;
+    };
+    ({ text, totalLines, elidedLines } = renderNewOutput(output, where));
     if (newEnd && isShell(tty.program) && !tty.commandRunning) text = withoutRepeatedPrompt(tty, text);
     const repeated = Math.min(totalLines, tty.possiblyRepeatedRows());
     if (repeated > 0) text = `${possiblyRepeatedNote(repeated)}\n${text}`;

@@ -1,10 +1,8 @@
 import { resolveInstance } from '../../config/instance.js';
 import { KernelError } from '../../errors.js';
 import { createLogger, registerSecrets } from '../../log/logger.js';
-import { resolveToken, TOKEN_ENV } from '../../server/http-auth.js';
-import { startHttpServer } from '../../server/http.js';
+import type { KernelServerDeps } from '../../server/create-server.js';
 import { KernelRuntime } from '../../server/terminals/runtime.js';
-import { serveStdio } from '../../server/stdio.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT } from '../command.js';
 import path from 'node:path';
@@ -56,6 +54,44 @@ function onceSignalled(): Promise<string> {
   });
 }
 
+interface Transport {
+  stop: () => Promise<void>;
+  /** Resolves with why the server should stop (a signal, or the client went away). */
+  stopped: Promise<string>;
+}
+
+/**
+ * MCP over stdio, or Streamable HTTP with its token, each loaded only when chosen; and the
+ * container and terminals started in the background (login awaits them).
+ */
+async function openTransport(options: ServeArgs, deps: KernelServerDeps): Promise<Transport> {
+  const { instance, logger, runtime } = deps;
+  if (options.http) {
+    const [{ resolveToken, TOKEN_ENV }, { startHttpServer }] = await Promise.all([import('../../server/http-auth.js'), import('../../server/http.js')]);
+    const token = await resolveToken({
+      env: process.env,
+      ...(options.tokenFile === undefined ? {} : { tokenFile: options.tokenFile }),
+      // Outside the data directory: the agent's container sees everything in it.
+      defaultFile: path.join(configHome(), 'tokens', `${instance.name}.token`),
+    });
+    registerSecrets(logger, [token.token]);
+    const hint = `The token is in ${token.source}.`;
+    const running = await startHttpServer({ ...deps, host: options.http.host, port: options.http.port, token: token.token, tokenHint: hint });
+    if (token.generated) {
+      process.stderr.write(`agent-kernel: generated an HTTP bearer token, stored in ${token.source} (mode 0600); shown once:\n${token.token}\n`);
+    }
+    process.stderr.write(`agent-kernel: serving ${instance.name} at ${running.url} (token: ${token.source}; env ${TOKEN_ENV} overrides)\n`);
+    // After listening: a taken port or a bad token file fails before the container is touched.
+    runtime.warmUp();
+    return { stop: () => running.close(), stopped: onceSignalled() };
+  }
+  // First: the engine and tmux round trips of start-up overlap with loading the MCP SDK.
+  runtime.warmUp();
+  const { serveStdio } = await import('../../server/stdio.js');
+  const stdio = await serveStdio(deps);
+  return { stop: () => stdio.close(), stopped: Promise.race([onceSignalled(), stdio.closed.then(() => 'stdin closed')]) };
+}
+
 export const serveCommand: Command = {
   name: 'serve',
   summary: 'Serve the MCP tools (login, open, type, wait, close) over stdio, or Streamable HTTP with --http.',
@@ -68,37 +104,10 @@ export const serveCommand: Command = {
     // A bug in a callback must not take the terminals away from the agent mid-tick: log it and serve on.
     process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection (the server keeps running)'));
     process.on('uncaughtException', (error) => logger.fatal({ err: error }, 'uncaught exception (the server keeps running)'));
-    // Loaded on first use, after the handshake: the terminal layer is the heavy part of start-up.
     // AGENT_KERNEL_HOST_TMUX=0: on the host backend, PTYs of the server even where tmux is installed.
     const terminalOptions = { hostTmux: process.env.AGENT_KERNEL_HOST_TMUX !== '0' };
     const runtime = new KernelRuntime(async () => (await import('../../server/terminals/start-terminals.js')).startTerminals(instance, logger, terminalOptions), logger);
-    const deps = { runtime, instance, logger };
-
-    let stop: () => Promise<void>;
-    let stopped: Promise<string>;
-    if (options.http) {
-      const token = await resolveToken({
-        env: process.env,
-        ...(options.tokenFile === undefined ? {} : { tokenFile: options.tokenFile }),
-        // Outside the data directory: the agent's container sees everything in it.
-        defaultFile: path.join(configHome(), 'tokens', `${instance.name}.token`),
-      });
-      registerSecrets(logger, [token.token]);
-      const hint = `The token is in ${token.source}.`;
-      const running = await startHttpServer({ ...deps, host: options.http.host, port: options.http.port, token: token.token, tokenHint: hint });
-      if (token.generated) {
-        process.stderr.write(`agent-kernel: generated an HTTP bearer token, stored in ${token.source} (mode 0600); shown once:\n${token.token}\n`);
-      }
-      process.stderr.write(`agent-kernel: serving ${instance.name} at ${running.url} (token: ${token.source}; env ${TOKEN_ENV} overrides)\n`);
-      stop = () => running.close();
-      stopped = onceSignalled();
-    } else {
-      const stdio = await serveStdio(deps);
-      stop = () => stdio.close();
-      stopped = Promise.race([onceSignalled(), stdio.closed.then(() => 'stdin closed')]);
-    }
-    // Start the container in the background: the handshake must not wait for it; login does.
-    runtime.warmUp();
+    const { stop, stopped } = await openTransport(options, { runtime, instance, logger });
 
     const why = await stopped;
     logger.info({ why }, 'shutting down');

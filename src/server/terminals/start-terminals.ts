@@ -2,9 +2,9 @@ import type { Instance } from '../../config/instance.js';
 import type { Logger } from '../../log/logger.js';
 import { EgressWatch } from '../../sandbox/egress-watch.js';
 import { connectEngine } from '../../sandbox/engine.js';
-import { openSandbox } from '../../sandbox/open-sandbox.js';
+import { openSandboxInStages } from '../../sandbox/open-sandbox.js';
 import type { TerminalObserver } from '../../observe/terminal-observer.js';
-import { TtyManager } from '../../tty/tty-manager.js';
+import type { TtyManager } from '../../tty/tty-manager.js';
 import { recordTerminals } from './record-terminals.js';
 import type { NetworkSummary, Terminals } from './terminals.js';
 import { loadTick } from './tick.js';
@@ -46,22 +46,34 @@ export function terminalsOf(
 
 /**
  * Bring an instance's terminals up: the sandbox (engine, image, container), then the
- * TtyManager, which takes the instance lock and re-adopts the TTYs still in tmux.
+ * TtyManager, which takes the instance lock and re-adopts the TTYs still in tmux, while the
+ * container's egress is checked. Ready when both are.
  */
 export async function startTerminals(instance: Instance, logger: Logger, options: { hostTmux?: boolean } = {}): Promise<Terminals> {
-  const sandbox = await openSandbox(instance, {
+  // The terminal layer (emulator included) loads while the engine answers.
+  const ttyLayer = import('../../tty/tty-manager.js');
+  ttyLayer.catch(() => undefined); // reported where it is awaited
+  const tick = loadTick(instance.paths.state, logger);
+  const { sandbox, finished } = await openSandboxInStages(instance, {
     logger,
     onProgress: (line: string) => logger.info({ phase: 'start-up' }, line),
   });
+  const engine = sandbox.kind === 'docker' ? connectEngine({ socket: instance.config.container.engine_socket }) : undefined;
+  const started = (async () => {
+    const { TtyManager } = await ttyLayer;
+    return TtyManager.start({ instance, sandbox, logger, tick: await tick, ...options });
+  })();
+  const [manager, sandboxDone, engineDone] = await Promise.allSettled([started, finished, engine]);
+  if (manager.status === 'rejected' || sandboxDone.status === 'rejected' || engineDone.status === 'rejected') {
+    if (manager.status === 'fulfilled') await manager.value.dispose().catch(() => undefined);
+    throw [sandboxDone, manager, engineDone].flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []))[0];
+  }
   logger.info({ sandbox: sandbox.description }, 'sandbox ready');
-  const tick = await loadTick(instance.paths.state, logger);
-  const manager = await TtyManager.start({ instance, sandbox, logger, tick, ...options });
-  const egress =
-    sandbox.kind === 'docker'
-      ? {
-          watch: new EgressWatch(await connectEngine({ socket: instance.config.container.engine_socket }), instance, logger).start(),
-          network: { policy: instance.config.container.network, allowed: instance.config.container.allow.length },
-        }
-      : undefined;
-  return terminalsOf(manager, sandbox.description, instance.config.tty.max_ttys, { egress, observer: recordTerminals(manager, instance, tick) });
+  const egress = engineDone.value
+    ? {
+        watch: new EgressWatch(engineDone.value, instance, logger).start(),
+        network: { policy: instance.config.container.network, allowed: instance.config.container.allow.length },
+      }
+    : undefined;
+  return terminalsOf(manager.value, sandbox.description, instance.config.tty.max_ttys, { egress, observer: recordTerminals(manager.value, instance, await tick) });
 }

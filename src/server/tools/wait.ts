@@ -28,7 +28,7 @@ const diffSchema = z.object({
   fullScreen: z.boolean().describe('true when diff is the whole screen: a full-screen program, or one that redrew its screen in place (top)'),
   diff: z.string().describe('the new lines since you last looked (or the screen)'),
   totalLines: z.number().describe('how many new lines there were'),
-  elidedLines: z.number().describe('how many of them diff leaves out (they are in files.scrollback)'),
+  elidedLines: z.number().describe('how many of them diff leaves out (its note names the files and line ranges that hold them)'),
   cutChars: z.number().describe('characters left out by the result size cap (also in files.scrollback)'),
   files: z.object({ scrollback: z.string(), screen: z.string() }).describe('where the full text is, on the host'),
   archivedTo: z.string().optional().describe('set when the terminal ended and was closed'),

@@ -5,17 +5,17 @@ const lines = (from: number, to: number) => Array.from({ length: to - from + 1 }
 
 describe('renderNewOutput', () => {
   it('shows up to 20 lines whole', () => {
-    const out = renderNewOutput({ head: lines(1, 20), tail: lines(11, 20), total: 20 }, 'FILE');
+    const out = renderNewOutput({ head: lines(1, 20), tail: lines(11, 20), total: 20 }, () => 'FILE');
     expect(out).toEqual({ text: lines(1, 20).join('\n'), totalLines: 20, elidedLines: 0 });
   });
 
   it('joins head and tail without repeating lines when the output is short', () => {
-    const out = renderNewOutput({ head: lines(1, 3), tail: lines(1, 3), total: 3 }, 'FILE');
+    const out = renderNewOutput({ head: lines(1, 3), tail: lines(1, 3), total: 3 }, () => 'FILE');
     expect(out.text).toBe(lines(1, 3).join('\n'));
   });
 
   it('completes a short head (lines kept before they scrolled away) with the tail', () => {
-    const out = renderNewOutput({ head: lines(1, 5), tail: lines(1, 12), total: 12 }, 'FILE');
+    const out = renderNewOutput({ head: lines(1, 5), tail: lines(1, 12), total: 12 }, () => 'FILE');
     expect(out.text.split('\n')).toEqual(lines(1, 12));
   });
 
@@ -24,7 +24,13 @@ describe('renderNewOutput', () => {
     [1000, 980],
     [1_000_002, 999_982],
   ])('elides %i lines to head and tail, saying %i were left out and where', (total, elided) => {
-    const out = renderNewOutput({ head: lines(1, 20), tail: lines(total - 9, total), total }, 'tmp/sessions/tty_0/scrollback');
+    let asked: number[] = [];
+    const out = renderNewOutput({ head: lines(1, 20), tail: lines(total - 9, total), total }, (first, last) => {
+      asked = [first, last];
+      return `they are lines ${first + 1}-${last + 1} of tmp/sessions/tty_0/scrollback`;
+    });
+    // Exactly the lines between the head and the tail (0-based).
+    expect(asked).toEqual([10, total - 11]);
     const shown = out.text.split('\n');
     expect(shown).toHaveLength(21);
     expect(shown.slice(0, 10)).toEqual(lines(1, 10));
@@ -35,12 +41,12 @@ describe('renderNewOutput', () => {
   });
 
   it('cuts a very long line and says by how much', () => {
-    const out = renderNewOutput({ head: ['x'.repeat(MAX_LINE_CHARS + 5)], tail: [], total: 1 }, 'FILE');
+    const out = renderNewOutput({ head: ['x'.repeat(MAX_LINE_CHARS + 5)], tail: [], total: 1 }, () => 'FILE');
     expect(out.text).toBe(`${'x'.repeat(MAX_LINE_CHARS)}… (5 more characters)`);
   });
 
   it('shows nothing for no lines', () => {
-    expect(renderNewOutput({ head: [], tail: [], total: 0 }, 'FILE')).toEqual({ text: '', totalLines: 0, elidedLines: 0 });
+    expect(renderNewOutput({ head: [], tail: [], total: 0 }, () => 'FILE')).toEqual({ text: '', totalLines: 0, elidedLines: 0 });
   });
 });
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseTtyStatusFile } from '../../../src/config/tty-status-file.js';
 import type { Row } from '../../../src/observe/screen-source.js';
+import { MAX_KEPT } from '../../../src/observe/scrollback-file.js';
 import { TtyFiles, type TtySnapshot, keepLostScrollback } from '../../../src/observe/tty-files.js';
 
 let root: string;
@@ -18,8 +19,8 @@ const snapshot = (): TtySnapshot => ({
 const rows = (from: number, texts: string[], wrapped: number[] = []): Row[] => texts.map((text, i) => ({ abs: from + i, text, wrapped: wrapped.includes(from + i) }));
 const read = (name: string): Promise<string> => readFile(path.join(dir, name), 'utf8');
 
-async function files(rawMaxBytes = 1000): Promise<TtyFiles> {
-  return new TtyFiles(dir, rawMaxBytes, snapshot, { scrollbackRows: 0, ...(await TtyFiles.prepare(dir)) });
+function files(rawMaxBytes = 1000, scrollbackMaxBytes = 1_000_000, scrollbackRows = 0): Promise<TtyFiles> {
+  return TtyFiles.open(dir, { rawMaxBytes, scrollbackMaxBytes, scrollbackRows, snapshot });
 }
 
 beforeEach(async () => {
@@ -68,11 +69,115 @@ describe('TtyFiles', () => {
     const first = await files();
     first.appendRows(rows(0, ['a', 'b']));
     await first.close();
-    const second = new TtyFiles(dir, 1000, snapshot, { scrollbackRows: first.scrollbackRows, ...(await TtyFiles.prepare(dir)) });
+    const second = await files(1000, 1_000_000, first.scrollbackRows);
     second.appendRows(rows(1, ['b', 'c']));
     await second.flush();
     expect(await read('scrollback')).toBe('a\nb\nc');
     await second.close();
+  });
+
+  it('rotates the scrollback past its cap to numbered files at line boundaries, and points at exact lines across files', async () => {
+    const f = await files(1000, 20);
+    f.anchorAt(0);
+    const texts = Array.from({ length: 30 }, (_, i) => `line ${i}`);
+    // Row 5 continues row 4 (a wrapped line): a rotation never splits it.
+    for (let i = 0; i < 30; i += 3) f.appendRows(rows(i, texts.slice(i, i + 3), [5]));
+    await f.flush();
+    const names = (await readdir(dir)).filter((n) => n.startsWith('scrollback')).sort();
+    expect(names.length).toBeGreaterThan(2);
+    const all = [];
+    for (const name of [...names.filter((n) => n !== 'scrollback').sort((a, b) => Number(a.split('.')[1]) - Number(b.split('.')[1])), 'scrollback']) {
+      all.push(...(await read(name)).split('\n'));
+    }
+    const want = texts.filter((_, i) => i !== 5).map((t, i) => (i === 4 ? 'line 4line 5' : t));
+    expect(all).toEqual(want);
+    // Lines 3..20 (0-based) from the anchor, named file by file, are exactly those lines.
+    const where = f.locate(3, 20)!;
+    expect(where.onScreen).toBe(0);
+    const got = [];
+    for (const r of where.ranges) got.push(...(await readFile(r.file, 'utf8')).split('\n').slice(r.from - 1, r.to));
+    expect(got).toEqual(want.slice(3, 21));
+    // Past the last line written: on the screen.
+    expect(f.locate(25, 40)).toMatchObject({ onScreen: 40 - 29 + 1 });
+    await f.close();
+  });
+
+  it('keeps rotated files that hold lines the agent has not been shown, and removes older ones once shown', async () => {
+    const f = await files(1000, 10);
+    f.anchorAt(0);
+    for (let i = 0; i < 20; i++) f.appendRows(rows(i, [`row ${i} xxxxxxxx`]));
+    await f.flush();
+    const rotated = (await readdir(dir)).filter((n) => /^scrollback\.\d+$/.test(n));
+    expect(rotated.length).toBe(MAX_KEPT);
+    // A wait showed rows 0-19, the next one rows 20-22: only the files the last pointer may name stay.
+    f.anchorAt(20);
+    for (let i = 20; i < 23; i++) f.appendRows(rows(i, [`row ${i} xxxxxxxx`]));
+    f.anchorAt(23);
+    for (let i = 23; i < 26; i++) f.appendRows(rows(i, [`row ${i} xxxxxxxx`]));
+    await f.flush();
+    const left = (await readdir(dir)).filter((n) => /^scrollback\.\d+$/.test(n));
+    expect(left.map((n) => Number(n.split('.')[1])).sort((a, b) => a - b)).toEqual([21, 22, 23, 24, 25]);
+    expect(await read('scrollback.21')).toBe('row 20 xxxxxxxx');
+    await f.close();
+  });
+
+  it('points at exactly the lines asked for, in random trials of wrapped rows, batch sizes, caps and reports', async () => {
+    for (let trial = 0; trial < 25; trial++) {
+      await rm(dir, { recursive: true, force: true });
+      const f = await files(1000, 256 + Math.floor(Math.random() * 400));
+      // Logical lines as the tracker counts them from the anchor row: a row starts a line unless wrapped.
+      let abs = 0;
+      f.anchorAt(0);
+      let lines: string[] = [];
+      for (let report = 0; report < 4; report++) {
+        const count = 1 + Math.floor(Math.random() * 120);
+        for (let sent = 0; sent < count; ) {
+          const batch: Row[] = [];
+          for (let i = 0, n = 1 + Math.floor(Math.random() * 9); i < n && sent < count; i++, sent++, abs++) {
+            const wrapped = abs > 0 && Math.random() < 0.2;
+            const text = `r${abs}`;
+            batch.push({ abs, text, wrapped });
+            if (wrapped && lines.length > 0) lines[lines.length - 1] += text;
+            else lines.push(text);
+          }
+          f.appendRows(batch);
+        }
+        await f.flush();
+        const from = Math.floor(Math.random() * lines.length);
+        const to = from + Math.floor(Math.random() * (lines.length - from));
+        const where = f.locate(from, to)!;
+        const got: string[] = [];
+        for (const r of where.ranges) got.push(...(await readFile(r.file, 'utf8')).split('\n').slice(r.from - 1, r.to));
+        expect(where.onScreen).toBe(0);
+        // The line holding the anchor row may begin with rows of the line before it (a wrapped anchor row).
+        expect(got.slice(1)).toEqual(lines.slice(from, to + 1).slice(1));
+        expect(got[0]?.endsWith(lines[from]!)).toBe(true);
+        f.anchorAt(abs);
+        lines = [];
+      }
+      await f.close();
+    }
+  });
+
+  it('keeps at most MAX_KEPT rotated files when the agent is not looking, and then says it cannot point at the lines', async () => {
+    const f = await files(1000, 10);
+    f.anchorAt(0);
+    for (let i = 0; i < 40; i++) f.appendRows(rows(i, [`row ${i} xxxxxxxx`]));
+    await f.flush();
+    const rotated = (await readdir(dir)).filter((n) => /^scrollback\.\d+$/.test(n));
+    expect(rotated.length).toBe(MAX_KEPT);
+    expect(f.locate(0, 30)).toBeUndefined();
+    await f.close();
+  });
+
+  it('splits one endless line across files rather than let the scrollback grow without bound', async () => {
+    const f = await files(1000, 100);
+    f.appendRows(rows(0, ['start']));
+    for (let i = 1; i < 60; i++) f.appendRows([{ abs: i, text: 'x'.repeat(20), wrapped: true }]);
+    await f.flush();
+    expect((await stat(path.join(dir, 'scrollback'))).size).toBeLessThan(300);
+    expect((await readdir(dir)).filter((n) => /^scrollback\.\d+$/.test(n)).length).toBe(1);
+    await f.close();
   });
 
   it('keeps raw under its cap: past it, the old file becomes raw.1 and a new one starts', async () => {
