@@ -55,7 +55,26 @@ export function renderNewOutput(output: NewOutput, where: (first: number, last: 
  * tmux capture-pane does (a 120-column screen of blank rows is otherwise about 5 KB).
  */
 export function renderScreen(screen: string): string {
-  return screen.replace(/ +$/gm, '');
+  return collapseRepeats(screen.replace(/ +$/gm, ''));
+}
+
+/** Runs this long of one identical line (vim's `~` below the text, a blank board) are shown as one line and a count. */
+const REPEAT_RUN = 4;
+
+/** A screen with each run of REPEAT_RUN or more identical lines shown once, followed by how many more there were. */
+export function collapseRepeats(screen: string): string {
+  const lines = screen.split('\n');
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; ) {
+    let end = i + 1;
+    while (end < lines.length && lines[end] === lines[i]) end++;
+    const run = end - i;
+    out.push(lines[i] ?? '');
+    if (run >= REPEAT_RUN) out.push(`… ${run - 1} more line${run === 2 ? '' : 's'} like that …`);
+    else for (let k = 1; k < run; k++) out.push(lines[i] ?? '');
+    i = end;
+  }
+  return out.join('\n');
 }
 
 /**

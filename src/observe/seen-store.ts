@@ -36,6 +36,8 @@ const ttyStateSchema = z.object({
    * where they are now tells how many rows tmux trimmed from its history meanwhile.
    */
   anchor: z.object({ row: z.int(), rows: z.int().min(1), hash: z.string() }).optional(),
+  /** The prompt or regex set at open that ends waits on this terminal. */
+  until: z.object({ prompt: z.string().optional(), regex: z.string().optional() }).optional(),
 });
 
 const seenStateSchema = z.object({

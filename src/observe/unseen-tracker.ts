@@ -14,6 +14,8 @@ export class UnseenTracker {
   private markText = '';
   /** The full screen when the agent looked at a full-screen program. */
   private screenAtMark: string | undefined;
+  /** The rows above the mark when the agent looked (normal screen), to see a program redraw them in place (top). */
+  private above: { from: number; text: string } | undefined;
   /** Logical lines at or after the mark among rows the emulator has let go of. */
   private leftLines = 0;
   private readonly leftHead: string[] = [];
@@ -48,7 +50,19 @@ export class UnseenTracker {
     if (emulator.alternateScreen) return emulator.screenText() !== this.screenAtMark;
     if (emulator.contentEndAbs() > this.markAbs + 1) return true;
     const row = emulator.readRows(this.markAbs, this.markAbs + 1)[0];
-    return (row?.text.trimEnd() ?? '') !== this.markText || this.screenAtMark !== undefined;
+    if ((row?.text.trimEnd() ?? '') !== this.markText || this.screenAtMark !== undefined) return true;
+    return this.redrawnInPlace(emulator);
+  }
+
+  /**
+   * A program on the normal screen rewrote rows above the cursor without adding any (top,
+   * a status board): the new lines are nothing, the screen is what changed.
+   */
+  redrawnInPlace(emulator: ScreenSource): boolean {
+    const above = this.above;
+    if (emulator.alternateScreen || !above || emulator.bytesWritten === this.bytesAtMark) return false;
+    if (emulator.contentEndAbs() > this.markAbs + 1 || emulator.firstHeldAbs > above.from) return false;
+    return rowsText(emulator, above.from, this.markAbs) !== above.text;
   }
 
   /** The new output of the normal screen since the mark, as head, tail and count. */
@@ -82,6 +96,13 @@ export class UnseenTracker {
     this.bytesAtMark = changed ? -1 : emulator.bytesWritten;
     this.markText = emulator.readRows(this.markAbs, this.markAbs + 1)[0]?.text.trimEnd() ?? '';
     this.screenAtMark = emulator.alternateScreen ? emulator.screenText() : undefined;
+    this.above = this.aboveOf(emulator);
+  }
+
+  private aboveOf(emulator: ScreenSource): { from: number; text: string } | undefined {
+    if (emulator.alternateScreen) return undefined;
+    const from = Math.max(emulator.firstHeldAbs, this.markAbs - ABOVE_ROWS);
+    return { from, text: rowsText(emulator, from, this.markAbs) };
   }
 
   /** The agent has now seen everything up to the cursor. */
@@ -89,10 +110,21 @@ export class UnseenTracker {
     this.markAbs = emulator.cursorAbs;
     this.markText = emulator.readRows(this.markAbs, this.markAbs + 1)[0]?.text.trimEnd() ?? '';
     this.screenAtMark = emulator.alternateScreen ? emulator.screenText() : undefined;
+    this.above = this.aboveOf(emulator);
     this.bytesAtMark = emulator.bytesWritten;
     this.leftLines = 0;
     this.leftHead.length = 0;
   }
+}
+
+/** Rows above the mark watched for a redraw in place: a tall screen's worth. */
+const ABOVE_ROWS = 200;
+
+function rowsText(emulator: ScreenSource, from: number, to: number): string {
+  return emulator
+    .readRows(from, to)
+    .map((r) => r.text.trimEnd())
+    .join('\n');
 }
 
 function clip(text: string): string {

@@ -7,6 +7,7 @@ import type { TerminalState } from './terminal-host.js';
 import { normalCursor } from './tty.js';
 import { type TtyContext, agentPath } from './tty-context.js';
 import { type AdoptReport, type LostTty, MAX_TTYS } from './types.js';
+import { type UntilPattern, type UntilSpec, compileUntil } from './until.js';
 
 /**
  * At start: re-attach every terminal the host still has (those the saved state knows, and
@@ -93,9 +94,19 @@ async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: Te
   const shown = saved?.shown && now.historySize >= saved.shown.history ? saved.shown : undefined;
   tty.marks.restore({ row: markRow, history: saved?.markHistory ?? 0, digest: saved?.markDigest ?? '' }, shown, relocated?.gone);
   if (relocated?.gone) ctx.logger.warn({ tty: tty.number, ...relocated.gone }, 'rows printed while no server was attached were trimmed by tmux before anyone saw them');
+  if (saved?.until) tty.until = compileSaved(saved.until);
   ctx.ttys.add(tty);
   // Soon, not now: writing 20 screens must not hold up the login that awaits adoption.
   tty.files.schedule();
+}
+
+/** A pattern saved by an earlier server; one that no longer compiles is dropped. */
+function compileSaved(spec: UntilSpec): UntilPattern | undefined {
+  try {
+    return compileUntil(spec);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Exactly `count` rows, so that writing them scrolls the emulator as far as the host had scrolled. */

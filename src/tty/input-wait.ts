@@ -140,3 +140,17 @@ export function promptText(cursorRow: string, cursorX: number): string {
   const text = cursorRow.slice(0, Math.max(0, cursorX)).trim();
   return text.length > 80 ? `…${text.slice(-79)}` : text;
 }
+
+/**
+ * Has the foreground acted since `before` (sampled just before keys were sent)? A new
+ * foreground group or process, or one that ran since: a program blocked on the terminal
+ * without a timeout wakes only for input, so it has read the keys.
+ */
+export function actedSince(before: ForegroundSample, now: ForegroundSample | undefined): boolean {
+  if (!now || now.tpgid === undefined) return false;
+  if (now.tpgid !== before.tpgid) return true;
+  return now.processes.some((p) => {
+    const earlier = before.processes.find((b) => b.pid === p.pid);
+    return !earlier || p.runs > earlier.runs;
+  });
+}

@@ -1,12 +1,16 @@
 import type { ForegroundProbe } from './foreground-probe.js';
-import { type ForegroundSample, classifyForeground, sampleSignature } from './input-wait.js';
+import { type ForegroundSample, actedSince, classifyForeground, sampleSignature } from './input-wait.js';
 import type { Tty } from './tty.js';
 
 /** Output must have stopped this long before the foreground is asked. */
 const QUIET_MS = 12;
 /** Two answers this far apart, with nothing in between, confirm a program is waiting for input. */
 const CONFIRM_MS = 12;
-/** After a type, how long the terminal must be quiet before waiting for input counts (the keys have been acted on). */
+/**
+ * After a type, when the probe cannot tell that the program read the keys (no sample from
+ * before them, schedstat unreadable, a program with a timer that drew nothing): how long the
+ * terminal must be quiet before waiting for input counts.
+ */
 const TYPED_QUIET_MS = 250;
 /** A terminal quiet this long whose program waits at a prompt is asking the agent something. */
 const ASKING_QUIET_MS = 200;
@@ -24,6 +28,8 @@ interface Seen {
  */
 export class InputWatch {
   private readonly seen = new WeakMap<Tty, Seen>();
+  /** The foreground just before the agent's keys went out, by the pending action's time. */
+  private readonly beforeKeys = new WeakMap<Tty, { at: number; sample: ForegroundSample }>();
   /** When wait() should look again to confirm (ms from now); undefined: nothing to confirm. */
   recheckInMs: number | undefined;
 
@@ -56,6 +62,18 @@ export class InputWatch {
       if (this.confirm(tty, sample, at)) ready.add(tty);
     }
     return ready;
+  }
+
+  /** The foreground of the pane whose first process is `panePid`, now; undefined when the probe cannot tell. */
+  async foreground(panePid: number | undefined): Promise<ForegroundSample | undefined> {
+    if (!this.probe.usable || panePid === undefined || panePid <= 0) return undefined;
+    return (await this.probe.sample([panePid]))?.get(panePid);
+  }
+
+  /** The keys of the pending type go out now; `before` is the foreground sampled just before. */
+  keysSent(tty: Tty, before: ForegroundSample | undefined): void {
+    if (before && tty.pending) this.beforeKeys.set(tty, { at: tty.pending.at, sample: before });
+    else this.beforeKeys.delete(tty);
   }
 
   /**
@@ -91,9 +109,9 @@ export class InputWatch {
       this.soon(CONFIRM_MS - (at - before.at));
       return false;
     }
-    // After a type: the program must have had time to act on the keys. An echo alone is not that (vim echoes
-    // ":q!" and still sits in its timed pselect before it reads the Enter), so ask for quiet since the last output.
-    if (pending?.kind === 'type') {
+    // After a type the program must have acted on the keys: it ran since they went out and waits on the
+    // terminal again (with a timer, as vim after a key, it must also have drawn since). Else: quiet since the output.
+    if (pending?.kind === 'type' && !this.actedOnKeys(tty, sample, verdict)) {
       const quietFrom = Math.max(tty.emulator.lastOutputAt, pending.at);
       if (at - quietFrom < TYPED_QUIET_MS) {
         this.soon(TYPED_QUIET_MS - (at - quietFrom));
@@ -101,6 +119,13 @@ export class InputWatch {
       }
     }
     return true;
+  }
+
+  private actedOnKeys(tty: Tty, sample: ForegroundSample | undefined, verdict: 'input' | 'input-timed'): boolean {
+    const pending = tty.pending;
+    const before = this.beforeKeys.get(tty);
+    if (!pending || before?.at !== pending.at || !actedSince(before.sample, sample)) return false;
+    return verdict === 'input' || tty.emulator.lastOutputAt > pending.at;
   }
 
   private soon(ms: number): void {

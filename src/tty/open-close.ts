@@ -10,6 +10,7 @@ import { STATUS_KEY_VARIABLE, commandLine, integratedShellCommand } from './shel
 import type { Tty } from './tty.js';
 import { type TtyContext, agentPath } from './tty-context.js';
 import type { OpenResult } from './types.js';
+import { type UntilSpec, compileUntil } from './until.js';
 
 export interface OpenOptions {
   /** Run this shell command line instead of the integrated bash. */
@@ -18,6 +19,8 @@ export interface OpenOptions {
   tty?: number;
   /** The working directory inside the sandbox (default: the data directory). */
   cwd?: string;
+  /** For a program the kernel cannot judge: waits on this terminal end when its prompt or regex shows. */
+  until?: UntilSpec;
 }
 
 /**
@@ -26,6 +29,7 @@ export interface OpenOptions {
  */
 export async function openTty(ctx: TtyContext, persistence: Persistence, options: OpenOptions): Promise<OpenResult> {
   const command = options.command?.trim();
+  const until = options.until && compileUntil(options.until);
   const number = options.tty === undefined ? lowestFree(ctx) : freeNumber(ctx, options.tty);
   const cwd = await workingDirectory(ctx, options.cwd);
   const display = command || ctx.config.shell;
@@ -39,6 +43,7 @@ export async function openTty(ctx: TtyContext, persistence: Persistence, options
   await clearFiles(ctx.paths.tty(number));
   const tty = await createTty(ctx, { number, command: display, id, openedAt: new Date().toISOString(), cols, rows, statusKey }, 0, 0);
   tty.named(normalizeProgram(display.split(/\s+/)[0] ?? display));
+  tty.until = until;
   tty.tracker.markSeen(tty.emulator);
   tty.acted('open', !command);
   ctx.ttys.add(tty);

@@ -1,4 +1,5 @@
 import { parseReadingKeys } from './completion.js';
+import { foregroundName } from './input-wait.js';
 import { foregroundOf, readProcessTable } from './process-table.js';
 import { isShell, normalizeProgram } from './program-name.js';
 import type { TerminalState } from './terminal-host.js';
@@ -59,6 +60,13 @@ async function foregroundProgram(ctx: TtyContext, tty: Tty, state: TerminalState
   const now = Date.now();
   const cached = tty.cachedForeground(state.pid, now, FOREGROUND_CACHE_MS);
   if (cached !== undefined) return cached;
+  // The long-lived probe answers in a few ms; the process table costs a process in the sandbox.
+  const probed = foregroundName(await ctx.inputWatch.foreground(state.pid));
+  if (probed !== undefined) {
+    const name = normalizeProgram(probed);
+    tty.rememberForeground(state.pid, now, name);
+    return name;
+  }
   const table = await readProcessTable(ctx.sandbox);
   const found = table && foregroundOf(table, state.pid);
   const name = found ? normalizeProgram(found.name) : named;

@@ -17,6 +17,7 @@ import type { Tty } from './tty.js';
 import type { TtyContext } from './tty-context.js';
 import { TtyEventSource, type TtyEvents } from './tty-events.js';
 import { typeText } from './type-text.js';
+import { type UntilSpec, compileUntil } from './until.js';
 import type { AdoptReport, CloseResult, OpenResult, TtyInfo, TypeInput, TypeResult, WaitResult } from './types.js';
 import { Activity, DEFAULT_WAIT_SECONDS, waitUntilDone } from './wait-loop.js';
 import { reportChanges } from './wait-report.js';
@@ -175,9 +176,10 @@ export class TtyManager {
    * every terminal since the agent last looked, and mark it seen. An aborted wait reports
    * nothing and marks nothing; so does an `observer`'s wait, which changes no state at all.
    */
-  async wait(timeoutSeconds: number = DEFAULT_WAIT_SECONDS, signal?: AbortSignal, deliveryId?: string, who: 'agent' | 'observer' = 'agent'): Promise<WaitResult> {
+  async wait(timeoutSeconds: number = DEFAULT_WAIT_SECONDS, signal?: AbortSignal, deliveryId?: string, until?: UntilSpec & { tty: number }, who: 'agent' | 'observer' = 'agent'): Promise<WaitResult> {
     this.assertUsable();
-    const { started, ...judgement } = await waitUntilDone(this.ctx, this.activity, timeoutSeconds, () => this.hostGone !== undefined, signal);
+    const waitUntil = until && { tty: this.ctx.ttys.get(until.tty, this.ctx.config.max_ttys), pattern: compileUntil(until) };
+    const { started, ...judgement } = await waitUntilDone(this.ctx, this.activity, timeoutSeconds, () => this.hostGone !== undefined, signal, waitUntil);
     signal?.throwIfAborted();
     return this.serialized(() => reportChanges(this.ctx, this.persistence, judgement, started, { signal, deliveryId, observe: who === 'observer' }));
   }

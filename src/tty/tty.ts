@@ -6,6 +6,7 @@ import { SeenMarks } from './seen-marks.js';
 import type { TerminalState } from './terminal-host.js';
 import type { TtyEventSource } from './tty-events.js';
 import { type ShellMark, TtyEmulator } from './tty-emulator.js';
+import type { UntilPattern } from './until.js';
 
 /** What the agent did last on a terminal, for `wait` to decide when it is done. */
 export interface PendingAction {
@@ -87,6 +88,8 @@ export class Tty {
   runsInBackground(names: readonly string[]): void {
     this.ownBackground = names;
   }
+  /** Set at open for a program the kernel cannot judge: a wait on this terminal ends when it matches. */
+  until: UntilPattern | undefined;
   /** waitingForInput was fired since the last output or action. */
   private waitingAnnounced = false;
   /** When the host first said the terminal is dead but did not know its exit status yet. */

@@ -48,7 +48,9 @@ export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeR
       { details: { tty: tty.number, expected: input.expect, actual } },
     );
   }
+  const before = await ctx.inputWatch.foreground(tty.state?.pid);
   tty.acted('type', false, typed.kind === 'text' ? typed.text : undefined);
+  ctx.inputWatch.keysSent(tty, before);
   const enter = typed.kind !== 'key' && (input.enter ?? true);
   const modes = { bracketed: tty.emulator.bracketedPaste, applicationCursor: tty.emulator.applicationCursor };
   await ctx.host.send(tty.id, typed, { enter, ...modes });

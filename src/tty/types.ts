@@ -47,7 +47,8 @@ export type WaitReason =
   | 'settled' // no output for settle_ms (programs without marks)
   | 'timeout' // the timeout passed with output still flowing or a command still running
   | 'idle' // nothing was running and nothing changed
-  | 'input'; // a program drew and now waits for input (a prompt, a REPL, an editor)
+  | 'input' // a program drew and now waits for input (a prompt, a REPL, an editor)
+  | 'matched'; // a terminal's new output matched the wait's or the terminal's prompt/regex
 
 export interface TtyReport {
   tty: number;
@@ -75,6 +76,8 @@ export interface WaitResult {
   reason: WaitReason;
   /** With reason `input`: the terminal whose program waits, and the prompt it shows (empty for a full-screen program). */
   input?: { tty: number; prompt: string };
+  /** With reason `matched`: the terminal and the text that matched. */
+  matched?: { tty: number; text: string };
   elapsedMs: number;
   /** Only terminals with something new, or whose state changed. */
   changed: TtyReport[];

@@ -5,18 +5,27 @@ import { readsKeys } from './terminal-sync.js';
 import type { Tty } from './tty.js';
 import type { TtyContext } from './tty-context.js';
 import type { WaitReason } from './types.js';
+import { type UntilPattern, matchUntil } from './until.js';
 
 /** How long wait() gives a type() that was called at the same time to arrive. */
 const IDLE_GRACE_MS = 400;
 /** How long a new integrated shell may take to show its first prompt before silence counts. */
 const FIRST_PROMPT_MS = 10_000;
 
+/** A wait's own pattern: it ends when this terminal matches (or ends), whatever else happens. */
+export interface WaitUntil {
+  tty: Tty;
+  pattern: UntilPattern;
+}
+
 /**
  * Is the wait that began at `started` over, and why? What the agent started (open, type)
  * must all be done; when it started nothing, the first terminal with news ends the wait.
- * undefined: keep waiting.
+ * A terminal with a pattern (the wait's `until`, or one set at open) is done only when its
+ * screen matches or its program ends. undefined: keep waiting.
  */
-export async function judgeWait(ctx: TtyContext, started: number): Promise<Judgement | undefined> {
+export async function judgeWait(ctx: TtyContext, started: number, until?: WaitUntil): Promise<Judgement | undefined> {
+  if (until) return judgePattern(until.tty, until.pattern);
   const ttys = ctx.ttys.all();
   const acted = ttys.filter((t) => t.pending);
   const now = Date.now();
@@ -24,7 +33,16 @@ export async function judgeWait(ctx: TtyContext, started: number): Promise<Judge
   if (consider.length === 0) return now - started >= IDLE_GRACE_MS ? { reason: 'idle' } : undefined;
   const done: Array<[Tty, WaitReason]> = [];
   const undecided: Tty[] = [];
+  const matched = new Map<Tty, Judgement>();
   for (const tty of consider) {
+    if (tty.until) {
+      const judgement = judgeOwnPattern(tty, tty.until);
+      if (judgement) {
+        matched.set(tty, judgement);
+        done.push([tty, judgement.reason]);
+      }
+      continue;
+    }
     const verdict = await judgeTty(ctx, tty, now);
     if (verdict) done.push([tty, verdict]);
     // Waiting for input ends a wait for what the agent did, or for news it has not seen (not for an idle REPL).
@@ -38,13 +56,32 @@ export async function judgeWait(ctx: TtyContext, started: number): Promise<Judge
   const [first] = done.sort(([a], [b]) => a.number - b.number);
   if (!first) return undefined;
   const [tty, reason] = first;
+  const byPattern = matched.get(tty);
+  if (byPattern) return byPattern;
   return reason === 'input' ? { reason, input: { tty: tty.number, prompt: tty.emulator.alternateScreen ? '' : promptOf(tty) } } : { reason };
 }
 
-/** Why a wait ends, and for `input`, which terminal waits at which prompt. */
+/** Why a wait ends; for `input`, which terminal waits at which prompt; for `matched`, what matched where. */
 export interface Judgement {
   reason: WaitReason;
   input?: { tty: number; prompt: string };
+  matched?: { tty: number; text: string };
+}
+
+/** A terminal's own pattern that fails (too slow) is dropped, so the next wait judges it as usual. */
+function judgeOwnPattern(tty: Tty, pattern: UntilPattern): Judgement | undefined {
+  try {
+    return judgePattern(tty, pattern);
+  } catch (error) {
+    tty.until = undefined;
+    throw error;
+  }
+}
+
+function judgePattern(tty: Tty, pattern: UntilPattern): Judgement | undefined {
+  const text = tty.alive ? matchUntil(pattern, tty) : undefined;
+  if (text !== undefined) return { reason: 'matched', matched: { tty: tty.number, text } };
+  return tty.alive ? undefined : { reason: 'exited' };
 }
 
 function promptOf(tty: Tty): string {

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { syncAll } from './terminal-sync.js';
 import type { TtyContext } from './tty-context.js';
 import { MAX_WAIT_SECONDS } from './types.js';
-import { type Judgement, judgeWait } from './wait-judge.js';
+import { type Judgement, type WaitUntil, judgeWait } from './wait-judge.js';
 
 /** How often the wait asks the host about the terminals (foreground program, exit). */
 const POLL_MS = 100;
@@ -46,6 +46,7 @@ export async function waitUntilDone(
   timeoutSeconds: number,
   hostGone: () => boolean,
   signal?: AbortSignal,
+  until?: WaitUntil,
 ): Promise<Judgement & { started: number }> {
   const started = Date.now();
   const seconds = Number.isFinite(timeoutSeconds) ? timeoutSeconds : DEFAULT_WAIT_SECONDS;
@@ -58,7 +59,7 @@ export async function waitUntilDone(
       await syncAll(ctx);
       lastPoll = Date.now();
     }
-    const judgement = await judgeWait(ctx, started);
+    const judgement = await judgeWait(ctx, started, until);
     if (judgement) return { ...judgement, started };
     const now = Date.now();
     if (now >= deadline) return { reason: 'timeout', started };

@@ -37,7 +37,7 @@ export async function reportChanges(
       if (!observe) tty.settled();
       continue;
     }
-    const item = reportOf(ctx, tty, newEnd);
+    const item = reportOf(ctx, tty, newEnd, observe);
     changed.push(item);
     if (observe) continue;
     if (!tty.alive) closing.push(tty);
@@ -59,6 +59,7 @@ export async function reportChanges(
   return {
     reason: judgement.reason,
     ...(judgement.input ? { input: judgement.input } : {}),
+    ...(judgement.matched ? { matched: judgement.matched } : {}),
     elapsedMs: Date.now() - started,
     changed,
     open: ctx.ttys.all().map((t) => ({ tty: t.number, program: t.program, alive: t.alive })),
@@ -97,9 +98,32 @@ export function goneNote(gone: GoneRows): string {
   return `… ${gone.atLeast ? 'at least ' : ''}${lines(gone.rows)} printed while no server was attached ${gone.rows === 1 && !gone.atLeast ? 'is' : 'are'} gone${maybe}: ${kept} …`;
 }
 
+/** The prompt line each shell terminal showed the agent last. */
+const shownPrompts = new WeakMap<Tty, string>();
+
+/**
+ * A finished command's output without the shell's prompt line after it when the agent saw
+ * that same prompt last time (the header says the command finished; a new directory or
+ * user changes the prompt, and then it is shown).
+ */
+function withoutRepeatedPrompt(tty: Tty, text: string, observe: boolean): string {
+  const lines = text.split('\n');
+  const prompt = lines.at(-1)?.trimEnd() ?? '';
+  if (prompt === '') return text;
+  if (shownPrompts.get(tty) !== prompt) {
+    // What an observer was shown is not what the agent was shown.
+    if (!observe) shownPrompts.set(tty, prompt);
+    return text;
+  }
+  lines.pop();
+  while (lines.length > 0 && lines.at(-1)?.trim() === '') lines.pop();
+  return lines.join('\n');
+}
+
 /** One terminal's news as the agent reads it. */
-function reportOf(ctx: TtyContext, tty: Tty, newEnd: Tty['lastEnd']): TtyReport {
-  const fullScreen = tty.emulator.alternateScreen && tty.alive;
+function reportOf(ctx: TtyContext, tty: Tty, newEnd: Tty['lastEnd'], observe: boolean): TtyReport {
+  // A full-screen program, or one that redrew the normal screen in place (top): the screen is the news.
+  const fullScreen = (tty.emulator.alternateScreen || tty.tracker.redrawnInPlace(tty.emulator)) && tty.alive;
   const files = { scrollback: agentPath(ctx, tty.files.scrollback), screen: agentPath(ctx, tty.files.screen) };
   let text: string;
   let totalLines: number;
@@ -117,6 +141,7 @@ function reportOf(ctx: TtyContext, tty: Tty, newEnd: Tty['lastEnd']): TtyReport 
       return ranges?.length ? describeLocation(ranges) : `the full text is in ${files.scrollback} (then ${files.screen})`;
     };
     ({ text, totalLines, elidedLines } = renderNewOutput(output, where));
+    if (newEnd && isShell(tty.program) && !tty.commandRunning) text = withoutRepeatedPrompt(tty, text, observe);
     const repeated = Math.min(totalLines, tty.marks.possiblyRepeatedRows(tty.tracker.markAbs));
     if (repeated > 0) text = `${possiblyRepeatedNote(repeated)}\n${text}`;
     if (tty.marks.gone) text = `${goneNote(tty.marks.gone)}\n${text}`;

@@ -30,7 +30,7 @@ export function terminalsOf(
     },
     open: (options = {}) => manager.open(options),
     type: (input) => manager.type(input),
-    wait: ({ timeoutMs, signal, deliveryId, observe }) => manager.wait(timeoutMs / 1000, signal, deliveryId, observe ? 'observer' : 'agent'),
+    wait: ({ timeoutMs, signal, deliveryId, until, observe }) => manager.wait(timeoutMs / 1000, signal, deliveryId, until, observe ? 'observer' : 'agent'),
     delivered: (deliveryId) => manager.delivered(deliveryId),
     close: (tty) => manager.close(tty),
     list: () => Promise.resolve(manager.list()),

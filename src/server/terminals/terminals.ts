@@ -1,3 +1,4 @@
+import type { UntilSpec } from '../../tty/until.js';
 import type { AdoptReport, CloseResult, OpenResult, TtyInfo, TypeInput, TypeResult, WaitResult } from '../../tty/types.js';
 
 /** The instance's network policy, as login reports it. */
@@ -23,14 +24,14 @@ export interface Terminals {
   /** What start-up found: terminals re-adopted from tmux and terminals lost to a container restart. */
   readonly adoptReport: AdoptReport;
   /** Open a terminal: the lowest free number, or `tty` when given (startup.json names numbers). */
-  open(options?: { command?: string; tty?: number; cwd?: string }): Promise<OpenResult>;
+  open(options?: { command?: string; tty?: number; cwd?: string; until?: UntilSpec }): Promise<OpenResult>;
   type(input: TypeInput): Promise<TypeResult>;
   /**
    * Resolves early, without marking anything seen, when `signal` aborts. With `deliveryId`,
    * what it shows counts as seen for good once delivered(deliveryId) says the reply went out.
    * With `observe`, it reports what the agent has not seen and changes nothing (an observing session).
    */
-  wait(options: { timeoutMs: number; signal?: AbortSignal; deliveryId?: string; observe?: boolean }): Promise<WaitResult>;
+  wait(options: { timeoutMs: number; signal?: AbortSignal; deliveryId?: string; until?: UntilSpec & { tty: number }; observe?: boolean }): Promise<WaitResult>;
   /** The reply of the wait with this deliveryId was handed to the client. */
   delivered?(deliveryId: string): void;
   close(tty: number): Promise<CloseResult>;

@@ -67,6 +67,7 @@ export interface WaitStructured {
   [key: string]: unknown;
   reason: WaitResult['reason'];
   input?: WaitResult['input'];
+  matched?: WaitResult['matched'];
   elapsedMs: number;
   changed: TerminalDiff[];
   open: Array<{ tty: number; program: string; alive: boolean }>;
@@ -83,21 +84,41 @@ const REASON_TEXT: Record<WaitResult['reason'], string> = {
   timeout: 'timed out',
   idle: 'nothing was running',
   input: 'waiting for input',
+  matched: 'matched',
 };
 
 function why(result: WaitResult): string {
+  if (result.reason === 'matched' && result.matched) return `TTY ${result.matched.tty} matched: \`${result.matched.text.replace(/`/g, "'")}\``;
   if (result.reason !== 'input' || !result.input) return REASON_TEXT[result.reason];
   const { tty, prompt } = result.input;
   return `TTY ${tty} waiting for input${prompt ? `: \`${prompt.replace(/`/g, "'")}\`` : ''}`;
 }
 
-function header(report: TerminalDiff): string {
+function headerParts(report: TerminalDiff): string[] {
   const parts = [`TTY ${report.tty}`, report.program];
   if (!report.alive) parts.push(report.exitCode === undefined ? 'exited' : `exited with ${report.exitCode}`);
   else if (report.exitCode !== undefined) parts.push(`exit ${report.exitCode}`);
   if (report.durationMs !== undefined) parts.push(seconds(report.durationMs));
   if (report.fullScreen) parts.push('full screen');
-  return `=== ${parts.join(' | ')} ===`;
+  return parts;
+}
+
+function header(report: TerminalDiff): string {
+  return `=== ${headerParts(report).join(' | ')} ===`;
+}
+
+/**
+ * One terminal changed and the reason is about it: one line says both (the exit code and
+ * duration already say a command finished or a program ended).
+ */
+function singleHeader(result: WaitResult, report: TerminalDiff): string | undefined {
+  const about = result.input?.tty ?? result.matched?.tty ?? report.tty;
+  if (about !== report.tty) return undefined;
+  const parts = headerParts(report);
+  if (result.reason === 'input') parts.push(result.input?.prompt ? `waiting for input: \`${result.input.prompt.replace(/`/g, "'")}\`` : 'waiting for input');
+  else if (result.reason === 'matched' && result.matched) parts.push(`matched: \`${result.matched.text.replace(/`/g, "'")}\``);
+  else if (result.reason !== 'command-finished' && result.reason !== 'exited') parts.push(REASON_TEXT[result.reason]);
+  return `${parts.join(' | ')} (waited ${seconds(result.elapsedMs)})`;
 }
 
 function describeOpen(open: WaitStructured['open']): string {
@@ -127,10 +148,11 @@ export function renderWait(result: WaitResult, budget = MAX_RESULT_TEXT_CHARS): 
       ...(report.archivedTo === undefined ? {} : { archivedTo: report.archivedTo }),
     };
   });
-  const lines = [`Waited ${seconds(result.elapsedMs)} (${why(result)}).`];
+  const single = changed.length === 1 && changed[0] ? singleHeader(result, changed[0]) : undefined;
+  const lines = single ? [] : [`Waited ${seconds(result.elapsedMs)} (${why(result)}).`];
   if (changed.length === 0) lines.push('Nothing new on any terminal.');
   for (const report of changed) {
-    lines.push(header(report));
+    lines.push(single ?? header(report));
     if (report.diff.length > 0) lines.push(report.diff.replace(/\n$/, ''));
     else lines.push(report.fullScreen ? '(empty screen)' : '(no new output)');
     if (report.archivedTo) lines.push(`[TTY ${report.tty} ended and was closed; its scrollback is archived at ${report.archivedTo}]`);
@@ -139,7 +161,7 @@ export function renderWait(result: WaitResult, budget = MAX_RESULT_TEXT_CHARS): 
   if (changed.length === 0 || changed.some((c) => !c.alive)) lines.push(describeOpen(result.open));
   return {
     text: lines.join('\n'),
-    structured: { reason: result.reason, ...(result.input ? { input: result.input } : {}), elapsedMs: result.elapsedMs, changed, open: result.open },
+    structured: { reason: result.reason, ...(result.input ? { input: result.input } : {}), ...(result.matched ? { matched: result.matched } : {}), elapsedMs: result.elapsedMs, changed, open: result.open },
   };
 }
 
@@ -214,10 +236,10 @@ export function renderOpen(result: OpenResult): string {
   return `Opened TTY ${result.tty} running ${result.command} (${result.capacity.used} of ${result.capacity.max} in use). Call wait() to see its first screen.`;
 }
 
+/** Short: the agent knows what it typed (structuredContent has the byte count). */
 export function renderType(result: TypeResult): string {
   if (result.sent === 'key') return `Sent ${result.key ?? 'a key'} to TTY ${result.tty}.`;
-  const what = result.sent === 'paste' ? 'a paste' : 'text';
-  return `Sent ${what} (${result.bytes} bytes)${result.enter ? ' and Enter' : ', no Enter'} to TTY ${result.tty}.`;
+  return `${result.sent === 'paste' ? 'Pasted' : 'Typed'} into TTY ${result.tty}${result.enter ? '' : ', no Enter'}.`;
 }
 
 export function renderClose(result: CloseResult): string {

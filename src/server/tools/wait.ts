@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { personInputSince } from '../../observe/person-input.js';
 import { MAX_WAIT_SECONDS } from '../../tty/types.js';
 import { MAX_RESULT_TEXT_CHARS, renderWait } from './render.js';
+import { waitUntilInput } from './until-input.js';
 import { deliveryId } from '../terminals/terminals.js';
 import { guarded, loggedInTerminals, toolInput, type ToolDeps } from './context.js';
 
@@ -12,7 +13,9 @@ export const PROGRESS_INTERVAL_MS = 5000;
 
 const DESCRIPTION = `Wait for your terminals and see what changed: the only way to observe output.
 
-Returns as soon as what you started is done (a shell command finished, with its exit code and duration; a program exited; or a program drew and now waits for input: a prompt such as \`name? \`, a REPL, an editor, reported as "waiting for input"), or when timeout seconds pass (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}). Then it shows, for every terminal with something new, the new lines since you last looked: up to 20 lines in full, longer output as head and tail with a line saying how many lines were left out and which file holds them all (read it with the Read tool, or cat/tail in a terminal). A full-screen program (vim, less, htop) shows its current screen instead. Lines starting with "network:" report connections the network policy refused. Everything shown counts as seen, which lets type() act again. Terminals whose program ended are reported with their exit code, then closed.
+Returns as soon as what you started is done (a shell command finished, with its exit code and duration; a program exited; or a program drew and now waits for input: a prompt such as \`name? \`, a REPL, an editor, reported as "waiting for input"), or when timeout seconds pass (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}). Then it shows, for every terminal with something new, the new lines since you last looked: up to 20 lines in full, longer output as head and tail with a line saying how many lines were left out and which file holds them all (read it with the Read tool, or cat/tail in a terminal). A full-screen program (vim, less, htop), or one that redraws its screen in place (top), shows its current screen instead. Lines starting with "network:" report connections the network policy refused. Everything shown counts as seen, which lets type() act again. Terminals whose program ended are reported with their exit code, then closed.
+
+For a program wait cannot judge (gdb, a custom REPL, a slow tool that pauses mid-output), pass until: {tty, prompt: "(gdb)"} or {tty, regex: "..."}: the wait then ends when that terminal shows the prompt at the cursor, or new output matching the regex ("matched"), or its program ends; open() takes the same until for every wait on that terminal.
 
 A session that observes (see login) gets the same report of what the agent has not seen yet, and marks nothing seen.
 
@@ -24,7 +27,7 @@ const diffSchema = z.object({
   alive: z.boolean(),
   exitCode: z.number().optional().describe('exit code of the command that finished, or of the program that ended'),
   durationMs: z.number().optional().describe('how long that command ran'),
-  fullScreen: z.boolean().describe('true when diff is the whole screen of a full-screen program'),
+  fullScreen: z.boolean().describe('true when diff is the whole screen: a full-screen program, or one that redrew its screen in place (top)'),
   diff: z.string().describe('the new lines since you last looked (or the screen)'),
   totalLines: z.number().describe('how many new lines there were'),
   elidedLines: z.number().describe('how many of them diff leaves out (its note names the files and line ranges that hold them)'),
@@ -34,11 +37,12 @@ const diffSchema = z.object({
 });
 
 export const waitOutputSchema = z.object({
-  reason: z.enum(['command-finished', 'exited', 'settled', 'timeout', 'idle', 'input']),
+  reason: z.enum(['command-finished', 'exited', 'settled', 'timeout', 'idle', 'input', 'matched']),
   input: z
     .object({ tty: z.number(), prompt: z.string() })
     .optional()
     .describe('with reason input: the terminal whose program waits for input, and its prompt (empty for a full-screen program)'),
+  matched: z.object({ tty: z.number(), text: z.string() }).optional().describe('with reason matched: the terminal whose output matched until, and the text that matched'),
   elapsedMs: z.number(),
   changed: z.array(diffSchema).describe('terminals with something new'),
   open: z.array(z.object({ tty: z.number(), program: z.string(), alive: z.boolean() })).describe('every open terminal'),
@@ -64,12 +68,13 @@ export function registerWaitTool(server: McpServer, deps: ToolDeps): void {
           .max(MAX_WAIT_SECONDS, { error: `timeout must be at most ${MAX_WAIT_SECONDS} seconds: call wait again to wait longer` })
           .optional()
           .describe(`the most seconds to wait (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}); it returns earlier when the work is done`),
+        until: waitUntilInput,
       }),
       outputSchema: waitOutputSchema,
       // Marks output as seen, but changes nothing in the container.
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    ({ timeout }, extra) =>
+    ({ timeout, until }, extra) =>
       guarded('wait', deps, async () => {
         const terminals = await loggedInTerminals(deps);
         const timeoutMs = Math.round((timeout ?? DEFAULT_WAIT_SECONDS) * 1000);
@@ -79,7 +84,7 @@ export function registerWaitTool(server: McpServer, deps: ToolDeps): void {
         // An observing session sees the same news and takes nothing: no mark, no notice, no person-input line.
         const observing = !deps.runtime.agentRole.holds(deps.session);
         const result = await terminals
-          .wait({ timeoutMs, signal: extra.signal, ...(observing ? { observe: true } : { deliveryId: deliveryId(extra.sessionId, extra.requestId) }) })
+          .wait({ timeoutMs, signal: extra.signal, ...(observing ? { observe: true } : { deliveryId: deliveryId(extra.sessionId, extra.requestId) }), ...(until ? { until } : {}) })
           .finally(stopProgress);
         const rendered = withNotices(renderWait(result), observing ? [] : (terminals.takeNotices?.() ?? []));
         const person = observing ? undefined : await personInputSince(deps.instance.paths.events).catch(() => undefined);

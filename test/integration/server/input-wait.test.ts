@@ -46,7 +46,7 @@ describeWithEngine('wait knows when a program waits for input (real container, r
     await type(`python3 -c "print('hello', input('name? '))"`, 'bash');
     const prompt = await wait();
     expect(prompt).toMatchObject({ reason: 'input', input: { tty: 0, prompt: 'name?' } });
-    expect(prompt.text).toContain('TTY 0 waiting for input: `name?`');
+    expect(prompt.text).toContain('TTY 0 | python3 | waiting for input: `name?`');
     expect(prompt.elapsedMs).toBeLessThan(1500);
     await type('Ada', 'python3');
     const done = await wait();
@@ -75,7 +75,7 @@ describeWithEngine('wait knows when a program waits for input (real container, r
   });
 
   it('a type and a wait sent together: the wait covers the type, round after round', async () => {
-    for (let i = 0; i < 12; i++) {
+    for (let i = 0; i < 30; i++) {
       const [typed, result] = await Promise.all([session.call('type', { tty: 0, expect: 'python3', text: `${i}*1001` }), session.call('wait', { timeout: 20 })]);
       expect(typed.isError, textOf(typed)).toBeFalsy();
       expect(textOf(result)).toContain(String(i * 1001));
@@ -90,7 +90,7 @@ describeWithEngine('wait knows when a program waits for input (real container, r
     expect(open.reason).toBe('input');
     expect(open.changed[0]?.fullScreen).toBe(true);
     expect(open.elapsedMs).toBeLessThan(1500);
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 12; i++) {
       const [, result] = await Promise.all([
         session.call('type', { tty: 0, expect: 'vi', text: `ochange ${i}`, enter: false }),
         session.call('wait', { timeout: 20 }),

@@ -142,7 +142,8 @@ describe('the five tools over a linked in-memory transport', () => {
 
     const waited = await session.call('wait');
     expect(waited.structuredContent).toMatchObject({ reason: 'command-finished', changed: [{ tty: 0, exitCode: 0, diff: '$ echo hi' }] });
-    expect(textOf(waited)).toMatch(/=== TTY 0 \| bash \| exit 0 \| 5 ms ===\n\$ echo hi/);
+    // One terminal changed: one line names it, its exit code and duration, and how long the wait took.
+    expect(textOf(waited)).toMatch(/^TTY 0 \| bash \| exit 0 \| 5 ms \(waited \d+ ms\)\n\$ echo hi$/);
 
     const closed = await session.call('close', { tty: 0 });
     expect(textOf(closed)).toMatch(/Closed TTY 0; its scrollback is archived at .*tty_0-tick-000/);

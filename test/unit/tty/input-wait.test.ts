@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseProbeReply } from '../../../src/tty/foreground-probe.js';
-import { type InputWait, classifyForeground, foregroundName, promptText, sampleSignature } from '../../../src/tty/input-wait.js';
+import { type InputWait, actedSince, classifyForeground, foregroundName, promptText, sampleSignature } from '../../../src/tty/input-wait.js';
 
 // Replies of the real probe in a container (x86_64), one pane each.
 const REPLIES: Array<[string, string[], InputWait]> = [
@@ -65,6 +65,22 @@ describe('parseProbeReply', () => {
   it('names the group leader, or the newest process when the leader is gone', () => {
     expect(foregroundName(parseProbeReply(REPLIES[15]![1]).get(40))).toBe('make');
     expect(foregroundName(parseProbeReply(['T 40 47', 'P 47 Z 5 0 seq none', 'P 48 S 5 0 less none']).get(40))).toBe('less');
+  });
+});
+
+describe('actedSince (the program read the keys sent after `before`)', () => {
+  const repl = (runs: number, state = 'S') => parseProbeReply(['T 28 28', `P 28 ${state} ${runs} poll_schedule_timeout python3 270 0x1 0x7f 0x0 0x0 0x0`]).get(28)!;
+  it('no: the same process has not run since (the keys are still on their way)', () => {
+    expect(actedSince(repl(37), repl(37))).toBe(false);
+  });
+  it('yes: it ran since, or another group or a new process is in the foreground', () => {
+    expect(actedSince(repl(37), repl(39))).toBe(true);
+    expect(actedSince(repl(37), parseProbeReply(['T 28 30', 'P 30 S 2 wait_woken python3 0 0x0']).get(28))).toBe(true);
+    expect(actedSince(repl(37), parseProbeReply(['T 28 28', 'P 28 S 37 do_wait bash 61 0x0', 'P 31 S 1 wait_woken read 0 0x0']).get(28))).toBe(true);
+  });
+  it('no answer from the probe is not an answer', () => {
+    expect(actedSince(repl(37), undefined)).toBe(false);
+    expect(actedSince(repl(37), parseProbeReply(['T 28 -']).get(28))).toBe(false);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { capText, renderWait, shareBudget } from '../../../../src/server/tools/render.js';
+import { collapseRepeats } from '../../../../src/observe/render-new-output.js';
+import { capText, renderType, renderWait, shareBudget } from '../../../../src/server/tools/render.js';
 import type { TtyReport } from '../../../../src/tty/types.js';
 
 describe('shareBudget', () => {
@@ -66,5 +67,37 @@ describe('renderWait', () => {
   it('says when nothing changed and when nothing is open', () => {
     const { text } = renderWait({ reason: 'timeout', elapsedMs: 5000, changed: [], open: [] });
     expect(text).toBe('Waited 5.0 s (timed out).\nNothing new on any terminal.\nNo terminal is open: call open() to start one.');
+  });
+
+  it('one terminal changed and the reason is about it: one line says which, what runs, why and how long', () => {
+    const open = [{ tty: 0, program: 'python3', alive: true }];
+    const repl = report(0, '42\n>>>', { program: 'python3' });
+    expect(renderWait({ reason: 'input', input: { tty: 0, prompt: '>>>' }, elapsedMs: 31, changed: [repl], open }).text).toBe(
+      'TTY 0 | python3 | waiting for input: `>>>` (waited 31 ms)\n42\n>>>',
+    );
+    expect(renderWait({ reason: 'matched', matched: { tty: 0, text: '(gdb)' }, elapsedMs: 1500, changed: [repl], open }).text).toMatch(
+      /^TTY 0 \| python3 \| matched: `\(gdb\)` \(waited 1\.5 s\)\n/,
+    );
+    expect(renderWait({ reason: 'timeout', elapsedMs: 2000, changed: [repl], open }).text).toMatch(/^TTY 0 \| python3 \| timed out \(waited 2\.0 s\)\n/);
+    // The reason is about another terminal: the long form names it.
+    expect(renderWait({ reason: 'input', input: { tty: 3, prompt: 'name?' }, elapsedMs: 31, changed: [repl], open }).text).toMatch(
+      /^Waited 31 ms \(TTY 3 waiting for input: `name\?`\)\.\n=== TTY 0 \| python3 ===\n/,
+    );
+  });
+});
+
+describe('renderType', () => {
+  it('says where the keys went, not what the agent typed', () => {
+    expect(renderType({ tty: 2, sent: 'text', bytes: 7, enter: true })).toBe('Typed into TTY 2.');
+    expect(renderType({ tty: 2, sent: 'text', bytes: 7, enter: false })).toBe('Typed into TTY 2, no Enter.');
+    expect(renderType({ tty: 2, sent: 'paste', bytes: 70, enter: true })).toBe('Pasted into TTY 2.');
+    expect(renderType({ tty: 2, sent: 'key', key: 'C-c', bytes: 0, enter: false })).toBe('Sent C-c to TTY 2.');
+  });
+});
+
+describe('collapseRepeats', () => {
+  it('shows a run of identical lines once with a count, and keeps short runs', () => {
+    expect(collapseRepeats(['text', '~', '~', '~', '~', '~', 'status'].join('\n'))).toBe(['text', '~', '… 4 more lines like that …', 'status'].join('\n'));
+    expect(collapseRepeats('a\n\n\nb')).toBe('a\n\n\nb');
   });
 });
