@@ -5,6 +5,7 @@
  */
 import { startServer, waitUntil } from '../lib/server.mjs';
 import { checkNothingLost } from '../lib/nothing-lost.mjs';
+import { seededRandom } from '../lib/seeded-random.mjs';
 import { median, sleep, summary } from '../lib/stats.mjs';
 
 export async function startUp({ instance, runs }) {
@@ -40,17 +41,6 @@ function printer(rate) {
   return `python3 -c "$(printf '%s' '${Buffer.from(program).toString('base64')}' | base64 -d)"`;
 }
 
-/** A small seeded generator, so a failing run can be repeated (FAULT_SEED). */
-function seeded(seed) {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 0x100000000;
-  };
-}
-
 const MOMENTS = ['during output', 'during a wait', 'between reply and save', 'during adoption'];
 
 /**
@@ -60,7 +50,7 @@ const MOMENTS = ['during output', 'during a wait', 'between reply and save', 'du
  * reach the client; a line may come again only under a "possibly repeated" label.
  */
 export async function faults({ instance, kills = 100, rate = 1000, seed = Number(process.env.FAULT_SEED ?? Date.now() % 100_000) }) {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   const reports = [];
   const recoveries = [];
   const moments = Object.fromEntries(MOMENTS.map((m) => [m, 0]));

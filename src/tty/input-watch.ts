@@ -12,6 +12,12 @@ const CONFIRM_MS = 12;
  * terminal must be quiet before waiting for input counts.
  */
 const TYPED_QUIET_MS = 250;
+/**
+ * After a type, how long a program that waits with a timer must have been quiet: vim's escape
+ * timeout (ttimeoutlen, 100 ms by default) and its exit both wait in a timed poll on the
+ * terminal while the keys are still being acted on.
+ */
+const TIMED_QUIET_MS = 150;
 /** A terminal quiet this long whose program waits at a prompt is asking the agent something. */
 const ASKING_QUIET_MS = 200;
 
@@ -110,11 +116,13 @@ export class InputWatch {
       return false;
     }
     // After a type the program must have acted on the keys: it ran since they went out and waits on the
-    // terminal again (with a timer, as vim after a key, it must also have drawn since). Else: quiet since the output.
-    if (pending?.kind === 'type' && !this.actedOnKeys(tty, sample, verdict)) {
-      const quietFrom = Math.max(tty.emulator.lastOutputAt, pending.at);
-      if (at - quietFrom < TYPED_QUIET_MS) {
-        this.soon(TYPED_QUIET_MS - (at - quietFrom));
+    // terminal again (with a timer, as vim after a key, it must also have drawn since, and then been
+    // quiet a while: its timer may be the one that finishes the keys). Else: quiet since the output.
+    if (pending?.kind === 'type') {
+      const quiet = at - Math.max(tty.emulator.lastOutputAt, pending.at);
+      const needed = !this.actedOnKeys(tty, sample, verdict) ? TYPED_QUIET_MS : verdict === 'input-timed' ? TIMED_QUIET_MS : 0;
+      if (quiet < needed) {
+        this.soon(needed - quiet);
         return false;
       }
     }

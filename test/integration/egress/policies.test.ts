@@ -13,6 +13,7 @@ import { describeWithEngine } from '../../helpers/engine.js';
 import { bridgeGateway, type LocalServer, startLocalServer } from '../../helpers/local-server.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
 import { BIN, ensureBuilt } from '../server/helpers.js';
+import { seededRandom } from '../../../bench/lib/seeded-random.mjs';
 
 const execFileAsync = promisify(execFile);
 
@@ -41,15 +42,6 @@ except Exception as e:
     print("error", e)
 print("ms", int((time.time() - t) * 1000))
 `;
-
-/** A small deterministic generator, so a failing trial can be replayed. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
 
 function ms(output: string): number {
   return Number(/ms (\d+)/.exec(output)?.[1] ?? NaN);
@@ -127,7 +119,7 @@ describeWithEngine('network policies (real containers, local servers only)', () 
   });
 
   it('randomized: only the allowed destination passes, through the proxy or around it', async () => {
-    const random = seeded(0x13);
+    const random = seededRandom(0x13);
     // Hosts: the allowed server's address, made-up names, loopback addresses: all on this machine or nowhere.
     const trials: { url: string; allowed: boolean }[] = [];
     for (let i = 0; i < 40; i++) {

@@ -298,11 +298,13 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
 
     it('close ends background jobs that ignore SIGHUP and archives the scrollback', async () => {
       const tty = await openShell(t);
-      await run(t, tty, `(trap '' HUP; exec sleep 4242) & echo started-job`);
+      // Numbers of this run's own: the host and pty suites run at once on this machine and see each other's processes.
+      const seconds = 4000 + Math.floor(Math.random() * 900);
+      await run(t, tty, `(trap '' HUP; exec sleep ${seconds}) & echo started-job`);
       const result = await t.manager.close(tty);
       expect(result.archivedTo).toMatch(/tty_\d+-tick-000$/);
       expect(await readFile(hostView(t.test.instance.paths, result.archivedTo), 'utf8')).toContain('started-job');
-      const left = await t.sandbox.run(['sh', '-c', 'ps -eo args | grep -c "^sleep 4242" || true']);
+      const left = await t.sandbox.run(['sh', '-c', `ps -eo args | grep -c "^sleep ${seconds}$" || true`]);
       expect(left.stdout.trim()).toBe('0');
     });
 
@@ -321,12 +323,13 @@ export function defineTerminalTests(backend: Backend, describeFn: typeof describ
     it('close ends processes that left the terminal with setsid, even re-parented daemons, and says what it ended', async () => {
       const tty = await openShell(t);
       // One in its own session; one daemonized twice over (its parent exits, init adopts it).
-      await run(t, tty, `setsid sleep 4343 & (setsid sh -c 'sleep 4344 & exit' &) ; sleep 0.3; echo spawned`);
+      const seconds = 5000 + 2 * Math.floor(Math.random() * 450);
+      await run(t, tty, `setsid sleep ${seconds} & (setsid sh -c 'sleep ${seconds + 1} & exit' &) ; sleep 0.3; echo spawned`);
       const result = await t.manager.close(tty);
       const names = (result.ended ?? []).map((p) => p.name);
       expect(names).toContain('bash');
       expect(names.filter((n) => n === 'sleep').length).toBeGreaterThanOrEqual(2);
-      const left = await t.sandbox.run(['sh', '-c', 'ps -eo args | grep -c "^sleep 434[34]" || true']);
+      const left = await t.sandbox.run(['sh', '-c', `ps -eo args | grep -cE "^sleep (${seconds}|${seconds + 1})$" || true`]);
       expect(left.stdout.trim()).toBe('0');
     });
 

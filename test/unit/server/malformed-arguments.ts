@@ -4,15 +4,7 @@
  * failure can be reproduced). Shared by the unit fuzz test and the stdio fuzz test.
  */
 
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 0x100000000;
-  };
-}
+export { seededRandom } from '../../../bench/lib/seeded-random.mjs';
 
 const HUGE = 'x'.repeat(2_000_000);
 
