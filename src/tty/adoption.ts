@@ -3,11 +3,14 @@ import { keepLostScrollback } from '../observe/tty-files.js';
 import { createTty } from './new-tty.js';
 import { needsRelocation, relocate } from './relocation.js';
 import { normalizeProgram } from './program-name.js';
-import type { TerminalState } from './terminal-host.js';
+import type { TerminalSnapshot, TerminalState } from './terminal-host.js';
 import { normalCursor } from './tty.js';
 import { type TtyContext, agentPath } from './tty-context.js';
 import { type AdoptReport, type LostTty, MAX_TTYS } from './types.js';
 import { type UntilPattern, type UntilSpec, compileUntil } from './until.js';
+
+/** Rows captured above the first one needed at re-adoption: what a terminal may print between being listed and captured. */
+const ADOPT_SLACK_ROWS = 200;
 
 /**
  * At start: re-attach every terminal the host still has (those the saved state knows, and
@@ -53,9 +56,18 @@ async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: Te
   // lacks (often just the screen). Older history stays in the host and in the file; parsing
   // it again made re-adopting 20 long terminals cost a second of CPU.
   const wanted = trimmed ? 0 : Math.max(0, Math.min(before?.markRow ?? 0, before?.scrollbackRows ?? 0, terminal.historySize));
-  const from = wanted === 0 ? undefined : wanted - terminal.historySize;
-  // Output up to the snapshot is in it; output after it is kept and replayed when the terminal is added.
-  const snapshot = await ctx.host.snapshot(terminal, from, () => ctx.ttys.forgetEarly(terminal.id), { plainRows: trimmed !== undefined });
+  // tmux counts the start of a capture up from the screen at the capture's instant, and the terminal
+  // may have printed more since it was listed: capture with some slack, and again if that was not enough
+  // (the capture's own instant tells which row it began with), the last time the whole history.
+  let history = terminal.historySize;
+  let from: number | undefined;
+  let snapshot: TerminalSnapshot | undefined;
+  for (let attempt = 0; !snapshot || (from !== undefined && Math.max(0, snapshot.state.historySize + from) > wanted); attempt++) {
+    from = wanted === 0 || attempt === 2 ? undefined : wanted - history - ADOPT_SLACK_ROWS;
+    // Output up to the snapshot is in it; output after it is kept and replayed when the terminal is added.
+    snapshot = await ctx.host.snapshot(terminal, from, () => ctx.ttys.forgetEarly(terminal.id), { plainRows: trimmed !== undefined });
+    history = snapshot.state.historySize;
+  }
   const now = snapshot.state;
   const relocated = before && trimmed && snapshot.plainRows ? relocate(before, snapshot.plainRows, trimmed.limit) : undefined;
   const saved = relocated?.state ?? before;
