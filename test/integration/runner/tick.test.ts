@@ -207,6 +207,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     controller.abort();
     const cancelled = await running.done;
     expect(cancelled).toMatchObject({ status: 'interrupted', errorClass: 'aborted' });
+    await pollUntil(async () => (await readFile(path.join(t!.dataDir, 'post-tick.status'), 'utf8').catch(() => '')) !== '', 'the post-tick hook', 20_000);
     expect((await readFile(path.join(t.dataDir, 'post-tick.status'), 'utf8')).trim()).toBe('abnormal');
     expect(await survivors(t.pidFile)).toEqual([]);
   });
