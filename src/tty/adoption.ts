@@ -1,7 +1,7 @@
 import { type TtyState, loadSeenState } from '../observe/seen-store.js';
 import { keepLostScrollback } from '../observe/tty-files.js';
 import { createTty } from './new-tty.js';
-import { needsRelocation, relocate } from './relocation.js';
+import { checkAnchor, mayHaveTrimmed, relocate } from './relocation.js';
 import { normalizeProgram } from './program-name.js';
 import type { TerminalSnapshot, TerminalState } from './terminal-host.js';
 import { normalCursor } from './tty.js';
@@ -51,25 +51,32 @@ async function recordLost(ctx: TtyContext, state: TtyState): Promise<LostTty> {
 /** Re-attach a live terminal: seed an emulator from the host's history and work out what the agent has not seen. */
 async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: TerminalState): Promise<void> {
   // tmux may have trimmed its history meanwhile: then every saved row moved up (found in the whole history).
-  const trimmed = before && (await needsRelocation(ctx.host, terminal.id, before));
-  // Only the rows still needed: what the agent has not seen and what the scrollback file
-  // lacks (often just the screen). Older history stays in the host and in the file; parsing
-  // it again made re-adopting 20 long terminals cost a second of CPU.
-  const wanted = trimmed ? 0 : Math.max(0, Math.min(before?.markRow ?? 0, before?.scrollbackRows ?? 0, terminal.historySize));
+  const check = before && (await checkAnchor(ctx.host, terminal.id, before));
+  let relocating = check?.moved === true;
   // tmux counts the start of a capture up from the screen at the capture's instant, and the terminal
   // may have printed more since it was listed: capture with some slack, and again if that was not enough
   // (the capture's own instant tells which row it began with), the last time the whole history.
   let history = terminal.historySize;
   let from: number | undefined;
   let snapshot: TerminalSnapshot | undefined;
-  for (let attempt = 0; !snapshot || (from !== undefined && Math.max(0, snapshot.state.historySize + from) > wanted); attempt++) {
-    from = wanted === 0 || attempt === 2 ? undefined : wanted - history - ADOPT_SLACK_ROWS;
+  for (let attempt = 0; ; attempt++) {
+    // Only the rows still needed: what the agent has not seen and what the scrollback file
+    // lacks (often just the screen). Older history stays in the host and in the file; parsing
+    // it again made re-adopting 20 long terminals cost a second of CPU.
+    const wanted = relocating ? 0 : Math.max(0, Math.min(before?.markRow ?? 0, before?.scrollbackRows ?? 0, terminal.historySize));
+    from = wanted === 0 || attempt >= 2 ? undefined : wanted - history - ADOPT_SLACK_ROWS;
     // Output up to the snapshot is in it; output after it is kept and replayed when the terminal is added.
-    snapshot = await ctx.host.snapshot(terminal, from, () => ctx.ttys.forgetEarly(terminal.id), { plainRows: trimmed !== undefined });
+    snapshot = await ctx.host.snapshot(terminal, from, () => ctx.ttys.forgetEarly(terminal.id), { plainRows: relocating });
     history = snapshot.state.historySize;
+    // tmux trimmed between the check and the capture: the saved rows moved after all.
+    if (check && !relocating && mayHaveTrimmed(history, check.limit)) {
+      relocating = true;
+      continue;
+    }
+    if (from === undefined || Math.max(0, history + from) <= wanted) break;
   }
   const now = snapshot.state;
-  const relocated = before && trimmed && snapshot.plainRows ? relocate(before, snapshot.plainRows, trimmed.limit) : undefined;
+  const relocated = before && check && relocating && snapshot.plainRows ? relocate(before, snapshot.plainRows, check.limit) : undefined;
   const saved = relocated?.state ?? before;
   const markRow = saved ? (now.historySize < saved.markHistory ? 0 : saved.markRow) : 0;
   const identity = {

@@ -19,17 +19,22 @@ export interface GoneRows {
  * it drops the oldest tenth at once, so rows move up by a multiple of limit/10; below
  * limit - limit/10 it has never dropped any. The saved state names rows in the numbering of its
  * day, with the rows that were just above the cursor then (the anchor). Before adopting:
- * does the anchor still sit where it was? Then nothing moved; otherwise adoption captures the
- * whole history (plain rows, at the snapshot's instant) and relocates there.
+ * does the anchor still sit where it was, and has tmux never trimmed? Then nothing moved
+ * (`moved` false; the capture must confirm that tmux still had not trimmed at its own
+ * instant: see mayHaveTrimmed); otherwise adoption captures the whole history (plain rows, at
+ * the snapshot's instant) and relocates there.
  */
-export async function needsRelocation(host: TerminalHost, id: string, saved: TtyState): Promise<{ limit: number } | undefined> {
+export async function checkAnchor(host: TerminalHost, id: string, saved: TtyState): Promise<{ moved: boolean; limit: number } | undefined> {
   const anchor = saved.anchor;
   if (!anchor) return undefined;
   const here = await host.rowsAt(id, [windowAt(anchor, 0)]);
   if (!here) return undefined;
-  const step = trimStep(here.historyLimit);
-  if (matches(anchor, here.windows[0]) && here.historySize < here.historyLimit - step) return undefined;
-  return { limit: here.historyLimit };
+  return { moved: !matches(anchor, here.windows[0]) || mayHaveTrimmed(here.historySize, here.historyLimit), limit: here.historyLimit };
+}
+
+/** Could tmux have dropped rows by the time its history held `historySize` rows? (Never below limit - limit/10.) */
+export function mayHaveTrimmed(historySize: number, limit: number): boolean {
+  return historySize >= limit - trimStep(limit);
 }
 
 /**
