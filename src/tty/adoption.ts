@@ -52,6 +52,7 @@ async function recordLost(ctx: TtyContext, state: TtyState): Promise<LostTty> {
 async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: TerminalState): Promise<void> {
   // tmux may have trimmed its history meanwhile: then every saved row moved up (found in the whole history).
   const check = before && (await checkAnchor(ctx.host, terminal.id, before));
+  const limit = check?.limit ?? ctx.config.history_limit;
   let relocating = check?.moved === true;
   // tmux counts the start of a capture up from the screen at the capture's instant, and the terminal
   // may have printed more since it was listed: capture with some slack, and again if that was not enough
@@ -68,15 +69,17 @@ async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: Te
     // Output up to the snapshot is in it; output after it is kept and replayed when the terminal is added.
     snapshot = await ctx.host.snapshot(terminal, from, () => ctx.ttys.forgetEarly(terminal.id), { plainRows: relocating });
     history = snapshot.state.historySize;
-    // tmux trimmed between the check and the capture: the saved rows moved after all.
-    if (check && !relocating && mayHaveTrimmed(history, check.limit)) {
+    // tmux trimmed between the check and the capture, or its history shrank otherwise: the saved rows
+    // moved after all (taking every row of the history as unseen instead showed thousands again, unlabelled).
+    if (before?.anchor && !relocating && (mayHaveTrimmed(history, limit) || history < before.markHistory)) {
       relocating = true;
       continue;
     }
     if (from === undefined || Math.max(0, history + from) <= wanted) break;
   }
   const now = snapshot.state;
-  const relocated = before && check && relocating && snapshot.plainRows ? relocate(before, snapshot.plainRows, check.limit) : undefined;
+  const relocated = before && relocating && snapshot.plainRows ? relocate(before, snapshot.plainRows, now.historySize, limit) : undefined;
+  if (relocated && relocated.found !== 'trimmed') ctx.logger.warn({ tty: terminal.number, found: relocated.found, gone: relocated.gone }, 'the saved rows were not where tmux trims leave them');
   const saved = relocated?.state ?? before;
   const markRow = saved ? (now.historySize < saved.markHistory ? 0 : saved.markRow) : 0;
   const identity = {

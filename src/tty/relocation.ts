@@ -39,25 +39,28 @@ export function mayHaveTrimmed(historySize: number, limit: number): boolean {
 
 /**
  * Find the anchor among the shifts tmux can have made, in `rows` (the whole history and
- * screen as plain rows, row 0 the oldest), and move every saved row by the same amount.
- * Rows after the agent's mark that fell off the top are gone: counted exactly while the
- * anchor is still there, as a lower bound once it is not.
+ * screen as plain rows, row 0 the oldest, when tmux held `historySize` rows of history), and
+ * move every saved row by the same amount. Rows after the agent's mark that fell off the top
+ * are gone: counted exactly while the anchor is still there, as a lower bound once it is not.
+ * `found` says where the anchor was: at a shift tmux's trims explain, elsewhere (our numbering
+ * slipped; the marks slipped with it, so they move by the same amount), or nowhere.
  */
-export function relocate(saved: TtyState, rows: readonly string[], limit: number): { state: TtyState; gone?: GoneRows } {
+export function relocate(
+  saved: TtyState,
+  rows: readonly string[],
+  historySize: number,
+  limit: number,
+): { state: TtyState; gone?: GoneRows; found: 'trimmed' | 'elsewhere' | 'nowhere' } {
   const anchor = saved.anchor;
-  if (!anchor) return { state: saved };
+  if (!anchor) return { state: saved, found: 'nowhere' };
   const step = trimStep(limit);
-  let shift = 0;
-  let exact = false;
-  for (; windowAt(anchor, shift).from >= 0; shift += step) {
-    const { from, to } = windowAt(anchor, shift);
-    if (matches(anchor, rows.slice(from, to + 1))) {
-      exact = true;
-      break;
-    }
-  }
+  const atStep = findAtStep(anchor, rows, step);
+  const at = atStep ?? findAnywhere(anchor, rows);
+  const found = atStep !== undefined ? 'trimmed' : at !== undefined ? 'elsewhere' : 'nowhere';
   // Not found, and tmux has never trimmed: the rows changed otherwise (a clear, a resize); keep the marks.
-  if (!exact && rows.length < limit - step) return { state: saved };
+  if (at === undefined && !mayHaveTrimmed(historySize, limit)) return { state: saved, found };
+  // Not found: at least as far as the anchor's own rows were trimmed.
+  const shift = at ?? firstShiftPast(anchor, step);
   const shownRow = Math.max(saved.markRow, saved.shown?.row ?? 0);
   const goneRows = Math.max(0, shift - shownRow);
   const maybeSeen = Math.max(0, Math.min(shift, shownRow) - saved.markRow);
@@ -70,7 +73,34 @@ export function relocate(saved: TtyState, rows: readonly string[], limit: number
   delete state.shown;
   delete state.anchor;
   if (saved.shown && saved.shown.row - shift > state.markRow) state.shown = { ...saved.shown, row: saved.shown.row - shift, history: Math.max(0, saved.shown.history - shift) };
-  return goneRows + maybeSeen > 0 ? { state, gone: { rows: goneRows, maybeSeen, atLeast: !exact, limit } } : { state };
+  return goneRows + maybeSeen > 0 ? { state, gone: { rows: goneRows, maybeSeen, atLeast: at === undefined, limit }, found } : { state, found };
+}
+
+/** The smallest shift by whole trims at which the anchor's rows are. */
+function findAtStep(anchor: Anchor, rows: readonly string[], step: number): number | undefined {
+  for (let shift = 0; windowAt(anchor, shift).from >= 0; shift += step) {
+    const { from, to } = windowAt(anchor, shift);
+    if (matches(anchor, rows.slice(from, to + 1))) return shift;
+  }
+  return undefined;
+}
+
+/** The shift at which the anchor's rows are, if they are at exactly one place (blank or repeated rows match many). */
+function findAnywhere(anchor: Anchor, rows: readonly string[]): number | undefined {
+  let found: number | undefined;
+  for (let from = 0; from + anchor.rows <= rows.length; from++) {
+    if (!matches(anchor, rows.slice(from, from + anchor.rows))) continue;
+    if (found !== undefined) return undefined;
+    found = anchor.row - anchor.rows + 1 - from;
+  }
+  return found;
+}
+
+/** The first shift by whole trims that drops the anchor's top row. */
+function firstShiftPast(anchor: Anchor, step: number): number {
+  let shift = 0;
+  while (windowAt(anchor, shift).from >= 0) shift += step;
+  return shift;
 }
 
 /** The anchor's digest: the rows' text without trailing blanks (the host's plain capture drops them too). */
