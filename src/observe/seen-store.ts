@@ -36,6 +36,8 @@ const ttyStateSchema = z.object({
    * where they are now tells how many rows tmux trimmed from its history meanwhile.
    */
   anchor: z.object({ row: z.int(), rows: z.int().min(1), hash: z.string() }).optional(),
+  /** Rows gone unseen (trimmed past the history limit) that no reply is known to have told the agent of yet. */
+  gone: z.object({ rows: z.int().min(0), maybeSeen: z.int().min(0), atLeast: z.boolean(), limit: z.int().min(1) }).optional(),
   /** The prompt or regex set at open that ends waits on this terminal. */
   until: z.object({ prompt: z.string().optional(), regex: z.string().optional() }).optional(),
 });

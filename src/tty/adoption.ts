@@ -114,7 +114,7 @@ async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: Te
   const changed = !saved || tty.digest(normalCursor(now)) !== saved.markDigest || now.historySize < saved.markHistory;
   tty.tracker.adopted(emulator, changed);
   const shown = saved?.shown && now.historySize >= saved.shown.history ? saved.shown : undefined;
-  tty.marks.restore({ row: markRow, history: saved?.markHistory ?? 0, digest: saved?.markDigest ?? '' }, shown, relocated?.gone);
+  tty.marks.restore({ row: markRow, history: saved?.markHistory ?? 0, digest: saved?.markDigest ?? '' }, shown, saved?.gone, relocated?.gone);
   if (relocated?.gone) ctx.logger.warn({ tty: tty.number, ...relocated.gone }, 'rows printed while no server was attached were trimmed by tmux before anyone saw them');
   if (saved?.until) tty.until = compileSaved(saved.until);
   ctx.ttys.add(tty);

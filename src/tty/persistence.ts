@@ -47,6 +47,7 @@ export class Persistence {
       scrollbackRows: Math.max(0, t.marks.hostRow(t.files.scrollbackRows)),
       ...(t.marks.shownMark ? { shown: t.marks.shownMark } : {}),
       ...withAnchor(t.marks.anchor(t.emulator)),
+      ...(t.marks.untold ? { gone: t.marks.untold } : {}),
       ...(t.until ? { until: t.until.kind === 'prompt' ? { prompt: t.until.prompt } : { regex: t.until.source } } : {}),
     }));
     const write = this.saving.then(() => saveSeenState(this.ctx.paths.kernelState, ttys));

@@ -45,6 +45,8 @@ export class SeenMarks {
   private inFlight: Array<{ id: string; mark: OwnMark }> = [];
   /** Rows printed while no server was attached that the host trimmed before anyone saw them (reported once). */
   private ownGone: GoneRows | undefined;
+  /** The gone rows as told by a reply not yet known delivered: a restart tells them again. */
+  private goneInFlight: { id: string; gone: GoneRows } | undefined;
   /** Rows our numbering counts that the host no longer has (it trimmed its history), at the last sync. */
   private hostOffset = 0;
   /** After a restart: rows before this (our numbering) may have been shown by a reply that did not arrive. */
@@ -62,6 +64,10 @@ export class SeenMarks {
   /** Rows lost before anyone saw them, for the next report. */
   get gone(): GoneRows | undefined {
     return this.ownGone;
+  }
+  /** Gone rows no reply is known to have told the agent of (saved, so that a restart tells them). */
+  get untold(): GoneRows | undefined {
+    return this.ownGone ?? this.goneInFlight?.gone;
   }
   /** The host described the terminal when we had counted `scrolls` scrolled rows. */
   hostHad(scrolls: number, historySize: number): void {
@@ -81,6 +87,7 @@ export class SeenMarks {
   /** A reply (`deliveryId`; undefined: the caller has it already) shows everything up to `abs`. */
   shown(deliveryId: string | undefined, mark: OwnMark): void {
     this.repeatUntil = undefined;
+    if (this.ownGone && deliveryId !== undefined) this.goneInFlight = { id: deliveryId, gone: this.ownGone };
     this.ownGone = undefined;
     if (deliveryId === undefined) this.delivered = mark;
     else this.inFlight.push({ id: deliveryId, mark });
@@ -91,17 +98,22 @@ export class SeenMarks {
     if (index < 0) return false;
     this.delivered = this.inFlight[index]!.mark;
     this.inFlight.splice(0, index + 1);
+    if (this.goneInFlight && !this.inFlight.some((f) => f.id === this.goneInFlight?.id)) this.goneInFlight = undefined;
     return true;
   }
-  /** After re-adoption (our numbering is the host's now): the marks the server before saved. */
-  restore(mark: HostMark, shown: HostMark | undefined, gone?: GoneRows): void {
+  /**
+   * After re-adoption (our numbering is the host's now): the marks the server before saved, and
+   * the rows gone unseen (those it had not told yet, then those found trimmed since).
+   */
+  restore(mark: HostMark, shown: HostMark | undefined, untold?: GoneRows, gone?: GoneRows): void {
     const own = (m: HostMark): OwnMark => ({ abs: m.row, scrolls: m.history, digest: m.digest });
     this.delivered = own(mark);
     if (shown && shown.row > mark.row) {
       this.inFlight = [{ id: 'before-restart', mark: own(shown) }];
       this.repeatUntil = shown.row;
     }
-    if (gone && gone.rows + gone.maybeSeen > 0) this.ownGone = gone;
+    const all = untold && gone ? followedBy(untold, gone) : (gone ?? untold);
+    if (all && all.rows + all.maybeSeen > 0) this.ownGone = all;
   }
   /** How many rows from `markAbs` on may repeat a reply lost in a restart. */
   possiblyRepeatedRows(markAbs: number): number {
@@ -113,4 +125,9 @@ export class SeenMarks {
     const cursorY = mark.abs - mark.scrolls;
     return { row: Math.max(0, history + cursorY), history: Math.max(0, history), digest: mark.digest };
   }
+}
+
+/** Gone rows told as one: `later` were trimmed after `earlier` (rows a lost reply may have shown between them count as gone). */
+function followedBy(earlier: GoneRows, later: GoneRows): GoneRows {
+  return { rows: earlier.rows + later.maybeSeen + later.rows, maybeSeen: earlier.maybeSeen, atLeast: earlier.atLeast || later.atLeast, limit: later.limit };
 }

@@ -82,4 +82,34 @@ describe('re-adoption across a tmux history trim (host tmux)', () => {
     expect({ ...verdict, lost: verdict.lost.length }, after).toEqual({ lost: 0, announcedGone: 0, wrongGoneCounts: 0, unlabelledRepeats: [], labelledRepeats: 0, inconsistentElisions: 0, last: 1050 });
     expect(after).not.toMatch(/gone|possibly repeated/);
   }, 120_000);
+
+  it('tells the lines gone unseen even when the server that found them stopped before telling', async () => {
+    const { tty } = await t.manager.open();
+    await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
+    const [seen, more] = [path.join(dir, 'seen'), path.join(dir, 'more')];
+    // The agent sees up to L-850; the server takes in 100 more lines the agent never looks at; then,
+    // with no server attached, 900 more: tmux trims 900 rows, the last 50 or so never seen.
+    const script = path.join(dir, 'gone.sh');
+    const hold = (flag: string) => `while [ ! -e ${flag} ]; do sleep 0.05; done`;
+    await writeFile(script, `seq -f L-%g 1 850\n${hold(seen)}\nseq -f L-%g 851 950\n${hold(more)}\nseq -f L-%g 951 1850\necho done-marker\n`);
+    await t.manager.type({ tty, expect: 'bash', text: `clear; bash ${script}` });
+    const reports: Array<{ text: string }> = [];
+    await reportsUntil(t.manager, tty, /^L-850$/m, reports);
+    await writeFile(seen, '');
+    await expect.poll(() => t.manager.screenOf(tty)?.ansi.includes('L-950'), { timeout: 30_000 }).toBe(true);
+    await t.manager.dispose();
+
+    const socket = tmuxSocketName(t.sandbox, t.test.name);
+    const paneText = async () => (await t.sandbox.run(tmuxArgv(socket, 'capture-pane', '-p', '-t', `kernel:${tty}`), { env: { TMUX: '' } })).stdout;
+    await writeFile(more, '');
+    await expect.poll(paneText, { timeout: 30_000 }).toMatch(/^done-marker$/m);
+    // This server finds the rows gone, and stops before any wait tells the agent.
+    await (await t.restart()).dispose();
+
+    await reportsUntil(await t.restart(), tty, /^done-marker$/m, reports);
+    const verdict = checkNothingLost(reports);
+    // The note's count is the gap exactly (wrongGoneCounts 0): L-851 up to the first line tmux kept.
+    expect({ ...verdict, lost: verdict.lost.length }, reports.at(-1)?.text).toEqual({ lost: 0, announcedGone: expect.any(Number), wrongGoneCounts: 0, unlabelledRepeats: [], labelledRepeats: 0, inconsistentElisions: 0, last: 1850 });
+    expect(verdict.announcedGone).toBeGreaterThan(0);
+  }, 120_000);
 });
