@@ -45,8 +45,6 @@ export class SeenMarks {
   private inFlight: Array<{ id: string; mark: OwnMark }> = [];
   /** Rows printed while no server was attached that the host trimmed before anyone saw them (reported once). */
   private ownGone: GoneRows | undefined;
-  /** The gone rows as told by a reply not yet known delivered: a restart tells them again. */
-  private goneInFlight: { id: string; gone: GoneRows } | undefined;
   /** Rows our numbering counts that the host no longer has (it trimmed its history), at the last sync. */
   private hostOffset = 0;
   /** After a restart: rows before this (our numbering) may have been shown by a reply that did not arrive. */
@@ -65,9 +63,12 @@ export class SeenMarks {
   get gone(): GoneRows | undefined {
     return this.ownGone;
   }
-  /** Gone rows no reply is known to have told the agent of (saved, so that a restart tells them). */
+  /**
+   * Gone rows no reply has told the agent of yet (saved, so that a restart tells them). Once a
+   * reply carried them they are not saved: it may have arrived, and a second note would count twice.
+   */
   get untold(): GoneRows | undefined {
-    return this.ownGone ?? this.goneInFlight?.gone;
+    return this.ownGone;
   }
   /** The host described the terminal when we had counted `scrolls` scrolled rows. */
   hostHad(scrolls: number, historySize: number): void {
@@ -87,7 +88,6 @@ export class SeenMarks {
   /** A reply (`deliveryId`; undefined: the caller has it already) shows everything up to `abs`. */
   shown(deliveryId: string | undefined, mark: OwnMark): void {
     this.repeatUntil = undefined;
-    if (this.ownGone && deliveryId !== undefined) this.goneInFlight = { id: deliveryId, gone: this.ownGone };
     this.ownGone = undefined;
     if (deliveryId === undefined) this.delivered = mark;
     else this.inFlight.push({ id: deliveryId, mark });
@@ -98,7 +98,6 @@ export class SeenMarks {
     if (index < 0) return false;
     this.delivered = this.inFlight[index]!.mark;
     this.inFlight.splice(0, index + 1);
-    if (this.goneInFlight && !this.inFlight.some((f) => f.id === this.goneInFlight?.id)) this.goneInFlight = undefined;
     return true;
   }
   /**
