@@ -1,5 +1,5 @@
 import type { ForegroundProbe } from './foreground-probe.js';
-import { type ForegroundSample, actedSince, classifyForeground, sampleSignature } from './input-wait.js';
+import { type ForegroundSample, actedSince, classifyForeground, sampleSignature, waitTimerMs } from './input-wait.js';
 import type { Tty } from './tty.js';
 
 /** Output must have stopped this long before the foreground is asked. */
@@ -13,11 +13,15 @@ const CONFIRM_MS = 12;
  */
 const TYPED_QUIET_MS = 250;
 /**
- * After a type, how long a program that waits with a timer must have been quiet: vim's escape
- * timeout (ttimeoutlen, 100 ms by default) and its exit both wait in a timed poll on the
- * terminal while the keys are still being acted on.
+ * After a type, how long a program that waits with a timer of unknown length must have been
+ * quiet: vim's escape timeout (ttimeoutlen, 100 ms by default) and its exit both wait in a
+ * timed poll on the terminal while the keys are still being acted on.
  */
 const TIMED_QUIET_MS = 150;
+/** A timer this long is an idle wait (vim's updatetime, 4 s; top's refresh), not the end of a key. */
+const IDLE_TIMER_MS = 1000;
+/** After a type, a program with a shorter timer must have been quiet its timer's length plus this. */
+const TIMER_MARGIN_MS = 25;
 /** A terminal quiet this long whose program waits at a prompt is asking the agent something. */
 const ASKING_QUIET_MS = 200;
 
@@ -116,11 +120,13 @@ export class InputWatch {
       return false;
     }
     // After a type the program must have acted on the keys: it ran since they went out and waits on the
-    // terminal again (with a timer, as vim after a key, it must also have drawn since, and then been
-    // quiet a while: its timer may be the one that finishes the keys). Else: quiet since the output.
+    // terminal again, without a timer or with an idle one. With a short timer (vim after Escape) it must
+    // also have drawn since, and then been quiet longer than its timer: the timer may finish the keys.
     if (pending?.kind === 'type') {
+      const timer = verdict === 'input-timed' ? waitTimerMs(sample) : undefined;
+      const idle = verdict === 'input' || (timer !== undefined && timer >= IDLE_TIMER_MS);
       const quiet = at - Math.max(tty.emulator.lastOutputAt, pending.at);
-      const needed = !this.actedOnKeys(tty, sample, verdict) ? TYPED_QUIET_MS : verdict === 'input-timed' ? TIMED_QUIET_MS : 0;
+      const needed = !this.actedOnKeys(tty, sample, idle) ? TYPED_QUIET_MS : idle ? 0 : timer === undefined ? TIMED_QUIET_MS : timer + TIMER_MARGIN_MS;
       if (quiet < needed) {
         this.soon(needed - quiet);
         return false;
@@ -129,11 +135,11 @@ export class InputWatch {
     return true;
   }
 
-  private actedOnKeys(tty: Tty, sample: ForegroundSample | undefined, verdict: 'input' | 'input-timed'): boolean {
+  private actedOnKeys(tty: Tty, sample: ForegroundSample | undefined, idle: boolean): boolean {
     const pending = tty.pending;
     const before = this.beforeKeys.get(tty);
     if (!pending || before?.at !== pending.at || !actedSince(before.sample, sample)) return false;
-    return verdict === 'input' || tty.emulator.lastOutputAt > pending.at;
+    return idle || tty.emulator.lastOutputAt > pending.at;
   }
 
   private soon(ms: number): void {
