@@ -18,8 +18,11 @@ const TYPED_QUIET_MS = 250;
  * timed poll on the terminal while the keys are still being acted on.
  */
 const TIMED_QUIET_MS = 150;
-/** A timer this long is an idle wait (vim's updatetime, 4 s; top's refresh), not the end of a key. */
-const IDLE_TIMER_MS = 1000;
+/**
+ * A timer this long is an idle wait (vim's updatetime, 4 s; top's refresh, 3 s), not the end of
+ * a key: vim waits up to timeoutlen (1 s) for the rest of a key code (vim-tiny after Escape).
+ */
+const IDLE_TIMER_MS = 2000;
 /** After a type, a program with a shorter timer must have been quiet its timer's length plus this. */
 const TIMER_MARGIN_MS = 25;
 /** A terminal quiet this long whose program waits at a prompt is asking the agent something. */
@@ -40,6 +43,8 @@ export class InputWatch {
   private readonly seen = new WeakMap<Tty, Seen>();
   /** The foreground just before the agent's keys went out, by the pending action's time. */
   private readonly beforeKeys = new WeakMap<Tty, { at: number; sample: ForegroundSample }>();
+  /** The first short timed wait seen after the keys (by the pending action's time). */
+  private readonly timedAfterKeys = new WeakMap<Tty, { at: number; sample: ForegroundSample }>();
   /** When wait() should look again to confirm (ms from now); undefined: nothing to confirm. */
   recheckInMs: number | undefined;
 
@@ -121,18 +126,29 @@ export class InputWatch {
     }
     // After a type the program must have acted on the keys: it ran since they went out and waits on the
     // terminal again, without a timer or with an idle one. With a short timer (vim after Escape) it must
-    // also have drawn since, and then been quiet longer than its timer: the timer may finish the keys.
+    // also have drawn since, and then outlived that timer (the timer may finish the keys): quiet longer
+    // than it, or seen to wake from a timed wait after the keys (top redrawing more often than that).
     if (pending?.kind === 'type') {
       const timer = verdict === 'input-timed' ? waitTimerMs(sample) : undefined;
       const idle = verdict === 'input' || (timer !== undefined && timer >= IDLE_TIMER_MS);
+      const acted = this.actedOnKeys(tty, sample, idle);
       const quiet = at - Math.max(tty.emulator.lastOutputAt, pending.at);
-      const needed = !this.actedOnKeys(tty, sample, idle) ? TYPED_QUIET_MS : idle ? 0 : timer === undefined ? TIMED_QUIET_MS : timer + TIMER_MARGIN_MS;
+      const outlived = acted && !idle && this.outlivedTimedWait(tty, sample, pending.at);
+      const needed = !acted ? TYPED_QUIET_MS : idle || outlived ? 0 : timer === undefined ? TIMED_QUIET_MS : timer + TIMER_MARGIN_MS;
       if (quiet < needed) {
         this.soon(needed - quiet);
         return false;
       }
     }
     return true;
+  }
+
+  /** Has the program run since the first timed wait seen after the keys? No keys came since, so its timer woke it. */
+  private outlivedTimedWait(tty: Tty, sample: ForegroundSample | undefined, keysAt: number): boolean {
+    const first = this.timedAfterKeys.get(tty);
+    if (first?.at === keysAt) return actedSince(first.sample, sample);
+    if (sample) this.timedAfterKeys.set(tty, { at: keysAt, sample });
+    return false;
   }
 
   private actedOnKeys(tty: Tty, sample: ForegroundSample | undefined, idle: boolean): boolean {
