@@ -2,9 +2,12 @@ import type { ForegroundProbe } from './foreground-probe.js';
 import { type ForegroundSample, actedSince, classifyForeground, sampleSignature, waitTimerMs } from './input-wait.js';
 import type { Tty } from './tty.js';
 
-/** Output must have stopped this long before the foreground is asked. */
-const QUIET_MS = 12;
-/** Two answers this far apart, with nothing in between, confirm a program is waiting for input. */
+/** Output must have stopped this long before the foreground is asked (not while it streams). */
+const QUIET_MS = 4;
+/**
+ * Two answers this far apart, with no output and no wake-up in between, confirm a program is
+ * waiting for input: what it printed before it blocked has had this long to arrive.
+ */
 const CONFIRM_MS = 12;
 /**
  * After a type, when the probe cannot tell that the program read the keys (no sample from
