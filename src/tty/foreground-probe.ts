@@ -9,18 +9,19 @@ import { type ForegroundProcess, type ForegroundSample, timedWaitSyscalls } from
  * The group is found from the leader's parent down (`/proc/PID/task/TID/children`), or by
  * reading every process when the kernel has no children files or the leader is gone: a
  * group member whose parent died is missed by the walk (it then counts as not there).
- * A process blocked on one fd with a timer, or polling one fd, also gets a `W` line: whether
- * that fd is the terminal and the timer's length in ms, read from its memory (dd, od: only
- * for such processes). Its output is the sandbox's word and is parsed as hostile input.
+ * A process blocked on one fd with a timer, polling one fd, or reading an fd other than 0 also
+ * gets a `W` line: whether that fd is the terminal, and the timer's length in ms; the timer
+ * and a poll's fd are read from its memory (dd, od: only for such processes). Its output is the sandbox's word and is parsed as hostile input.
  */
 export function probeScript(arch: string = process.arch): string {
   const nrs = timedWaitSyscalls(arch);
   const list = (n: number[]) => ` ${n.join(' ')} `;
   return `shopt -s nullglob
-sel='${list(nrs.select)}' psel='${list(nrs.pselect)}' pl='${list(nrs.poll)}' ppl='${list(nrs.ppoll)}'
+sel='${list(nrs.select)}' psel='${list(nrs.pselect)}' pl='${list(nrs.poll)}' ppl='${list(nrs.ppoll)}' rd='${list(nrs.read)}'
 mem() { m=(); [[ $1 =~ ^0x[0-9a-f]{1,16}$ && $1 != 0x0 ]] || return 0; read -r -a m <<< "$(dd if=/proc/$p/mem bs=$2 count=1 iflag=skip_bytes skip=$(($1)) 2>/dev/null | od -An -t$3)"; }
 timer() { mem $1 16 u8; [[ \${m[0]:-} =~ ^[0-9]{1,7}$ && \${m[1]:-} =~ ^[0-9]{1,10}$ ]] && t=$(( m[0] * 1000 + (m[1] + $2 - 1) / $2 )); }
-pollfd() { mem $1 4 d4; [[ \${m[0]:-} =~ ^[0-9]{1,9}$ ]] || return 0; if [[ /proc/$p/fd/\${m[0]} -ef /proc/$pane/fd/0 ]]; then w=1; else w=0; fi; }
+ttyfd() { if [[ /proc/$p/fd/$1 -ef /proc/$pane/fd/0 ]]; then w=1; else w=0; fi; }
+pollfd() { mem $1 4 d4; [[ \${m[0]:-} =~ ^[0-9]{1,9}$ ]] && ttyfd \${m[0]}; }
 emit() {
   local d=/proc/$1 l= sc= wc= ss=
   read -r l 2>/dev/null < $d/stat || [[ -n $l ]] || return 0
@@ -39,6 +40,7 @@ emit() {
   elif [[ $psel == *" \${a[0]} "* && \${a[1]:-} == 0x1 ]]; then timer "\${a[5]:-}" 1000000
   elif [[ $pl == *" \${a[0]} "* && \${a[2]:-} == 0x1 ]]; then pollfd "\${a[1]:-}"
   elif [[ $ppl == *" \${a[0]} "* && \${a[2]:-} == 0x1 ]]; then pollfd "\${a[1]:-}"; timer "\${a[3]:-}" 1000000
+  elif [[ $rd == *" \${a[0]} "* && \${a[1]:-} =~ ^0x[0-9a-f]{1,8}$ && \${a[1]} != 0x0 ]]; then ttyfd $((a[1]))
   else return 0; fi
   [[ $w$t == -- ]] || printf 'W %s %s %s\\n' "$p" "$w" "$t"
 }

@@ -22,8 +22,9 @@ export interface ForegroundProcess {
   /** The command name (`comm`), non-printing characters replaced. */
   name: string;
   /**
-   * For a poll on one fd: is that fd the terminal? Read from the process's memory;
-   * undefined when unreadable (then the terminal is assumed, as before memory was read).
+   * For a poll on one fd, or a read on an fd other than 0: is that fd the terminal? (A poll's
+   * fd is read from the process's memory; undefined when unreadable: a poll then counts as on
+   * the terminal, a read on another fd as not.)
    */
   pollsTerminal?: boolean;
   /** The length of a select/ppoll timer, from the process's memory (ms); undefined when unread. */
@@ -94,7 +95,8 @@ export function classifyProcess(process: ForegroundProcess, arch: string = globa
   if (process.state !== 'S') return process.state === 'T' || process.state === 'Z' ? 'neutral' : 'busy';
   const nr = process.syscall;
   const [a0, a1, a2, a3, a4] = process.args;
-  if (table.read.has(nr)) return a0 === 0n ? 'input' : 'busy';
+  // less reads the terminal on an fd of its own (`seq 100 | less`): the probe says whether an fd is the terminal.
+  if (table.read.has(nr)) return a0 === 0n || process.pollsTerminal === true ? 'input' : 'busy';
   if (table.select.has(nr)) {
     // nfds 1: only fd 0 is watched.
     if (a0 !== 1n) return 'busy';
@@ -147,13 +149,13 @@ export function waitTimerMs(sample: ForegroundSample | undefined, arch: string =
   return shortest;
 }
 
-/** The syscall numbers the probe reads timers and poll fds for, on `arch` (empty when unknown). */
-export function timedWaitSyscalls(arch: string = process.arch): { select: number[]; pselect: number[]; poll: number[]; ppoll: number[] } {
+/** The syscall numbers the probe reads timers and waited fds for, on `arch` (empty when unknown). */
+export function timedWaitSyscalls(arch: string = process.arch): { select: number[]; pselect: number[]; poll: number[]; ppoll: number[]; read: number[] } {
   const table = SYSCALLS[arch];
-  if (!table) return { select: [], pselect: [], poll: [], ppoll: [] };
+  if (!table) return { select: [], pselect: [], poll: [], ppoll: [], read: [] };
   // select(2) takes a timeval (µs); pselect6 a timespec (ns). x86_64's select is 23.
   const select = [...table.select].filter((nr) => arch === 'x64' && nr === 23);
-  return { select, pselect: [...table.select].filter((nr) => !select.includes(nr)), poll: [...table.poll], ppoll: [...table.ppoll] };
+  return { select, pselect: [...table.select].filter((nr) => !select.includes(nr)), poll: [...table.poll], ppoll: [...table.ppoll], read: [...table.read] };
 }
 
 /** Identity of the group's state: unchanged between two samples means nobody woke up in between. */

@@ -128,7 +128,7 @@ describeWithEngine('wait knows when a program waits for input (real container, r
     await type('y', 'bash', 1);
   }, 120_000);
 
-  it('`tail -f` is still running, not waiting for input, and asks nothing of typing elsewhere; a prompt after it waits', async () => {
+  it('`tail -f` is still running, not waiting for input, and asks nothing of typing elsewhere; a prompt or a pager after it waits', async () => {
     await wait(5);
     const opened = await session.call('open');
     const { tty } = opened.structuredContent as { tty: number };
@@ -155,6 +155,12 @@ describeWithEngine('wait knows when a program waits for input (real container, r
     await type(`read -p 'go? ' answer`, 'bash', tty);
     expect(await wait()).toMatchObject({ reason: 'input', input: { tty, prompt: 'go?' } });
     await type('y', 'bash', tty);
+    await wait();
+    // less reads the terminal on an fd of its own (its stdin is the pipe): waiting for input, not settled by silence.
+    await type('seq 1 500 | less', 'bash', tty);
+    const pager = await wait();
+    expect(pager).toMatchObject({ reason: 'input', changed: [{ fullScreen: true }] });
+    await type('q', 'less', tty);
     await wait();
   }, 60_000);
 });

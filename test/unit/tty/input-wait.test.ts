@@ -35,6 +35,8 @@ const REPLIES: Array<[string, string[], InputWait]> = [
     'busy',
   ],
   ['less, its poll fd read and found to be the terminal', ['T 40 45', 'P 45 S 5 poll_schedule_timeout.constprop.0 less 7 0x7ffd 0x1 0xffffffffffffffff 0x0 0x0 0x0 0x0 0x0', 'W 45 1 -'], 'input'],
+  ['less reading /dev/tty on an fd of its own (`seq 100 | less`)', ['T 40 48', 'P 48 S 3 wait_woken less 0 0x3 0x7ffd 0x1 0x0 0x0 0x0 0x0 0x0', 'W 48 1 -'], 'input'],
+  ['reading another fd that is not the terminal', ['T 40 43', 'P 43 S 5 pipe_read cat 0 0x3 0x7ffd 0x20000 0x0 0x0 0x0 0x0 0x0', 'W 43 0 -'], 'busy'],
   ['the pane process is gone', ['T 99999 -'], 'unknown'],
   ['junk from a hostile container', ['T x y', 'P 1 S 5 wait_woken evil 0 0x0', 'garbage', 'P', 'T 1 1 1'], 'unknown'],
 ];
