@@ -1,7 +1,11 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
-import { ForegroundProbe } from '../../../src/tty/foreground-probe.js';
-import { type ForegroundProcess, classifyForeground } from '../../../src/tty/input-wait.js';
+import { ForegroundProbe, parseProbeReply, probeScript } from '../../../src/tty/foreground-probe.js';
+import { type ForegroundProcess, classifyForeground, waitTimerMs } from '../../../src/tty/input-wait.js';
 import { tmuxArgv, tmuxSocketName } from '../../../src/tty/tmux-server.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type Terminals, startTerminals, waitFor } from './helpers/terminals.js';
@@ -65,4 +69,55 @@ describeWithEngine('the foreground probe reads timed waits and poll fds in the c
     expect((await foreground('python3'))?.pollsTerminal).toBeUndefined();
     await t.manager.type({ tty, expect: 'python3', text: 'C-c' });
   }, 90_000);
+});
+
+// The probe script itself on this machine (bash and tmux only): its memory reads, and what it says when dd or od lie.
+describe('the probe script on the host', () => {
+  const socket = `ak-probe-${process.pid}`;
+  const evil = mkdtempSync(path.join(os.tmpdir(), 'ak-probe-evil-'));
+  let panePid: number;
+  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8', env: { ...process.env, TMUX: '' } });
+  const probe = (env: NodeJS.ProcessEnv = process.env) =>
+    parseProbeReply(execFileSync('bash', ['--noprofile', '--norc', '-c', probeScript()], { input: `${panePid}\n`, encoding: 'utf8', env, timeout: 10_000 }).split('\n').filter((l) => l !== 'E')).get(panePid);
+
+  beforeAll(async () => {
+    tmux('new-session', '-d', '-x', '80', '-y', '24', 'bash --noprofile --norc');
+    panePid = Number(tmux('list-panes', '-F', '#{pane_pid}').trim());
+    // bash's own read with a timeout waits in pselect6 with a 100 s timer.
+    tmux('send-keys', 'read -t 100 answer', 'Enter');
+    for (const until = Date.now() + 20_000; probe()?.processes[0]?.syscall !== 270 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 50));
+  }, 30_000);
+  afterAll(() => {
+    try {
+      tmux('kill-server');
+    } catch {
+      // already gone
+    }
+    rmSync(evil, { recursive: true, force: true });
+  });
+
+  it('reads a timer from the waiting process memory', () => {
+    const sample = probe();
+    expect(sample?.processes[0]).toMatchObject({ name: 'bash', syscall: 270, timerMs: 100_000 });
+    expect(classifyForeground(sample)).toBe('input-timed');
+    expect(waitTimerMs(sample)).toBe(100_000);
+  });
+
+  // The container may lie about its own timers (that only changes its own waits), but not break the probe or the parser.
+  it('gives no timer, and no error, when dd and od answer junk', () => {
+    for (const [dd, od] of [
+      ['head -c 100 /dev/zero', 'echo "99999999999999999999 -5 * /etc/*"'],
+      ['echo nonsense', 'echo -1 -2'],
+      ['echo nonsense', 'echo 12345678 0'],
+      ['exit 1', 'exit 1'],
+      ['head -c 100000 /dev/urandom', 'head -c 300000 /dev/urandom | base64 -w0'],
+    ]) {
+      writeFileSync(path.join(evil, 'dd'), `#!/bin/sh\n${dd}\n`, { mode: 0o755 });
+      writeFileSync(path.join(evil, 'od'), `#!/bin/sh\ncat > /dev/null; ${od}\n`, { mode: 0o755 });
+      const sample = probe({ ...process.env, PATH: `${evil}:${process.env.PATH}` });
+      expect(sample?.processes[0], `${dd} | ${od}`).toMatchObject({ name: 'bash', syscall: 270 });
+      expect(sample?.processes[0]?.timerMs, `${dd} | ${od}`).toBeUndefined();
+      expect(classifyForeground(sample)).toBe('input-timed');
+    }
+  });
 });
