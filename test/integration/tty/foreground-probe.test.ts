@@ -85,7 +85,7 @@ describe('the probe script on the host', () => {
     panePid = Number(tmux('list-panes', '-F', '#{pane_pid}').trim());
     // bash's own read with a timeout waits in pselect6 with a 100 s timer.
     tmux('send-keys', 'read -t 100 answer', 'Enter');
-    for (const until = Date.now() + 20_000; probe()?.processes[0]?.syscall !== 270 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (const until = Date.now() + 20_000; classifyForeground(probe()) !== 'input-timed' && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 50));
   }, 30_000);
   afterAll(() => {
     try {
@@ -98,7 +98,7 @@ describe('the probe script on the host', () => {
 
   it('reads a timer from the waiting process memory', () => {
     const sample = probe();
-    expect(sample?.processes[0]).toMatchObject({ name: 'bash', syscall: 270, timerMs: 100_000 });
+    expect(sample?.processes[0]).toMatchObject({ name: 'bash', timerMs: 100_000 });
     expect(classifyForeground(sample)).toBe('input-timed');
     expect(waitTimerMs(sample)).toBe(100_000);
   });
@@ -115,7 +115,7 @@ describe('the probe script on the host', () => {
       writeFileSync(path.join(evil, 'dd'), `#!/bin/sh\n${dd}\n`, { mode: 0o755 });
       writeFileSync(path.join(evil, 'od'), `#!/bin/sh\ncat > /dev/null; ${od}\n`, { mode: 0o755 });
       const sample = probe({ ...process.env, PATH: `${evil}:${process.env.PATH}` });
-      expect(sample?.processes[0], `${dd} | ${od}`).toMatchObject({ name: 'bash', syscall: 270 });
+      expect(sample?.processes[0]?.name, `${dd} | ${od}`).toBe('bash');
       expect(sample?.processes[0]?.timerMs, `${dd} | ${od}`).toBeUndefined();
       expect(classifyForeground(sample)).toBe('input-timed');
     }
