@@ -1,0 +1,36 @@
+// After tsc: each bin's program as one CommonJS file, dist/bundle/<bin>.cjs (with its source map).
+// One file starts faster than ~600 modules (no resolution, no ESM linking, no CommonJS export
+// scanning; zod's unused locales are dropped), and src/cli/run-bundle.ts can keep V8's code
+// cache for it. Two folders deep like every other dist file, so paths relative to
+// import.meta.url (assets/, package.json) stay right.
+import { build } from 'esbuild';
+import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+
+const BINS = ['agent-kernel', 'kernel-runner'];
+// Code caches of the bundles this build replaces (src/cli/run-bundle.ts writes them).
+mkdirSync('dist/bundle', { recursive: true });
+for (const name of readdirSync('dist/bundle', { withFileTypes: true }).filter((e) => e.isFile() && /\.v8cache$|\.tmp$/.test(e.name)).map((e) => e.name)) {
+  rmSync(`dist/bundle/${name}`);
+}
+
+await build({
+  entryPoints: Object.fromEntries(BINS.map((bin) => [bin, `src/cli/${bin}-main.ts`])),
+  outdir: 'dist/bundle',
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  sourcemap: 'linked',
+  // The bundle runs as a CommonJS function (run-bundle.ts): import.meta.url is its own file.
+  define: { 'import.meta.url': '__bundleUrl' },
+  banner: { js: 'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
+  // A native addon stays a package; dockerode is required at run time by src/sandbox/dockerode.ts.
+  external: ['node-pty'],
+  logLevel: 'warning',
+  // Readable stack traces without a source map: names and code as written.
+  minify: false,
+  legalComments: 'none',
+});
+// tsc does not keep the executable bit: make the two bins runnable.
+for (const bin of BINS) chmodSync(`dist/cli/${bin}.js`, 0o755);
