@@ -13,6 +13,29 @@ for (const name of readdirSync('dist/bundle', { withFileTypes: true }).filter((e
   rmSync(`dist/bundle/${name}`);
 }
 
+// dockerode and docker-modem load gRPC with protobuf (BuildKit sessions, which we never open) and
+// ssh2 (ssh:// engines only) up front; in the bundle each is a function that requires the real
+// module from node_modules on its first call, as src/sandbox/dockerode.ts does for the unbundled build.
+const LAZY = { 'dockerode/lib/docker.js': ['./session', 'dockerode/lib/session.js'], 'docker-modem/lib/modem.js': ['./ssh', 'docker-modem/lib/ssh.js'] };
+const lazyFunctionModules = {
+  name: 'lazy-function-modules',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/(session|ssh)$/ }, ({ path, importer }) => {
+      const entry = Object.entries(LAZY).find(([from, [request]]) => importer.endsWith(`node_modules/${from}`) && request === path);
+      return entry && { path: entry[1][1], namespace: 'lazy' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'lazy' }, ({ path }) => ({
+      contents: `let real; module.exports = function (...args) { real ??= require(${JSON.stringify(path)}); return real.apply(this, args); };`,
+      loader: 'js',
+    }));
+    // The bundle's own copy of dockerode (the stand-in's require above is left to Node at run time).
+    build.onLoad({ filter: /src\/sandbox\/dockerode\.ts$/ }, () => ({
+      contents: `import Dockerode from 'dockerode'; export const DockerodeClient = Dockerode;`,
+      loader: 'ts',
+    }));
+  },
+};
+
 await build({
   entryPoints: Object.fromEntries(BINS.map((bin) => [bin, `src/cli/${bin}-main.ts`])),
   outdir: 'dist/bundle',
@@ -25,8 +48,9 @@ await build({
   // The bundle runs as a CommonJS function (run-bundle.ts): import.meta.url is its own file.
   define: { 'import.meta.url': '__bundleUrl' },
   banner: { js: 'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
-  // A native addon stays a package; dockerode is required at run time by src/sandbox/dockerode.ts.
-  external: ['node-pty'],
+  // A native addon stays a package, and so do the modules required lazily (above).
+  external: ['node-pty', ...Object.values(LAZY).map(([, real]) => real)],
+  plugins: [lazyFunctionModules],
   logLevel: 'warning',
   // Readable stack traces without a source map: names and code as written.
   minify: false,
