@@ -44,6 +44,8 @@ await build({
   platform: 'node',
   format: 'cjs',
   target: 'node20',
+  // import() becomes require(): the bundle runs as a vm.Script, which has no ESM loader of its own.
+  supported: { 'dynamic-import': false },
   sourcemap: 'linked',
   // The bundle runs as a CommonJS function (run-bundle.ts): import.meta.url is its own file.
   define: { 'import.meta.url': '__bundleUrl' },

@@ -63,11 +63,8 @@ export function runBundle(bin: string, importMetaUrl: string): void {
   const source = fs.readFileSync(file, 'utf8');
   const cacheFile = cacheFileOf(fs.statSync(file), file, process.argv[2]);
   const cachedData = readCache(cacheFile);
-  const script = new vm.Script(Module.wrap(source), {
-    filename: file,
-    ...(cachedData ? { cachedData } : {}),
-    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-  });
+  // No import() in the bundle (scripts/bundle.mjs turns it into require()), so no loader for one.
+  const script = new vm.Script(Module.wrap(source), { filename: file, ...(cachedData ? { cachedData } : {}) });
   if (!cachedData || script.cachedDataRejected) {
     let written = false;
     const write = () => {
