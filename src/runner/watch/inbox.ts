@@ -4,6 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { formatZodIssues } from '../../config/parse.js';
 import { KernelError, isKernelError } from '../../errors.js';
+import { openUntrustedDir } from '../../util/untrusted-dir.js';
 import { listUntrusted, readUntrustedText, relativeInside } from '../../util/untrusted-fs.js';
 import { makeUntrustedDirs, moveUntrusted, writeUntrustedNew } from '../../util/untrusted-write.js';
 import { appendEvent } from '../../observe/events/event-log.js';
@@ -183,30 +184,41 @@ export function formatMessage(message: InboxMessage): string {
 /**
  * Call `onChange` when the inbox may have changed: fs.watch for speed, plus a poll for
  * filesystems where watching misses events (network mounts, bind mounts from containers).
+ * The watch is set on the inbox folder pinned without following links (the container may
+ * have made `inbox` a link to a busy host folder); a folder swapped in later is seen by the poll.
  */
 export function watchInbox(paths: InboxPaths, onChange: () => void, pollMs = 2000): { close(): void } {
   let watcher: FSWatcher | undefined;
-  const startWatcher = () => {
-    if (watcher) return;
+  let starting = false;
+  let closed = false;
+  const startWatcher = async () => {
+    if (watcher || starting) return;
+    starting = true;
+    const dir = await openUntrustedDir(dataRoot(paths), INBOX).catch(() => undefined);
     try {
-      watcher = fsWatch(paths.inbox, { persistent: false }, () => onChange());
+      if (!dir || closed) return;
+      watcher = fsWatch(dir.self, { persistent: false }, () => onChange());
       watcher.on('error', () => {
         watcher?.close();
         watcher = undefined;
       });
     } catch {
       watcher = undefined;
+    } finally {
+      starting = false;
+      await dir?.close();
     }
   };
-  startWatcher();
+  void startWatcher();
   const timer = setInterval(() => {
     // The inbox may be created (or recreated) after watch started.
-    startWatcher();
+    void startWatcher();
     onChange();
   }, pollMs);
   timer.unref();
   return {
     close() {
+      closed = true;
       clearInterval(timer);
       watcher?.close();
     },

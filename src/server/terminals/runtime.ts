@@ -14,12 +14,11 @@ export class KernelRuntime {
   private ready: Terminals | undefined;
   private disposed = false;
   private queue: Promise<unknown> = Promise.resolve();
-  /** Which session's waits mark output seen; the others observe. */
-  readonly agentRole = new AgentRole();
-
   constructor(
     private readonly startTerminals: () => Promise<Terminals>,
     private readonly logger: Logger,
+    /** Which session's waits mark output seen; the others observe. */
+    readonly agentRole = new AgentRole(),
   ) {}
 
   /** Begin starting now; errors are logged here and reported by the next `terminals()`. */

@@ -49,6 +49,7 @@ export async function guarded(
   signal?: AbortSignal,
 ): Promise<CallToolResult> {
   const began = Date.now();
+  const ended = deps.runtime.agentRole.calling(deps.session);
   try {
     const result = await body();
     deps.logger.debug({ tool, ms: Date.now() - began }, `${tool} done`);
@@ -61,6 +62,8 @@ export async function guarded(
     }
     if (isKernelError(error, 'TMUX_FAILED') && deps.runtime.current) await deps.runtime.invalidate(deps.runtime.current);
     return toolErrorResult(tool, error, deps.logger);
+  } finally {
+    ended();
   }
 }
 

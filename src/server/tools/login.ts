@@ -12,7 +12,7 @@ It brings up your container and terminals if they are not up yet (this can take 
 
 After login: call wait() to see the terminals, then type() to act. Calling login() again in the same session is harmless.
 
-One session is the agent: the first to log in while no other agent session is connected. Its waits mark output as seen (kept across server restarts) and it alone may open, type and close. Every other session observes: its wait() shows the same news without marking anything seen, so watching never hides output from the agent. login({ observe: true }) always observes; login({ observe: false }) takes the agent's role over.`;
+One session is the agent: the first to log in while no other agent session is connected (or that one has made no call for 5 minutes). Its waits mark output as seen (kept across server restarts) and it alone may open, type and close. Every other session observes: its wait() shows the same news without marking anything seen, so watching never hides output from the agent. login({ observe: true }) always observes; login({ observe: false }) takes the agent's role over.`;
 
 const terminalSchema = z.object({ tty: z.number(), program: z.string(), alive: z.boolean(), unseenLines: z.number() });
 

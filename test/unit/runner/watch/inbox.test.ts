@@ -1,8 +1,9 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  ensureInbox,
   formatMessage,
   listPending,
   markDelivered,
@@ -126,6 +127,44 @@ describe('the inbox folder', () => {
       await until(() => changes > before);
     } finally {
       watcher.close();
+    }
+  });
+
+  it('wakes on a new message by watching alone (no poll within the test)', async () => {
+    await ensureInbox(paths);
+    let changes = 0;
+    const watcher = watchInbox(paths, () => (changes += 1), 600_000);
+    try {
+      // The watch is set asynchronously: keep sending until one wakes it.
+      await until(async () => {
+        await sendMessage(paths, { text: 'new' });
+        return changes > 0 || undefined;
+      });
+    } finally {
+      watcher.close();
+    }
+  });
+
+  it('does not watch through an inbox the container made a link (to a busy host folder)', async () => {
+    const hostDir = await mkdtemp(path.join(os.tmpdir(), 'ak-inbox-target-'));
+    try {
+      await rm(paths.inbox, { recursive: true, force: true });
+      await symlink(hostDir, paths.inbox);
+      let changes = 0;
+      const watcher = watchInbox(paths, () => (changes += 1), 600_000);
+      try {
+        for (let i = 0; i < 20; i++) {
+          await writeFile(path.join(hostDir, `busy-${i}`), 'x');
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        await mkdir(path.join(hostDir, 'more'));
+        await new Promise((r) => setTimeout(r, 300));
+        expect(changes).toBe(0);
+      } finally {
+        watcher.close();
+      }
+    } finally {
+      await rm(hostDir, { recursive: true, force: true });
     }
   });
 });

@@ -1,0 +1,33 @@
+import { isKernelError } from '../../../../src/errors.js';
+import type { WaitResult } from '../../../../src/tty/types.js';
+import { type Terminals, waitFor } from './terminals.js';
+
+/** Steps the shared terminal suite repeats. */
+
+export async function codeOf(promise: Promise<unknown>): Promise<{ code: string; message: string; details: Record<string, unknown> }> {
+  try {
+    await promise;
+  } catch (error) {
+    if (isKernelError(error)) return { code: error.code, message: error.message, details: { ...error.details } };
+    throw error;
+  }
+  throw new Error('expected a KernelError, but the call succeeded');
+}
+
+/** Open a shell and look at its first prompt, so that nothing is unseen. */
+export async function openShell(t: Terminals): Promise<number> {
+  const { tty } = await t.manager.open();
+  await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
+  return tty;
+}
+
+/** Run a command in a shell and return the wait result of its completion. */
+export async function run(t: Terminals, tty: number, command: string, timeout = 20): Promise<WaitResult> {
+  await t.manager.type({ tty, expect: 'bash', text: command });
+  return t.manager.wait(timeout);
+}
+
+export async function closeAll(t: Terminals): Promise<void> {
+  await t.manager.wait(0);
+  for (const info of t.manager.list()) await t.manager.close(info.tty);
+}
