@@ -3,7 +3,10 @@
  * each run timed end to end, plus the server's own "terminals ready" time from its log; with
  * `--cpu-prof`, one CPU profile per run in bench/results/startup-prof/ (open in Chrome DevTools).
  *
- *   node bench/profile-startup.mjs [--runs=5] [--ttys=20] [--cpu-prof]
+ *   node bench/profile-startup.mjs [--runs=5] [--ttys=20] [--cpu-prof] [--compare=OTHER/dist/cli/agent-kernel.js]
+ *
+ * --compare: each run starts the other build's server too, right after this one's, so that
+ * both see the same load.
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -17,6 +20,7 @@ const option = (name, fallback) => Number(args.find((a) => a.startsWith(`--${nam
 const runs = option('runs', 5);
 const ttys = option('ttys', 20);
 const profDir = path.join(ROOT, 'bench', 'results', 'startup-prof');
+const compare = args.find((a) => a.startsWith('--compare='))?.slice('--compare='.length);
 const nodeArgs = args.includes('--cpu-prof') ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
 if (nodeArgs.length) await mkdir(profDir, { recursive: true });
 
@@ -30,7 +34,18 @@ async function timeStarts(instance, label) {
   const total = [];
   const ready = [];
   const cpu = [];
+  const other = { total: [], cpu: [] };
   for (let i = 0; i < runs; i++) {
+    if (compare) {
+      const session = await startServer(instance.dataDir, { bin: compare });
+      try {
+        await session.ok('login');
+        other.total.push(performance.now() - session.spawnedAt);
+        other.cpu.push(await cpuMsOf(session.pid));
+      } finally {
+        await session.stop();
+      }
+    }
     const session = await startServer(instance.dataDir, { nodeArgs });
     try {
       const login = await session.ok('login');
@@ -47,6 +62,10 @@ async function timeStarts(instance, label) {
   const r = summary(ready);
   const c = summary(cpu);
   console.log(`${label}: spawn to login answered ${ms(t.median)} (min ${ms(t.min)}, runs ${t.runs.map((v) => v.toFixed(0)).join(' ')}); terminals ready after ${ms(r.median)} of the server's own clock; server CPU to login ${ms(c.median)} (runs ${c.runs.join(' ')})`);
+  if (compare) {
+    const o = summary(other.total);
+    console.log(`${label}, ${compare}: spawn to login answered ${ms(o.median)} (min ${ms(o.min)}); server CPU to login ${ms(summary(other.cpu).median)}; this build / that: ${(t.median / o.median).toFixed(2)}x`);
+  }
   return t;
 }
 
