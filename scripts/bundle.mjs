@@ -24,6 +24,10 @@ const lazyFunctionModules = {
       const entry = Object.entries(LAZY).find(([from, [request]]) => importer.endsWith(`node_modules/${from}`) && request === path);
       return entry && { path: entry[1][1], namespace: 'lazy' };
     });
+    // BuildKit's protobuf definitions: dockerode already requires them only inside buildImage; leave them out.
+    build.onResolve({ filter: /^\.\/buildkit$/ }, ({ importer }) =>
+      importer.endsWith('node_modules/dockerode/lib/docker.js') ? { path: 'dockerode/lib/buildkit.js', external: true } : undefined,
+    );
     build.onLoad({ filter: /.*/, namespace: 'lazy' }, ({ path }) => ({
       contents: `let real; module.exports = function (...args) { real ??= require(${JSON.stringify(path)}); return real.apply(this, args); };`,
       loader: 'js',
