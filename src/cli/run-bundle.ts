@@ -38,10 +38,10 @@ function readCache(file: string): Buffer | undefined {
 }
 
 /** Write the cache beside the bundle, atomically; a read-only install simply goes without. */
-function writeCache(script: vm.Script, file: string): void {
+function writeCache(data: Buffer, file: string): void {
   const temporary = `${file}.${process.pid}.tmp`;
   try {
-    fs.writeFileSync(temporary, script.createCachedData(), { mode: 0o644, flag: 'wx' });
+    fs.writeFileSync(temporary, data, { mode: 0o644, flag: 'wx' });
     fs.renameSync(temporary, file);
   } catch {
     fs.rmSync(temporary, { force: true });
@@ -51,7 +51,8 @@ function writeCache(script: vm.Script, file: string): void {
 /**
  * Run a bin's bundle (dist/bundle/<bin>.cjs, built by scripts/bundle.mjs) as a CommonJS
  * module, compiled from V8's code cache when there is one; without one, the cache is written
- * once the command has run a while (or at its exit, if sooner). Under `--enable-source-maps`
+ * once the command has run a while (or at its exit, if sooner), and a run that outlives the
+ * one that wrote it and compiled more replaces it. Under `--enable-source-maps`
  * Node's own loader runs it: only that one maps stack traces to src/ (not a vm.Script).
  */
 export function runBundle(bin: string, importMetaUrl: string): void {
@@ -65,16 +66,17 @@ export function runBundle(bin: string, importMetaUrl: string): void {
   const cachedData = readCache(cacheFile);
   // No import() in the bundle (scripts/bundle.mjs turns it into require()), so no loader for one.
   const script = new vm.Script(Module.wrap(source), { filename: file, ...(cachedData ? { cachedData } : {}) });
-  if (!cachedData || script.cachedDataRejected) {
-    let written = false;
-    const write = () => {
-      if (written) return;
-      written = true;
-      writeCache(script, cacheFile);
-    };
-    setTimeout(write, WRITE_CACHE_AFTER_MS).unref();
-    process.once('exit', write);
-  }
+  const used = cachedData !== undefined && !script.cachedDataRejected;
+  let written = false;
+  const write = () => {
+    if (written) return;
+    written = true;
+    const data = script.createCachedData();
+    // A cache from a short run (a server that could not start) lacks most of start-up: a longer run replaces it.
+    if (!used || data.length > cachedData.length * 1.1) writeCache(data, cacheFile);
+  };
+  setTimeout(write, WRITE_CACHE_AFTER_MS).unref();
+  if (!used) process.once('exit', write);
   const bundleModule = new Module(file);
   bundleModule.filename = file;
   const run = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: Module, filename: string, dirname: string) => void;

@@ -18,7 +18,10 @@ function fakePackage(): { root: string; bin: string; bundleDir: string } {
   // Enough functions that V8's cache of them is not trivially small.
   const functions = Array.from({ length: 200 }, (_, i) => `function f${i}(x) { return x * ${i} + ${i}; }`).join('\n');
   const sum = Array.from({ length: 200 }, (_, i) => `f${i}(1)`).join(' + ');
-  writeFileSync(path.join(bundleDir, 't.cjs'), `${functions}\nprocess.stdout.write('ran ' + require('node:path').basename(__filename) + ' ' + (${sum}));\n`);
+  // LONG=1: a run that outlives the cache's timer and compiles 400 functions more.
+  const more = Array.from({ length: 400 }, (_, i) => `function g${i}(x) { return [x, ${i}].join('-'); }`).join('\n');
+  const long = `if (process.env.LONG) { ${Array.from({ length: 400 }, (_, i) => `g${i}(1);`).join(' ')} setTimeout(() => {}, 6500); }`;
+  writeFileSync(path.join(bundleDir, 't.cjs'), `${functions}\n${more}\nprocess.stdout.write('ran ' + require('node:path').basename(__filename) + ' ' + (${sum}));\n${long}\n`);
   const bin = path.join(root, 'dist', 'cli', 't.mjs');
   const runBundle = pathToFileURL(path.join(ROOT, 'dist', 'cli', 'run-bundle.js')).href;
   writeFileSync(bin, `import { runBundle } from ${JSON.stringify(runBundle)};\nrunBundle('t', import.meta.url);\n`);
@@ -31,7 +34,7 @@ describe('a bin run from its bundle with V8 code cache', () => {
   let pkg: ReturnType<typeof fakePackage>;
   const caches = () => readdirSync(pkg.bundleDir).filter((n) => n.startsWith('t.cjs.serve.'));
   const cacheFile = () => path.join(pkg.bundleDir, caches()[0]!);
-  const serve = async () => (await run(process.execPath, [pkg.bin, 'serve'], { timeout: 60_000 })).stdout;
+  const serve = async (env: Record<string, string> = {}) => (await run(process.execPath, [pkg.bin, 'serve'], { timeout: 60_000, env: { ...process.env, ...env } })).stdout;
 
   beforeAll(async () => {
     await ensureBuilt();
@@ -52,6 +55,17 @@ describe('a bin run from its bundle with V8 code cache', () => {
     // Accepted, so not written again: same file, same time.
     expect([second.ino, second.mtimeMs]).toEqual([first.ino, first.mtimeMs]);
     expect(readdirSync(pkg.bundleDir).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('replaces a cache written by a short run with that of a run that lived longer and compiled more', async () => {
+    const short = statSync(cacheFile());
+    expect(await serve({ LONG: '1' })).toBe(EXPECTED);
+    const long = statSync(cacheFile());
+    expect(long.ino).not.toBe(short.ino);
+    expect(long.size).toBeGreaterThan(short.size);
+    // Accepted and no bigger than what this run compiles: left alone.
+    expect(await serve({ LONG: '1' })).toBe(EXPECTED);
+    expect(statSync(cacheFile()).ino).toBe(long.ino);
   });
 
   it('runs the same from a cache V8 refuses (garbage), and replaces it', async () => {
