@@ -16,7 +16,7 @@ import { type GroupProcess, reapGroup, spawnGroup, stopGroup } from './process-g
 import { type EndReason, type SessionResult, copySessionTranscript, sessionResult } from './session-result.js';
 import { SessionHookHandler } from './session-hooks.js';
 import { emptyTally, tallyEvent } from './session-tally.js';
-import { hookSettings, mcpConfig, serverEnv, writeTickFiles } from './tick-files.js';
+import { hookSettings, mcpConfig, writeTickFiles } from './tick-files.js';
 
 export type { EndReason, SessionResult } from './session-result.js';
 export type { SessionTokens } from './session-tally.js';
@@ -42,6 +42,8 @@ export interface SessionOptions {
   attempt: number;
   prompt: string;
   env: NodeJS.ProcessEnv;
+  /** What our server needs to find the runner's own instance registry and state (tick-files.ts serverEnv). */
+  serverEnv: Record<string, string>;
   /** Where this tick's generated files go (`<state>/kernel/tick-NNN`). */
   workDir: string;
   tickLog: WriteStream;
@@ -120,7 +122,7 @@ export class HarnessSession {
     const socketPath = hookSocketPath(path.join(this.options.workDir, '..'));
     const generated = await writeTickFiles(
       path.join(this.options.workDir, `attempt-${this.options.attempt}`),
-      mcpConfig({ nodePath: process.execPath, serverBin: files.serverBin, dataDir: instance.dataDir, env: serverEnv() }),
+      mcpConfig({ nodePath: process.execPath, serverBin: files.serverBin, dataDir: instance.dataDir, env: this.options.serverEnv }),
       hookSettings({ nodePath: process.execPath, hookCli: files.hookCli, socketPath }),
     );
     const setup: HarnessSetup = {

@@ -14,6 +14,7 @@ import type { ErrorClass } from './harnesses/classify.js';
 import { HarnessSession, type SessionResult } from './harness-session.js';
 import type { Harness } from './harnesses/harness.js';
 import { getHarness } from './harnesses/index.js';
+import { serverEnv } from './tick-files.js';
 import { HOOK_TIMEOUT_MS, type HookKind, preStopIssues, runHooks } from './hooks.js';
 import { assertBuilt } from './kernel-files.js';
 import { acquireTickLock, type TickLock } from './lock.js';
@@ -243,6 +244,8 @@ class TickRun {
         attempt,
         prompt: composeTickPrompt(this.basePrompt, this.messages),
         env: { ...(this.options.env ?? process.env), ...runner.env },
+        // The runner's own config home, not one runner.env may point the harness at.
+        serverEnv: serverEnv(this.options.env ?? process.env),
         workDir,
         tickLog,
         logger: this.logger.child({ attempt }),

@@ -184,7 +184,14 @@ export async function containerUpInStages(engine: Engine, instance: Instance, op
   const recreated = info !== undefined && (force || statusFrom(name, info, image.hash, wanted).stale);
   if (info && recreated) {
     onProgress?.(`recreating ${name} (${force ? 'rebuild' : 'its image or config changed'})`);
-    logger.info({ container: name }, 'recreating container');
+    const had = info.Config.Labels ?? {};
+    const changed = [
+      had[LABEL.imageHash] !== image.hash && 'image',
+      had[LABEL.configHash] !== wanted.Labels?.[LABEL.configHash] && 'configuration',
+      had[LABEL.dataDir] !== wanted.Labels?.[LABEL.dataDir] && 'data directory',
+    ].filter(Boolean);
+    // Why, in the log: two processes that disagree (another config home) would recreate it at each start.
+    logger.info({ container: name, why: force ? 'rebuild' : `${changed.join(', ')} changed` }, 'recreating container');
     await removeContainer(engine, info.Id);
     info = undefined;
   }

@@ -6,6 +6,8 @@ import { promisify } from 'node:util';
 import { afterEach, expect, it, vi } from 'vitest';
 import { isKernelError } from '../../../src/errors.js';
 import { loadState } from '../../../src/runner/state.js';
+import { containerName } from '../../../src/sandbox/container.js';
+import { connectEngine } from '../../../src/sandbox/engine.js';
 import { startTick } from '../../../src/runner/tick.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { AGENT_GIT_SETUP, GIT_CONTAINERFILE } from '../../helpers/git-image.js';
@@ -199,16 +201,24 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     const timedOut = await tick(t);
     expect(timedOut).toMatchObject({ status: 'interrupted', errorClass: 'timeout' });
     expect(timedOut.error).toContain('runner.timeout');
+    // The runner and the server it starts agree on the container: nobody recreates it (and kills the terminals) at the next tick.
+    const engine = await connectEngine();
+    const containerId = async () => (await engine.docker.getContainer(containerName(t!.name)).inspect()).Id;
+    const firstId = await containerId();
 
     await t.writeHook('post-tick', '10-status', '#!/bin/sh\necho "$AGENT_TICK_STATUS" > "$DATA_DIR/post-tick.status"\n');
+    // The cancelled tick must not reach runner.timeout first on a busy machine.
+    const operator = JSON.parse(await readFile(t.instance.paths.operatorConfig, 'utf8')) as { runner: Record<string, unknown> };
+    await writeFile(t.instance.paths.operatorConfig, JSON.stringify({ ...operator, runner: { ...operator.runner, timeout: '5m' } }));
     const controller = new AbortController();
     const running = await startTick(await t.reloaded(), { logger: t.logger, env: t.env, signal: controller.signal });
     await pollUntil(async () => (await readFile(t!.instance.paths.tickLog(running.tick), 'utf8').catch(() => '')).includes('mcp__agent-kernel__login'), 'login', 90_000);
     controller.abort();
     const cancelled = await running.done;
     expect(cancelled).toMatchObject({ status: 'interrupted', errorClass: 'aborted' });
-    await pollUntil(async () => (await readFile(path.join(t!.dataDir, 'post-tick.status'), 'utf8').catch(() => '')) !== '', 'the post-tick hook', 20_000);
+    // done resolves after the post-tick hooks ran.
     expect((await readFile(path.join(t.dataDir, 'post-tick.status'), 'utf8')).trim()).toBe('abnormal');
+    expect(await containerId()).toBe(firstId);
     expect(await survivors(t.pidFile)).toEqual([]);
   });
 
