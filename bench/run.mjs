@@ -172,6 +172,7 @@ if (iw && !iw.error) {
   ]) {
     row(`type+wait until ${label} waits for input (median / p95)`, mp(iw[key]), `silence settle: ${mp(iw.settleEcho)}`, ratio(iw[key].median, iw.settleEcho.median));
   }
+  if (iw.pythonStart) row("Python's own start-up as a REPL (`import readline, rlcompleter`, timed in the container; part of REPL start)", mp(iw.pythonStart), '', '');
 } else fail('input-waits');
 
 const tp = results.throughput;

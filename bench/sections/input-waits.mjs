@@ -3,11 +3,23 @@
  * the program is ready for the next keys: a python REPL starting, an expression in it, vi
  * opening, a line prompt (`input()`) and bash's `read -p`. Baseline: silence settling (the
  * seed's approach: done when nothing printed for tty.settle_ms), measured in this run by the
- * round-trip section (`settle.echo`: an instance with tty.detect_input off).
+ * round-trip section (`settle.echo`: an instance with tty.detect_input off). Python's own
+ * start-up as an interactive REPL does it (`import readline, rlcompleter`), timed inside the
+ * container between the same rounds, says what share of "REPL start" is Python's.
  */
+import { rawExec } from '../lib/raw-exec.mjs';
 import { startServer, textOf } from '../lib/server.mjs';
 import { settleRoundTrips } from './round-trip.mjs';
 import { summary } from '../lib/stats.mjs';
+
+/** One start of Python as a REPL starts (interpreter, site, readline), timed in the container (ms). */
+async function pythonStartMs(instanceName) {
+  const script = `s=$EPOCHREALTIME; python3 -c 'import readline, rlcompleter'; e=$EPOCHREALTIME; echo $(( (\${e/./} - \${s/./}) ))`;
+  const r = await rawExec(instanceName, ['bash', '-c', script]);
+  const us = Number(r.head.trim());
+  if (r.exitCode !== 0 || !Number.isFinite(us)) throw new Error(`timing python3 start-up failed: ${r.head} ${r.stderr}`);
+  return us / 1000;
+}
 
 /** type, then wait; checks the wait ended for the reason and shows `expectText`; returns ms. */
 async function timed(session, tty, expect, text, { reasons, expectText }) {
@@ -23,13 +35,14 @@ async function timed(session, tty, expect, text, { reasons, expectText }) {
 
 export async function inputWaits({ instance, settleInstance, runs }) {
   const session = await startServer(instance.dataDir);
-  const times = { replStart: [], replExpression: [], viOpen: [], inputPrompt: [], readPrompt: [] };
+  const times = { replStart: [], replExpression: [], viOpen: [], inputPrompt: [], readPrompt: [], pythonStart: [] };
   try {
     await session.ok('login');
     await session.ok('wait', { timeout: 10 });
     const { tty } = (await session.ok('open')).structuredContent;
     await session.ok('wait', { timeout: 10 });
     for (let i = 0; i < runs; i++) {
+      times.pythonStart.push(await pythonStartMs(instance.name));
       times.replStart.push(await timed(session, tty, 'bash', 'python3 -q', { reasons: ['input', 'settled'], expectText: /^>>>/m }));
       times.replExpression.push(await timed(session, tty, 'python3', `6*${i + 7}`, { reasons: ['input', 'settled'], expectText: new RegExp(`^${6 * (i + 7)}$`, 'm') }));
       await timed(session, tty, 'python3', 'exit()', { reasons: ['command-finished', 'input'] });

@@ -1,14 +1,64 @@
 import type { Logger } from '../log/logger.js';
 import type { Sandbox, SandboxProcess } from '../sandbox/sandbox.js';
-import type { ForegroundProcess, ForegroundSample } from './input-wait.js';
+import { type ForegroundProcess, type ForegroundSample, timedWaitSyscalls } from './input-wait.js';
 
 /**
  * One long-lived bash in the sandbox that answers "what is the foreground of these panes
  * doing?" from /proc, with builtins only (no process per question). A line of pane PIDs
  * in; per pane a `T` line and one `P` line per process of its foreground group, then `E`.
- * Its output is the sandbox's word and is parsed as hostile input: bounded and validated.
+ * The group is found from the leader's parent down (`/proc/PID/task/TID/children`), or by
+ * reading every process when the kernel has no children files or the leader is gone: a
+ * group member whose parent died is missed by the walk (it then counts as not there).
+ * A process blocked on one fd with a timer, polling one fd, or reading an fd other than 0 also
+ * gets a `W` line: whether that fd is the terminal, and the timer's length in ms; the timer
+ * and a poll's fd are read from its memory (dd, od: only for such processes). Its output is the sandbox's word and is parsed as hostile input.
  */
-export const PROBE_SCRIPT = `shopt -s nullglob
+export function probeScript(arch: string = process.arch): string {
+  const nrs = timedWaitSyscalls(arch);
+  const list = (n: number[]) => ` ${n.join(' ')} `;
+  return `shopt -s nullglob
+sel='${list(nrs.select)}' psel='${list(nrs.pselect)}' pl='${list(nrs.poll)}' ppl='${list(nrs.ppoll)}' rd='${list(nrs.read)}'
+mem() { m=(); [[ $1 =~ ^0x[0-9a-f]{1,16}$ && $1 != 0x0 ]] || return 0; read -r -a m <<< "$(dd if=/proc/$p/mem bs=$2 count=1 iflag=skip_bytes skip=$(($1)) 2>/dev/null | od -An -t$3)"; }
+timer() { mem $1 16 u8; [[ \${m[0]:-} =~ ^[0-9]{1,7}$ && \${m[1]:-} =~ ^[0-9]{1,10}$ ]] && t=$(( m[0] * 1000 + (m[1] + $2 - 1) / $2 )); }
+ttyfd() { if [[ /proc/$p/fd/$1 -ef /proc/$pane/fd/0 ]]; then w=1; else w=0; fi; }
+pollfd() { mem $1 4 d4; [[ \${m[0]:-} =~ ^[0-9]{1,9}$ ]] && ttyfd \${m[0]}; }
+emit() {
+  local d=/proc/$1 l= sc= wc= ss=
+  read -r l 2>/dev/null < $d/stat || [[ -n $l ]] || return 0
+  g=(\${l##*) })
+  [[ \${g[2]} == "$tpgid" ]] || return 0
+  member=1; p=$1
+  read -r sc 2>/dev/null < $d/syscall
+  read -r wc 2>/dev/null < $d/wchan
+  read -r ss 2>/dev/null < $d/schedstat
+  c=\${l#*(}; c=\${c%)*}; c=\${c//[^[:alnum:]._+-]/?}
+  r=(\${ss:-0 0 0})
+  printf 'P %s %s %s %s %s %s\\n' "$p" "\${g[0]}" "\${r[2]:-0}" "\${wc:-0}" "$c" "\${sc:-none}"
+  [[ \${g[0]} == S ]] || return 0
+  a=(\${sc:-none}); w=-; t=-
+  if [[ $sel == *" \${a[0]} "* && \${a[1]:-} == 0x1 ]]; then timer "\${a[5]:-}" 1000
+  elif [[ $psel == *" \${a[0]} "* && \${a[1]:-} == 0x1 ]]; then timer "\${a[5]:-}" 1000000
+  elif [[ $pl == *" \${a[0]} "* && \${a[2]:-} == 0x1 ]]; then pollfd "\${a[1]:-}"
+  elif [[ $ppl == *" \${a[0]} "* && \${a[2]:-} == 0x1 ]]; then pollfd "\${a[1]:-}"; timer "\${a[3]:-}" 1000000
+  elif [[ $rd == *" \${a[0]} "* && \${a[1]:-} =~ ^0x[0-9a-f]{1,8}$ && \${a[1]} != 0x0 ]]; then ttyfd $((a[1]))
+  else return 0; fi
+  [[ $w$t == -- ]] || printf 'W %s %s %s\\n' "$p" "$w" "$t"
+}
+kids() { local c k; for c in /proc/$1/task/*/children; do k=(); read -r -a k 2>/dev/null < $c; q+=("\${k[@]}"); done; }
+walk() {
+  local l= x seen=' ' k n=0
+  read -r l 2>/dev/null < /proc/$tpgid/stat || [[ -n $l ]] || return 1
+  x=(\${l##*) })
+  [[ \${x[1]} =~ ^[0-9]+$ && -r /proc/\${x[1]}/task/\${x[1]}/children ]] || return 1
+  q=(); kids \${x[1]}
+  while (( \${#q[@]} > 0 && n < 512 )); do
+    k=\${q[0]}; q=("\${q[@]:1}"); n=$((n + 1))
+    [[ $k =~ ^[0-9]+$ && $seen != *" $k "* ]] || continue
+    seen+="$k "; member=
+    emit $k
+    [[ -z $member ]] || kids $k
+  done
+}
 while read -r -a panes; do
   for pane in "\${panes[@]}"; do
     [[ $pane =~ ^[0-9]+$ ]] || continue
@@ -16,22 +66,12 @@ while read -r -a panes; do
     f=(\${stat##*) }); tpgid=\${f[5]:-}
     printf 'T %s %s\\n' "$pane" "\${tpgid:--}"
     [[ $tpgid =~ ^[0-9]+$ && $tpgid != 0 ]] || continue
-    for s in /proc/[0-9]*/stat; do
-      l=; read -r l 2>/dev/null < $s || [[ -n $l ]] || continue
-      g=(\${l##*) })
-      [[ \${g[2]} == "$tpgid" ]] || continue
-      d=\${s%/stat}; sc=; wc=; ss=
-      read -r sc 2>/dev/null < $d/syscall
-      read -r wc 2>/dev/null < $d/wchan
-      read -r ss 2>/dev/null < $d/schedstat
-      c=\${l#*(}; c=\${c%)*}; c=\${c//[^[:alnum:]._+-]/?}
-      r=(\${ss:-0 0 0})
-      printf 'P %s %s %s %s %s %s\\n' "\${d#/proc/}" "\${g[0]}" "\${r[2]:-0}" "\${wc:-0}" "$c" "\${sc:-none}"
-    done
+    walk || for d in /proc/[0-9]*; do emit \${d#/proc/}; done
   done
   echo E
 done
 `;
+}
 
 /** The most a reply may be: more means something is wrong (or hostile), and the probe is restarted. */
 const MAX_REPLY_CHARS = 256 * 1024;
@@ -68,6 +108,12 @@ export function parseProbeReply(lines: readonly string[]): Map<number, Foregroun
         name: (f[5] ?? '').slice(0, 64),
       };
       current.processes.push(process);
+    } else if (f[0] === 'W' && current && f.length === 4) {
+      const process = current.processes.at(-1);
+      if (!process || toInt(f[1]) !== process.pid) continue;
+      if (f[2] === '1' || f[2] === '0') process.pollsTerminal = f[2] === '1';
+      const timerMs = toInt(f[3]);
+      if (timerMs !== undefined) process.timerMs = timerMs;
     }
   }
   return samples;
@@ -135,7 +181,7 @@ export class ForegroundProbe {
   private ensure(): Promise<SandboxProcess | undefined> {
     if (this.process) return Promise.resolve(this.process);
     this.starting ??= this.sandbox
-      .spawn(['bash', '--noprofile', '--norc', '-c', PROBE_SCRIPT])
+      .spawn(['bash', '--noprofile', '--norc', '-c', probeScript()])
       .then((proc) => {
         this.process = proc;
         this.partial = '';

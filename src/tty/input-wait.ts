@@ -21,6 +21,14 @@ export interface ForegroundProcess {
   args: readonly bigint[];
   /** The command name (`comm`), non-printing characters replaced. */
   name: string;
+  /**
+   * For a poll on one fd, or a read on an fd other than 0: is that fd the terminal? (A poll's
+   * fd is read from the process's memory; undefined when unreadable: a poll then counts as on
+   * the terminal, a read on another fd as not.)
+   */
+  pollsTerminal?: boolean;
+  /** The length of a select/ppoll timer, from the process's memory (ms); undefined when unread. */
+  timerMs?: number;
 }
 
 /** A pane's foreground: its process group and that group's processes. */
@@ -87,18 +95,20 @@ export function classifyProcess(process: ForegroundProcess, arch: string = globa
   if (process.state !== 'S') return process.state === 'T' || process.state === 'Z' ? 'neutral' : 'busy';
   const nr = process.syscall;
   const [a0, a1, a2, a3, a4] = process.args;
-  if (table.read.has(nr)) return a0 === 0n ? 'input' : 'busy';
+  // less reads the terminal on an fd of its own (`seq 100 | less`): the probe says whether an fd is the terminal.
+  if (table.read.has(nr)) return a0 === 0n || process.pollsTerminal === true ? 'input' : 'busy';
   if (table.select.has(nr)) {
     // nfds 1: only fd 0 is watched.
     if (a0 !== 1n) return 'busy';
     return a4 === 0n ? 'input' : 'input-timed';
   }
+  // A poll on one fd that is not the terminal (`tail -f` on its inotify fd) follows something else.
   if (table.poll.has(nr)) {
-    if (a1 !== 1n) return 'busy';
+    if (a1 !== 1n || process.pollsTerminal === false) return 'busy';
     return asInt32(a2) < 0 ? 'input' : 'input-timed';
   }
   if (table.ppoll.has(nr)) {
-    if (a1 !== 1n) return 'busy';
+    if (a1 !== 1n || process.pollsTerminal === false) return 'busy';
     return a2 === 0n ? 'input' : 'input-timed';
   }
   // An event loop (node, a prompt_toolkit REPL) idle without timers waits for its fds, the terminal among them.
@@ -119,6 +129,33 @@ export function classifyForeground(sample: ForegroundSample | undefined, arch: s
   if (waits.includes('input')) return 'input';
   if (waits.includes('input-timed')) return 'input-timed';
   return 'busy';
+}
+
+/**
+ * How long the shortest timer of the group's timed waits on the terminal is (ms); undefined
+ * when any of them is unknown (memory unreadable) or none waits with a timer.
+ */
+export function waitTimerMs(sample: ForegroundSample | undefined, arch: string = process.arch): number | undefined {
+  const table = SYSCALLS[arch];
+  if (!sample || !table) return undefined;
+  let shortest: number | undefined;
+  for (const p of sample.processes) {
+    if (classifyProcess(p, arch) !== 'input-timed') continue;
+    // poll carries its timeout in a register; select and ppoll point at it in memory.
+    const ms = p.syscall !== undefined && table.poll.has(p.syscall) ? asInt32(p.args[2]) : p.timerMs;
+    if (ms === undefined) return undefined;
+    shortest = shortest === undefined ? ms : Math.min(shortest, ms);
+  }
+  return shortest;
+}
+
+/** The syscall numbers the probe reads timers and waited fds for, on `arch` (empty when unknown). */
+export function timedWaitSyscalls(arch: string = process.arch): { select: number[]; pselect: number[]; poll: number[]; ppoll: number[]; read: number[] } {
+  const table = SYSCALLS[arch];
+  if (!table) return { select: [], pselect: [], poll: [], ppoll: [], read: [] };
+  // select(2) takes a timeval (µs); pselect6 a timespec (ns). x86_64's select is 23.
+  const select = [...table.select].filter((nr) => arch === 'x64' && nr === 23);
+  return { select, pselect: [...table.select].filter((nr) => !select.includes(nr)), poll: [...table.poll], ppoll: [...table.ppoll], read: [...table.read] };
 }
 
 /** Identity of the group's state: unchanged between two samples means nobody woke up in between. */

@@ -1,10 +1,13 @@
 import type { ForegroundProbe } from './foreground-probe.js';
-import { type ForegroundSample, actedSince, classifyForeground, sampleSignature } from './input-wait.js';
+import { type ForegroundSample, actedSince, classifyForeground, sampleSignature, waitTimerMs } from './input-wait.js';
 import type { Tty } from './tty.js';
 
-/** Output must have stopped this long before the foreground is asked. */
-const QUIET_MS = 12;
-/** Two answers this far apart, with nothing in between, confirm a program is waiting for input. */
+/** Output must have stopped this long before the foreground is asked (not while it streams). */
+const QUIET_MS = 4;
+/**
+ * Two answers this far apart, with no output and no wake-up in between, confirm a program is
+ * waiting for input: what it printed before it blocked has had this long to arrive.
+ */
 const CONFIRM_MS = 12;
 /**
  * After a type, when the probe cannot tell that the program read the keys (no sample from
@@ -13,11 +16,18 @@ const CONFIRM_MS = 12;
  */
 const TYPED_QUIET_MS = 250;
 /**
- * After a type, how long a program that waits with a timer must have been quiet: vim's escape
- * timeout (ttimeoutlen, 100 ms by default) and its exit both wait in a timed poll on the
- * terminal while the keys are still being acted on.
+ * After a type, how long a program that waits with a timer of unknown length must have been
+ * quiet: vim's escape timeout (ttimeoutlen, 100 ms by default) and its exit both wait in a
+ * timed poll on the terminal while the keys are still being acted on.
  */
 const TIMED_QUIET_MS = 150;
+/**
+ * A timer this long is an idle wait (vim's updatetime, 4 s; top's refresh, 3 s), not the end of
+ * a key: vim waits up to timeoutlen (1 s) for the rest of a key code (vim-tiny after Escape).
+ */
+const IDLE_TIMER_MS = 2000;
+/** After a type, a program with a shorter timer must have been quiet its timer's length plus this. */
+const TIMER_MARGIN_MS = 25;
 /** A terminal quiet this long whose program waits at a prompt is asking the agent something. */
 const ASKING_QUIET_MS = 200;
 
@@ -36,6 +46,8 @@ export class InputWatch {
   private readonly seen = new WeakMap<Tty, Seen>();
   /** The foreground just before the agent's keys went out, by the pending action's time. */
   private readonly beforeKeys = new WeakMap<Tty, { at: number; sample: ForegroundSample }>();
+  /** The first short timed wait seen after the keys (by the pending action's time). */
+  private readonly timedAfterKeys = new WeakMap<Tty, { at: number; sample: ForegroundSample }>();
   /** When wait() should look again to confirm (ms from now); undefined: nothing to confirm. */
   recheckInMs: number | undefined;
 
@@ -116,11 +128,16 @@ export class InputWatch {
       return false;
     }
     // After a type the program must have acted on the keys: it ran since they went out and waits on the
-    // terminal again (with a timer, as vim after a key, it must also have drawn since, and then been
-    // quiet a while: its timer may be the one that finishes the keys). Else: quiet since the output.
+    // terminal again, without a timer or with an idle one. With a short timer (vim after Escape) it must
+    // also have drawn since, and then outlived that timer (the timer may finish the keys): quiet longer
+    // than it, or seen to wake from a timed wait after the keys (top redrawing more often than that).
     if (pending?.kind === 'type') {
+      const timer = verdict === 'input-timed' ? waitTimerMs(sample) : undefined;
+      const idle = verdict === 'input' || (timer !== undefined && timer >= IDLE_TIMER_MS);
+      const acted = this.actedOnKeys(tty, sample, idle);
       const quiet = at - Math.max(tty.emulator.lastOutputAt, pending.at);
-      const needed = !this.actedOnKeys(tty, sample, verdict) ? TYPED_QUIET_MS : verdict === 'input-timed' ? TIMED_QUIET_MS : 0;
+      const outlived = acted && !idle && this.outlivedTimedWait(tty, sample, pending.at);
+      const needed = !acted ? TYPED_QUIET_MS : idle || outlived ? 0 : timer === undefined ? TIMED_QUIET_MS : timer + TIMER_MARGIN_MS;
       if (quiet < needed) {
         this.soon(needed - quiet);
         return false;
@@ -129,11 +146,19 @@ export class InputWatch {
     return true;
   }
 
-  private actedOnKeys(tty: Tty, sample: ForegroundSample | undefined, verdict: 'input' | 'input-timed'): boolean {
+  /** Has the program run since the first timed wait seen after the keys? No keys came since, so its timer woke it. */
+  private outlivedTimedWait(tty: Tty, sample: ForegroundSample | undefined, keysAt: number): boolean {
+    const first = this.timedAfterKeys.get(tty);
+    if (first?.at === keysAt) return actedSince(first.sample, sample);
+    if (sample) this.timedAfterKeys.set(tty, { at: keysAt, sample });
+    return false;
+  }
+
+  private actedOnKeys(tty: Tty, sample: ForegroundSample | undefined, idle: boolean): boolean {
     const pending = tty.pending;
     const before = this.beforeKeys.get(tty);
     if (!pending || before?.at !== pending.at || !actedSince(before.sample, sample)) return false;
-    return verdict === 'input' || tty.emulator.lastOutputAt > pending.at;
+    return idle || tty.emulator.lastOutputAt > pending.at;
   }
 
   private soon(ms: number): void {

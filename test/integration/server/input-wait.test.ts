@@ -127,4 +127,40 @@ describeWithEngine('wait knows when a program waits for input (real container, r
     await expect.poll(async () => (await wait(2)).text, { timeout: 30_000 }).toContain('continue?');
     await type('y', 'bash', 1);
   }, 120_000);
+
+  it('`tail -f` is still running, not waiting for input, and asks nothing of typing elsewhere; a prompt or a pager after it waits', async () => {
+    await wait(5);
+    const opened = await session.call('open');
+    const { tty } = opened.structuredContent as { tty: number };
+    await wait();
+    // A file in the data dir: there tail follows with inotify, a poll on one fd that is not the terminal.
+    await type(`seq 3 > follow-${tty}.txt; tail -f follow-${tty}.txt`, 'bash', tty);
+    const started = await wait(3);
+    expect(started.reason, started.text).toBe('timeout');
+    expect(started.text).toContain(`TTY ${tty} | tail |`);
+    expect(started.text).not.toContain('waiting for input');
+    // New lines on the tail while the agent works in TTY 0: typing there is never refused for them.
+    const seen: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      await type(`echo line-${i} >> follow-${tty}.txt; sleep 0.5`, 'bash');
+      const done = await wait();
+      expect(done.reason).toBe('command-finished');
+      seen.push(done.text);
+    }
+    await expect.poll(async () => seen.push((await wait(1)).text) && seen.join('\n'), { timeout: 20_000 }).toContain('line-2');
+    expect(seen.join('\n')).not.toContain('waiting for input');
+    expect((await wait(1)).reason).toBe('timeout');
+    await type('C-c', 'tail', tty);
+    await wait();
+    await type(`read -p 'go? ' answer`, 'bash', tty);
+    expect(await wait()).toMatchObject({ reason: 'input', input: { tty, prompt: 'go?' } });
+    await type('y', 'bash', tty);
+    await wait();
+    // less reads the terminal on an fd of its own (its stdin is the pipe): waiting for input, not settled by silence.
+    await type('seq 1 500 | less', 'bash', tty);
+    const pager = await wait();
+    expect(pager).toMatchObject({ reason: 'input', changed: [{ fullScreen: true }] });
+    await type('q', 'less', tty);
+    await wait();
+  }, 60_000);
 });

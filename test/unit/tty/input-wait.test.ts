@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseProbeReply } from '../../../src/tty/foreground-probe.js';
-import { type InputWait, actedSince, classifyForeground, foregroundName, promptText, sampleSignature } from '../../../src/tty/input-wait.js';
+import { type InputWait, actedSince, classifyForeground, foregroundName, promptText, sampleSignature, waitTimerMs } from '../../../src/tty/input-wait.js';
 
 // Replies of the real probe in a container (x86_64), one pane each.
 const REPLIES: Array<[string, string[], InputWait]> = [
@@ -29,6 +29,14 @@ const REPLIES: Array<[string, string[], InputWait]> = [
     ['T 40 47', 'P 47 S 5 pipe_write seq 1 0x1 0x55 0x1000 0x0 0x0 0x0 0x0 0x0', 'P 48 S 5 poll_schedule_timeout.constprop.0 less 7 0x7ffd 0x1 0xffffffffffffffff 0x0 0x0 0x0 0x0 0x0'],
     'busy',
   ],
+  [
+    'tail -f: a poll on its inotify fd, not on the terminal',
+    ['T 40 59', 'P 59 S 4 poll_schedule_timeout.constprop.0 tail 7 0x7ffd61fcde30 0x1 0xffffffff 0x7ff41bb108d0 0x0 0x0 0x0 0x0', 'W 59 0 -'],
+    'busy',
+  ],
+  ['less, its poll fd read and found to be the terminal', ['T 40 45', 'P 45 S 5 poll_schedule_timeout.constprop.0 less 7 0x7ffd 0x1 0xffffffffffffffff 0x0 0x0 0x0 0x0 0x0', 'W 45 1 -'], 'input'],
+  ['less reading /dev/tty on an fd of its own (`seq 100 | less`)', ['T 40 48', 'P 48 S 3 wait_woken less 0 0x3 0x7ffd 0x1 0x0 0x0 0x0 0x0 0x0', 'W 48 1 -'], 'input'],
+  ['reading another fd that is not the terminal', ['T 40 43', 'P 43 S 5 pipe_read cat 0 0x3 0x7ffd 0x20000 0x0 0x0 0x0 0x0 0x0', 'W 43 0 -'], 'busy'],
   ['the pane process is gone', ['T 99999 -'], 'unknown'],
   ['junk from a hostile container', ['T x y', 'P 1 S 5 wait_woken evil 0 0x0', 'garbage', 'P', 'T 1 1 1'], 'unknown'],
 ];
@@ -45,6 +53,31 @@ describe('classifyForeground on real probe replies (x86_64)', () => {
   it('knows nothing about an architecture it has no table for', () => {
     const sample = parseProbeReply(REPLIES[0]![1]).get(25);
     expect(classifyForeground(sample, 'mips')).toBe('unknown');
+  });
+});
+
+describe('waitTimerMs (how long a timed wait on the terminal lasts)', () => {
+  const vi = (w: string) => parseProbeReply(['T 159 159', 'P 159 S 20 poll_schedule_timeout.constprop.0 vi 270 0x1 0x55d6 0x55d5 0x55d4 0x7fffb88c3b20 0x0 0x7fff 0x7f33', w]).get(159);
+  it('is the timer the probe read from memory (vim idle: updatetime; after Escape: ttimeoutlen)', () => {
+    expect(waitTimerMs(vi('W 159 - 4000'), 'x64')).toBe(4000);
+    expect(waitTimerMs(vi('W 159 - 100'), 'x64')).toBe(100);
+    expect(classifyForeground(vi('W 159 - 4000'), 'x64')).toBe('input-timed');
+  });
+  it('is poll\'s own timeout argument, without memory', () => {
+    const poll = parseProbeReply(['T 40 45', 'P 45 S 5 poll_schedule_timeout.constprop.0 prog 7 0x7ffd 0x1 0x3e8 0x0 0x0 0x0 0x0 0x0']).get(40);
+    expect(waitTimerMs(poll, 'x64')).toBe(1000);
+  });
+  it('is unknown when memory was unreadable, the line is for another process, or it is junk', () => {
+    expect(waitTimerMs(vi('garbage'), 'x64')).toBeUndefined();
+    expect(waitTimerMs(vi('W 158 - 4000'), 'x64')).toBeUndefined();
+    for (const junk of ['W 159 - -1', 'W 159 - 99999999999', 'W 159 - 4e3', 'W 159 2 x', 'W 159 - 4000 extra', 'W 159']) {
+      const sample = vi(junk);
+      expect(waitTimerMs(sample, 'x64'), junk).toBeUndefined();
+      expect(sample?.processes[0]?.pollsTerminal, junk).toBeUndefined();
+    }
+  });
+  it('is undefined when nothing waits with a timer', () => {
+    expect(waitTimerMs(parseProbeReply(REPLIES[0]![1]).get(25), 'x64')).toBeUndefined();
   });
 });
 
