@@ -56,20 +56,20 @@ function serverEnv(extra = {}) {
  * Spawn a server and connect a Client. `spawnedAt` is performance.now() just before the
  * spawn, so start-up can be timed from there to login answered.
  */
-export async function startServer(dataDir, { transport = 'stdio', nodeArgs = [] } = {}) {
+export async function startServer(dataDir, { transport = 'stdio', nodeArgs = [], bin = BIN } = {}) {
   const client = new Client({ name: 'agent-kernel-bench', version: '1.0.0' });
   let stderr = '';
   let pid;
   let child;
   const spawnedAt = performance.now();
   if (transport === 'stdio') {
-    const stdio = new StdioClientTransport({ command: process.execPath, args: [...nodeArgs, BIN, 'serve', dataDir], env: serverEnv(), stderr: 'pipe' });
+    const stdio = new StdioClientTransport({ command: process.execPath, args: [...nodeArgs, bin, 'serve', dataDir], env: serverEnv(), stderr: 'pipe' });
     stdio.stderr?.on('data', (chunk) => (stderr += chunk.toString()));
     await client.connect(stdio);
     pid = stdio.pid;
   } else {
     const token = randomBytes(24).toString('hex');
-    child = spawn(process.execPath, [...nodeArgs, BIN, 'serve', dataDir, '--http', '127.0.0.1:0'], {
+    child = spawn(process.execPath, [...nodeArgs, bin, 'serve', dataDir, '--http', '127.0.0.1:0'], {
       env: serverEnv({ AGENT_KERNEL_TOKEN: token }),
       stdio: ['ignore', 'ignore', 'pipe'],
     });

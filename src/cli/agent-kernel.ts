@@ -1,19 +1,5 @@
 #!/usr/bin/env node
-import { runCli } from './main.js';
+// The bin: its program is one bundled file (scripts/bundle.mjs), run with V8's code cache.
+import { runBundle } from './run-bundle.js';
 
-await runCli(
-  'agent-kernel',
-  {
-    serve: async () => (await import('./commands/serve.js')).serveCommand,
-    ls: async () => (await import('./commands/ls.js')).lsCommand,
-    attach: async () => (await import('./commands/attach.js')).attachCommand,
-    container: async () => (await import('./commands/container.js')).containerCommand,
-    image: async () => (await import('./commands/image.js')).imageCommand,
-    egress: async () => (await import('./commands/egress.js')).egressCommand,
-    config: async () => (await import('./commands/config.js')).configCommand,
-    doctor: async () => (await import('./commands/doctor.js')).doctorCommand,
-    events: async () => (await import('./commands/events.js')).eventsCommand,
-    web: async () => (await import('./commands/web.js')).webCommand,
-  },
-  process.argv.slice(2),
-);
+runBundle('agent-kernel', import.meta.url);

@@ -1,17 +1,5 @@
 #!/usr/bin/env node
-import { runCli } from './main.js';
+// The bin: its program is one bundled file (scripts/bundle.mjs), run with V8's code cache.
+import { runBundle } from './run-bundle.js';
 
-await runCli(
-  'kernel-runner',
-  {
-    init: async () => (await import('./commands/init.js')).initCommand,
-    ls: async () => (await import('./commands/instances.js')).instancesCommand,
-    tick: async () => (await import('./commands/tick.js')).tickCommand,
-    watch: async () => (await import('./commands/watch.js')).watchCommand,
-    send: async () => (await import('./commands/send.js')).sendCommand,
-    status: async () => (await import('./commands/status.js')).statusCommand,
-    install: async () => (await import('./commands/install.js')).installCommand,
-    uninstall: async () => (await import('./commands/install.js')).uninstallCommand,
-  },
-  process.argv.slice(2),
-);
+runBundle('kernel-runner', import.meta.url);

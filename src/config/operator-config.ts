@@ -3,7 +3,7 @@ import path from 'node:path';
 import { KernelError } from '../errors.js';
 import { type AgentConfig, agentConfigSchema, parseAgentConfig } from './agent-config.js';
 import { instancePaths } from './paths.js';
-import { readJsonFile } from './parse.js';
+import { PARSED_ONCE, readJsonFile } from './parse.js';
 
 /**
  * Who decides what. The operator's file (paths.ts `operatorConfig`: `<config home>/instances/<name>.json`) is out of the
@@ -85,7 +85,7 @@ export function effectiveConfig(operatorRaw: unknown, agentRaw: unknown, files: 
   parseAgentConfig(tunable, files.agent);
   const config = parseAgentConfig(merge(tunable, operator), files.operator);
   // What the host would do if the agent's file had its way, to report only real differences.
-  const asked = agentConfigSchema.safeParse(merge(operator, agentRaw ?? {}));
+  const asked = agentConfigSchema.safeParse(merge(operator, agentRaw ?? {}), PARSED_ONCE);
   const ignored = leaves(rest).filter((field) =>
     asked.success ? !isDeepStrictEqual(at(asked.data, field), at(config, field)) : !isDeepStrictEqual(at(rest, field), at(operator, field)),
   );

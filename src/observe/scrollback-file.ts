@@ -186,7 +186,7 @@ async function countLines(file: string): Promise<{ bytes: number; lines: number 
   const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => undefined);
   if (!handle) return { bytes: 0, lines: 0 };
   try {
-    const buffer = Buffer.allocUnsafe(1 << 20);
+    const buffer = Buffer.allocUnsafe(1 << 16); // up to 20 terminals count at once at start-up: a small buffer each
     let bytes = 0;
     let newlines = 0;
     for (;;) {

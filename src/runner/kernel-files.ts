@@ -21,6 +21,7 @@ export function packageRoot(): string {
 export function kernelFiles(root: string = packageRoot()) {
   return {
     serverBin: path.join(root, 'dist', 'cli', 'agent-kernel.js'),
+    runnerBin: path.join(root, 'dist', 'cli', 'kernel-runner.js'),
     hookCli: path.join(root, 'dist', 'runner', 'hook-cli.js'),
     defaultContainerfile: path.join(root, 'assets', 'Containerfile.default'),
   };

@@ -201,12 +201,14 @@ export async function containerUpInStages(engine: Engine, instance: Instance, op
     await createContainer(engine, wanted, instance);
     info = await inspectContainer(engine, instance);
   }
+  const runningAsFound = info !== undefined && info.State.Running && !info.State.Paused;
   if (info?.State.Paused) await engine.docker.getContainer(name).unpause();
   else if (!info?.State.Running) {
     onProgress?.(`starting ${name}`);
     await startContainer(engine, name);
   }
-  const after = await inspectContainer(engine, instance);
+  // A container found running and left alone was just inspected: no second round trip at every start-up.
+  const after = runningAsFound ? info : await inspectContainer(engine, instance);
   if (!after?.State.Running) {
     throw new KernelError('CONTAINER_FAILED', `Container ${name} does not stay up (state: ${after?.State.Status ?? 'gone'}). Its log: docker logs ${name}`);
   }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type Dockerode from 'dockerode';
 import type { Instance } from '../config/instance.js';
 import { KernelError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
@@ -67,11 +68,15 @@ export function baseImages(containerfile: string): string[] {
 }
 
 export async function imageExists(engine: Engine, name: string): Promise<boolean> {
+  return (await inspectImage(engine, name)) !== undefined;
+}
+
+/** An image's inspect data; undefined when there is none. */
+async function inspectImage(engine: Engine, name: string): Promise<Dockerode.ImageInspectInfo | undefined> {
   try {
-    await engine.docker.getImage(name).inspect();
-    return true;
+    return await engine.docker.getImage(name).inspect();
   } catch (error) {
-    if (statusCode(error) === 404) return false;
+    if (statusCode(error) === 404) return undefined;
     throw error;
   }
 }
@@ -165,10 +170,9 @@ export async function runBuild(engine: Engine, context: BuildContext, tag: strin
 export async function ensureImage(engine: Engine, instance: Instance, options: EnsureImageOptions): Promise<ImageRef> {
   const { logger, onProgress } = options;
   const { tag, hash, context } = await currentImageRef(instance);
-  if (!options.force && (await imageExists(engine, tag))) {
-    const labels = (await engine.docker.getImage(tag).inspect()).Config?.Labels ?? {};
-    if (labels[LABEL.hash] === hash) return { tag, hash };
-  }
+  // One round trip at every start-up: the image, if any, with its labels.
+  const existing = options.force ? undefined : await inspectImage(engine, tag);
+  if (existing && (existing.Config?.Labels ?? {})[LABEL.hash] === hash) return { tag, hash };
 
   const containerfileText = await readContainerfile(context);
   for (const base of baseImages(containerfileText)) await ensureBaseImage(engine, base, logger, onProgress);

@@ -129,8 +129,8 @@ export class TtyManager {
       this.activity.wake();
     });
     this.adoptReport = await adoptAll(this.ctx);
-    await this.persistence.saveState();
-    await this.persistence.writeRegistry();
+    // Two files, each fsynced: one after the other they held up login by two syncs.
+    await Promise.all([this.persistence.saveState(), this.persistence.writeRegistry()]);
     const { adopted, lost } = this.adoptReport;
     logger.info({ adopted, lost: lost.map((l) => l.tty), host: host.description, sandbox: this.ctx.sandbox.description }, 'terminals ready');
   }

@@ -1,10 +1,10 @@
 import { realpathSync } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { resolveInstance } from '../../config/instance.js';
 import { validateInstanceName } from '../../config/registry.js';
 import { KernelError } from '../../errors.js';
+import { kernelFiles } from '../../runner/kernel-files.js';
 import { enableInstructions, renderUnit, unitEnvironment, unitName, unitPath } from '../../runner/watch/systemd.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
 import { parseCommandArgs } from '../args.js';
@@ -12,8 +12,7 @@ import { type Command, EXIT } from '../command.js';
 
 /** This package's kernel-runner bin (dist/cli/kernel-runner.js), absolute. */
 function runnerBin(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  return realpathSync(path.resolve(here, '..', 'kernel-runner.js'));
+  return realpathSync(kernelFiles().runnerBin);
 }
 
 export const installCommand: Command = {

@@ -41,7 +41,8 @@ export async function ensureBuilt(): Promise<void> {
     }
   }
   try {
-    const built = statSync(BIN, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+    // The bundle is the build's last output (scripts/bundle.mjs after tsc).
+    const built = statSync(path.join(ROOT, 'dist', 'bundle', 'agent-kernel.cjs'), { throwIfNoEntry: false })?.mtimeMs ?? 0;
     if (built < (await newestMtime(path.join(ROOT, 'src')))) {
       await run('npm', ['run', 'build'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
     }
