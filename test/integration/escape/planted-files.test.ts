@@ -8,7 +8,7 @@ import { silentLogger } from '../../../src/log/logger.js';
 import { readPaused } from '../../../src/runner/paused.js';
 import { loadTickPrompt } from '../../../src/runner/prompt.js';
 import { beginTickRecord } from '../../../src/runner/state.js';
-import { readPending } from '../../../src/runner/watch/inbox.js';
+import { readPending, watchInbox } from '../../../src/runner/watch/inbox.js';
 import { loadSchedule } from '../../../src/runner/watch/schedule.js';
 import { buildContext } from '../../../src/sandbox/image.js';
 import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
@@ -108,6 +108,29 @@ describeWithEngine('escape: files the agent plants in the data directory', () =>
     expect(invalid.join('\n')).not.toContain(SECRET);
     // Only the regular file is a message: the link and the FIFO are never opened.
     expect(messages).toHaveLength(1);
+  });
+
+  it('sets no watch through an inbox the agent replaced with a link to a busy host folder', async () => {
+    const busy = await mkdtemp(path.join(os.tmpdir(), 'ak-busy-'));
+    try {
+      await agent(`rm -rf '${d('inbox')}' && ln -s '${busy}' '${d('inbox')}'`);
+      let wakes = 0;
+      // A poll far beyond the test: only a watch could wake it.
+      const watcher = watchInbox(test.instance.paths, () => (wakes += 1), 600_000);
+      try {
+        for (let i = 0; i < 20; i++) {
+          await writeFile(path.join(busy, `host-${i}`), 'x');
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        await new Promise((r) => setTimeout(r, 300));
+        expect(wakes).toBe(0);
+      } finally {
+        watcher.close();
+      }
+    } finally {
+      await agent(`rm -f '${d('inbox')}' && mkdir -p '${d('inbox')}'`);
+      await rm(busy, { recursive: true, force: true });
+    }
   });
 
   it('refuses a link in the Containerfile build context', async () => {
