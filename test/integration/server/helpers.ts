@@ -60,6 +60,8 @@ export interface StdioSession {
   stderr: () => string;
   pid: number;
   call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
+  /** call(), asserting the tool answered without an error (its text is the failure message). */
+  ok(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
   close(): Promise<void>;
 }
 
@@ -75,11 +77,17 @@ export async function connectStdio(dataDir: string, env: Record<string, string> 
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const client = new Client({ name: 'integration-test', version: '1.0.0' });
   await client.connect(transport);
+  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 300_000 })) as CallToolResult;
   return {
     client,
     stderr: () => stderr,
     pid: transport.pid ?? -1,
-    call: async (name, args = {}) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 300_000 })) as CallToolResult,
+    call,
+    ok: async (name, args = {}) => {
+      const result = await call(name, args);
+      expect(result.isError, textOf(result)).toBeFalsy();
+      return result;
+    },
     close: () => client.close(),
   };
 }
