@@ -14,7 +14,7 @@ import { writeFileAtomic } from '../util/atomic-write.js';
  * announcement comes after them in the stream, so the server ends the terminal as soon as
  * it reads the announcement, and the linger only keeps the pty open until then.
  */
-export const EXIT_LINGER_SECONDS = 3;
+const EXIT_LINGER_SECONDS = 3;
 
 /** The environment variable that gives a terminal's shell its key for the exit announcement. */
 export const STATUS_KEY_VARIABLE = 'AGENT_KERNEL_STATUS_KEY';

@@ -45,11 +45,6 @@ export function compileUntil(spec: UntilSpec, field = 'until'): UntilPattern {
   }
 }
 
-/** How a pattern reads in a result: `prompt "(gdb)"` or `regex /x/`. */
-export function describeUntil(pattern: UntilPattern): string {
-  return pattern.kind === 'prompt' ? `prompt "${pattern.prompt}"` : `regex /${pattern.source}/`;
-}
-
 const sandboxContext = vm.createContext({});
 const execScript = new vm.Script('re.exec(text)');
 

@@ -1,5 +1,5 @@
 /** A holder with no call in flight and none for this long has likely vanished (an HTTP client gone without DELETE). */
-export const ROLE_IDLE_MS = 5 * 60_000;
+const ROLE_IDLE_MS = 5 * 60_000;
 
 /**
  * Which MCP session is the agent's: the one whose waits mark output seen (and whose marks
