@@ -11,7 +11,8 @@ import { type ForegroundProcess, type ForegroundSample, timedWaitSyscalls } from
  * group member whose parent died is missed by the walk (it then counts as not there).
  * A process blocked on one fd with a timer, polling one fd, or reading an fd other than 0 also
  * gets a `W` line: whether that fd is the terminal, and the timer's length in ms; the timer
- * and a poll's fd are read from its memory (dd, od: only for such processes). Its output is the sandbox's word and is parsed as hostile input.
+ * and a poll's fd are read from its memory (dd, od: only for such processes), and the timer
+ * counts only if the process has not run since its syscall was read. Its output is the sandbox's word and is parsed as hostile input.
  */
 export function probeScript(arch: string = process.arch): string {
   const nrs = timedWaitSyscalls(arch);
@@ -23,14 +24,14 @@ timer() { mem $1 16 u8; [[ \${m[0]:-} =~ ^[0-9]{1,7}$ && \${m[1]:-} =~ ^[0-9]{1,
 ttyfd() { if [[ /proc/$p/fd/$1 -ef /proc/$pane/fd/0 ]]; then w=1; else w=0; fi; }
 pollfd() { mem $1 4 d4; [[ \${m[0]:-} =~ ^[0-9]{1,9}$ ]] && ttyfd \${m[0]}; }
 emit() {
-  local d=/proc/$1 l= sc= wc= ss=
+  local d=/proc/$1 l= sc= wc= ss= rs=
   read -r l 2>/dev/null < $d/stat || [[ -n $l ]] || return 0
   g=(\${l##*) })
   [[ \${g[2]} == "$tpgid" ]] || return 0
   member=1; p=$1
+  read -r ss 2>/dev/null < $d/schedstat
   read -r sc 2>/dev/null < $d/syscall
   read -r wc 2>/dev/null < $d/wchan
-  read -r ss 2>/dev/null < $d/schedstat
   c=\${l#*(}; c=\${c%)*}; c=\${c//[^[:alnum:]._+-]/?}
   r=(\${ss:-0 0 0})
   printf 'P %s %s %s %s %s %s\\n' "$p" "\${g[0]}" "\${r[2]:-0}" "\${wc:-0}" "$c" "\${sc:-none}"
@@ -42,6 +43,8 @@ emit() {
   elif [[ $ppl == *" \${a[0]} "* && \${a[2]:-} == 0x1 ]]; then pollfd "\${a[1]:-}"; timer "\${a[3]:-}" 1000000
   elif [[ $rd == *" \${a[0]} "* && \${a[1]:-} =~ ^0x[0-9a-f]{1,8}$ && \${a[1]} != 0x0 ]]; then ttyfd $((a[1]))
   else return 0; fi
+  # The kernel writes the time left back into the timer when the wait ends: one that ran since is not its own.
+  read -r rs 2>/dev/null < $d/schedstat; rs=(\${rs:-0 0 0}); [[ \${rs[2]:-0} == "\${r[2]:-0}" ]] || t=-
   [[ $w$t == -- ]] || printf 'W %s %s %s\\n' "$p" "$w" "$t"
 }
 kids() { local c k; for c in /proc/$1/task/*/children; do k=(); read -r -a k 2>/dev/null < $c; q+=("\${k[@]}"); done; }

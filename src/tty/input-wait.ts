@@ -59,6 +59,8 @@ interface SyscallTable {
   epoll: ReadonlySet<number>;
   /** Waiting for a child: neutral (the child decides). */
   waitChild: ReadonlySet<number>;
+  /** write/writev: blocked on a full pipe, it waits for the next command of its pipeline (neutral). */
+  write: ReadonlySet<number>;
 }
 
 const SYSCALLS: Readonly<Record<string, SyscallTable>> = {
@@ -69,6 +71,7 @@ const SYSCALLS: Readonly<Record<string, SyscallTable>> = {
     ppoll: new Set([271]),
     epoll: new Set([232, 281]), // epoll_wait, epoll_pwait
     waitChild: new Set([61, 247]), // wait4, waitid
+    write: new Set([1, 20]), // write, writev
   },
   arm64: {
     read: new Set([63, 65]),
@@ -77,6 +80,7 @@ const SYSCALLS: Readonly<Record<string, SyscallTable>> = {
     ppoll: new Set([73]),
     epoll: new Set([22]),
     waitChild: new Set([260, 95]),
+    write: new Set([64, 66]),
   },
 };
 
@@ -114,6 +118,8 @@ export function classifyProcess(process: ForegroundProcess, arch: string = globa
   // An event loop (node, a prompt_toolkit REPL) idle without timers waits for its fds, the terminal among them.
   if (table.epoll.has(nr)) return asInt32(a3) < 0 ? 'input' : 'busy';
   if (table.waitChild.has(nr)) return 'neutral';
+  // `seq 1000000 | less`: seq waits for less to read, and less waits for keys.
+  if (table.write.has(nr) && /^(anon_)?pipe_write$/.test(process.wchan)) return 'neutral';
   return 'busy';
 }
 
@@ -164,12 +170,29 @@ export function sampleSignature(sample: ForegroundSample | undefined): string {
   return `${sample.tpgid}:${sample.processes.map((p) => `${p.pid}/${p.state}/${p.runs}/${p.syscall}`).join(',')}`;
 }
 
-/** The newest process of the group, for naming the foreground program of a pipeline (`seq 10 | less`). */
+/**
+ * The group's program: its leader while it lives, else its newest process (a pipeline,
+ * `seq 10 | less`, whose first command has ended).
+ */
 export function foregroundName(sample: ForegroundSample | undefined): string | undefined {
   if (!sample || sample.processes.length === 0) return undefined;
-  const leader = sample.processes.find((p) => p.pid === sample.tpgid);
-  const newest = sample.processes.reduce((a, b) => (b.pid > a.pid ? b : a));
-  return (leader && leader.state !== 'Z' ? leader : newest).name;
+  const leader = sample.processes.find((p) => p.pid === sample.tpgid && p.state !== 'Z');
+  return (leader ?? sample.processes.reduce((a, b) => (b.pid > a.pid ? b : a))).name;
+}
+
+/**
+ * A pipeline whose first command lives while a later one waits on the terminal (`seq 1000000
+ * | less`, `make` and the child that prompts): the leader the host names, and the one asking.
+ */
+export function askingFollower(sample: ForegroundSample, arch: string = process.arch): { leader: string; name: string } | undefined {
+  const leader = sample.processes.find((p) => p.pid === sample.tpgid && p.state !== 'Z');
+  const asking = sample.processes.find((p) => ['input', 'input-timed'].includes(classifyProcess(p, arch)));
+  return leader && asking && asking !== leader ? { leader: leader.name, name: asking.name } : undefined;
+}
+
+/** The names of the group's live processes: `expect` may name any of them (`seq 1000000 | less`). */
+export function groupNames(sample: ForegroundSample | undefined): string[] {
+  return (sample?.processes ?? []).filter((p) => p.state !== 'Z').map((p) => p.name);
 }
 
 /** The prompt a program waits at: the cursor row up to the cursor, trimmed, at most 80 characters. */

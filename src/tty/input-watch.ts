@@ -57,10 +57,10 @@ export class InputWatch {
     return this.probe.usable;
   }
 
-  /** The terminals of `ttys` whose program waits for input now. */
-  async waiting(ttys: readonly Tty[], now: number): Promise<Set<Tty>> {
+  /** The terminals of `ttys` whose program waits for input now, each with the sample that confirmed it. */
+  async waiting(ttys: readonly Tty[], now: number): Promise<Map<Tty, ForegroundSample>> {
     this.recheckInMs = undefined;
-    const ready = new Set<Tty>();
+    const ready = new Map<Tty, ForegroundSample>();
     const ask: Tty[] = [];
     for (const tty of ttys) {
       const pid = tty.state?.pid;
@@ -77,7 +77,7 @@ export class InputWatch {
     const at = Date.now();
     for (const tty of ask) {
       const sample = samples?.get(tty.state?.pid ?? 0);
-      if (this.confirm(tty, sample, at)) ready.add(tty);
+      if (this.confirm(tty, sample, at) && sample) ready.set(tty, sample);
     }
     return ready;
   }

@@ -51,22 +51,18 @@ export async function syncAll(ctx: TtyContext): Promise<TerminalState[]> {
 /**
  * The program in the foreground, as `expect` names it. The host names the process group
  * leader; in a pipeline (`seq 1 200 | less`) that is the first process, which may be gone:
- * the host then names the shell. While the shell says a command runs, ask the process table
- * for the group's newest process instead (at most once a second).
+ * the host then names the shell. While the shell says a command runs, ask the probe for the
+ * group now (never cached: the leader it names may end a moment later), or the process
+ * table when there is no probe (at most once a second).
  */
 async function foregroundProgram(ctx: TtyContext, tty: Tty, state: TerminalState): Promise<string> {
   const named = normalizeProgram(state.command);
   if (!isShell(named) || !tty.commandRunning || state.dead) return named;
+  const probed = foregroundName(await ctx.inputWatch.foreground(state.pid));
+  if (probed !== undefined) return normalizeProgram(probed);
   const now = Date.now();
   const cached = tty.cachedForeground(state.pid, now, FOREGROUND_CACHE_MS);
   if (cached !== undefined) return cached;
-  // The long-lived probe answers in a few ms; the process table costs a process in the sandbox.
-  const probed = foregroundName(await ctx.inputWatch.foreground(state.pid));
-  if (probed !== undefined) {
-    const name = normalizeProgram(probed);
-    tty.rememberForeground(state.pid, now, name);
-    return name;
-  }
   const table = await readProcessTable(ctx.sandbox);
   const found = table && foregroundOf(table, state.pid);
   const name = found ? normalizeProgram(found.name) : named;

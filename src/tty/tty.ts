@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { TtyFiles, TtySnapshot } from '../observe/tty-files.js';
 import { UnseenTracker } from '../observe/unseen-tracker.js';
 import { typedCommandLine } from './command-line.js';
+import { programMatches } from './program-name.js';
 import { SeenMarks } from './seen-marks.js';
 import type { TerminalState } from './terminal-host.js';
 import type { TtyEventSource } from './tty-events.js';
@@ -73,6 +74,8 @@ export class Tty {
   private ownLastActivity = Date.now();
   private readingKeys: { key: string; value: boolean | undefined } | undefined;
   private foreground: { pid: number; at: number; name: string } | undefined;
+  /** The program that asks for input, while the host names the first command of its pipeline (`seq 1000000 | less`). */
+  private asking: { leader: string; name: string } | undefined;
   /** What the agent has seen, reply by reply, in the host's numbering when saved. */
   readonly marks = new SeenMarks();
   /** The last D mark, waiting for the prompt to be drawn (mark B) before it counts. */
@@ -206,6 +209,17 @@ export class Tty {
   observed(state: TerminalState, program: string, scrollsThen?: number): void {
     this.ownState = state;
     if (scrollsThen !== undefined) this.marks.hostHad(scrollsThen, state.historySize);
+    if (this.asking && !programMatches(this.asking.leader, program)) this.asking = undefined;
+    this.setProgram(this.asking?.name ?? program);
+  }
+
+  /** wait() found that `name`, a later command of the pipeline led by `leader`, asks for input: name it while the host names that leader. */
+  asks(leader: string, name: string): void {
+    this.asking = { leader, name };
+    this.setProgram(name);
+  }
+
+  private setProgram(program: string): void {
     if (program !== this.ownProgram) this.readingKeys = undefined;
     this.ownProgram = program;
   }
@@ -332,7 +346,10 @@ export class Tty {
 
   private onMark(mark: ShellMark): void {
     // A foreground program found for one command says nothing about the next (a builtin like `read` runs in the shell).
-    if (mark.kind === 'C' || mark.kind === 'D') this.foreground = undefined;
+    if (mark.kind === 'C' || mark.kind === 'D') {
+      this.foreground = undefined;
+      this.asking = undefined;
+    }
     if (mark.kind === 'C') {
       this.commandStartedAt = mark.at;
       this.running = true;

@@ -1,4 +1,5 @@
 import { KernelError } from '../errors.js';
+import { groupNames } from './input-wait.js';
 import { INTERRUPT_KEYS, parseTypedText } from './keys.js';
 import { isShell, programMatches } from './program-name.js';
 import { syncAll } from './terminal-sync.js';
@@ -40,15 +41,18 @@ export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeR
     );
   }
   const actual = tty.program;
+  // Sampled just before the keys go out (did the program act on them?); a pipeline's programs
+  // all run in the foreground, and the agent may name any of them (`seq 1000000 | less`: less).
+  const before = await ctx.inputWatch.foreground(tty.state?.pid);
+  const named = programMatches(input.expect, actual) || groupNames(before).some((name) => programMatches(input.expect, name));
   // C-c and C-z stop whatever runs under the shell the agent knows: naming the shell is enough.
-  if (!programMatches(input.expect, actual) && !(interrupting && isShell(input.expect))) {
+  if (!named && !(interrupting && isShell(input.expect))) {
     throw new KernelError(
       'EXPECT_MISMATCH',
       `TTY ${tty.number} is running ${actual || 'an unknown program'}, not ${input.expect}. Nothing was sent. Check its screen with wait(), then type again with expect: "${actual}".`,
       { details: { tty: tty.number, expected: input.expect, actual } },
     );
   }
-  const before = await ctx.inputWatch.foreground(tty.state?.pid);
   tty.acted('type', false, typed.kind === 'text' ? typed.text : undefined);
   ctx.inputWatch.keysSent(tty, before);
   const enter = typed.kind !== 'key' && (input.enter ?? true);

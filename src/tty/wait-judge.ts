@@ -1,6 +1,6 @@
 import { type Completion, judgeCompletion } from './completion.js';
-import { promptText } from './input-wait.js';
-import { isShell } from './program-name.js';
+import { askingFollower, promptText } from './input-wait.js';
+import { isShell, normalizeProgram } from './program-name.js';
 import { readsKeys } from './terminal-sync.js';
 import type { Tty } from './tty.js';
 import type { TtyContext } from './tty-context.js';
@@ -48,7 +48,9 @@ export async function judgeWait(ctx: TtyContext, started: number, until?: WaitUn
     // Waiting for input ends a wait for what the agent did, or for news it has not seen (not for an idle REPL).
     else if (tty.pending || tty.hasUnseen()) undecided.push(tty);
   }
-  for (const tty of ctx.config.detect_input ? await ctx.inputWatch.waiting(undecided, now) : []) {
+  for (const [tty, sample] of ctx.config.detect_input ? await ctx.inputWatch.waiting(undecided, now) : []) {
+    const follower = askingFollower(sample);
+    if (follower) tty.asks(normalizeProgram(follower.leader), normalizeProgram(follower.name));
     tty.waitingForInput();
     done.push([tty, 'input']);
   }

@@ -43,16 +43,21 @@ describeWithEngine('the foreground probe reads timed waits and poll fds in the c
     // After each key vim waits updatetime; right after an Escape it waits for the rest of a key code (vim-tiny: timeoutlen, 1 s).
     const seen = () => [...timers].filter((ms) => ms !== undefined);
     const both = () => seen().includes(4000) && seen().some((ms) => ms > 0 && ms <= 1000);
-    for (let round = 0; round < 10 && !both(); round++) {
-      await t.manager.type({ tty, expect: 'vi', text: 'Escape' });
-      const until = Date.now() + 3000;
-      while (Date.now() < until && !both()) timers.add((await foreground('vi'))?.timerMs);
+    try {
+      for (let round = 0; round < 10 && !both(); round++) {
+        await t.manager.type({ tty, expect: 'vi', text: 'Escape' });
+        const until = Date.now() + 3000;
+        while (Date.now() < until && !both()) timers.add((await foreground('vi'))?.timerMs);
+      }
+      expect(seen()).toContain(4000);
+      expect(both(), `timers seen: ${seen().join(', ')}`).toBe(true);
+      // Never the time left that the kernel writes back when a wait ends (0 after a timeout): only timers vim set.
+      for (const ms of timers) if (ms !== undefined) expect([25, 100, 1000, 4000], `timer ${ms} ms`).toContain(ms);
+    } finally {
+      await t.manager.wait(1);
+      await t.manager.type({ tty, expect: 'vi', text: ':q!' });
+      await backToShell();
     }
-    expect(seen()).toContain(4000);
-    expect(both(), `timers seen: ${seen().join(', ')}`).toBe(true);
-    for (const ms of timers) if (ms !== undefined) expect([25, 100, 1000, 4000], `timer ${ms} ms`).toContain(ms);
-    await t.manager.type({ tty, expect: 'vi', text: ':q!' });
-    await backToShell();
   }, 90_000);
 
   it('tells a poll on the terminal from `tail -f` polling its inotify fd (a file in the data dir)', async () => {
@@ -119,5 +124,16 @@ describe('the probe script on the host', () => {
       expect(sample?.processes[0]?.timerMs, `${dd} | ${od}`).toBeUndefined();
       expect(classifyForeground(sample)).toBe('input-timed');
     }
+  });
+
+  // A wait that ends while its timer is read has the time left written back (0 after a timeout): that is not the program's timer.
+  it('gives no timer when the process ran while its memory was read', () => {
+    writeFileSync(path.join(evil, 'dd'), `#!/bin/sh\n/usr/bin/dd "$@"; kill -WINCH ${panePid}; sleep 0.1\n`, { mode: 0o755 });
+    writeFileSync(path.join(evil, 'od'), '#!/bin/sh\nexec /usr/bin/od "$@"\n', { mode: 0o755 });
+    const sample = probe({ ...process.env, PATH: `${evil}:${process.env.PATH}` });
+    expect(sample?.processes[0]?.name).toBe('bash');
+    expect(sample?.processes[0]?.timerMs).toBeUndefined();
+    // Nothing woke it this time: its own timer again.
+    expect(probe()?.processes[0]?.timerMs).toBeGreaterThan(1000);
   });
 });

@@ -76,6 +76,16 @@ export function terminalIoTests(use: () => Terminals): void {
       await t.manager.type({ tty, expect: 'less', text: 'q', enter: false });
       const back = reportOf(await t.manager.wait(10), tty);
       expect(back.fullScreen).toBe(false);
+      // A pager whose input is still being written (seq waits on the full pipe) asks for keys at once, as less;
+      // the pipeline's first command may be named too.
+      await t.manager.type({ tty, expect: 'bash', text: 'seq 1 1000000 | less' });
+      const paging = await t.manager.wait(10);
+      expect(paging.reason).toBe('input');
+      expect(reportOf(paging, tty).program).toBe('less');
+      await t.manager.type({ tty, expect: 'seq', text: 'G', enter: false });
+      expect(reportOf(await t.manager.wait(10), tty).text).toMatch(/^1000000$/m);
+      await t.manager.type({ tty, expect: 'less', text: 'q', enter: false });
+      expect(reportOf(await t.manager.wait(10), tty).fullScreen).toBe(false);
 
       // Its own file: the host and pty suites run in parallel on this machine, and a second vim on one file stops at the swap-file question.
       await t.manager.type({ tty, expect: 'bash', text: `vi /tmp/agent-kernel-vi-test-${process.pid}.txt` });

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { parseProbeReply } from '../../../src/tty/foreground-probe.js';
-import { type InputWait, actedSince, classifyForeground, foregroundName, promptText, sampleSignature, waitTimerMs } from '../../../src/tty/input-wait.js';
+import {
+  type InputWait,
+  actedSince,
+  askingFollower,
+  classifyForeground,
+  foregroundName,
+  groupNames,
+  promptText,
+  sampleSignature,
+  waitTimerMs,
+} from '../../../src/tty/input-wait.js';
 
 // Replies of the real probe in a container (x86_64), one pane each.
 const REPLIES: Array<[string, string[], InputWait]> = [
@@ -25,10 +35,21 @@ const REPLIES: Array<[string, string[], InputWait]> = [
     'input',
   ],
   [
-    'a pipeline with one stage still working',
+    'a pipeline whose first command waits for the pager to read (`seq 1000000 | less`)',
     ['T 40 47', 'P 47 S 5 pipe_write seq 1 0x1 0x55 0x1000 0x0 0x0 0x0 0x0 0x0', 'P 48 S 5 poll_schedule_timeout.constprop.0 less 7 0x7ffd 0x1 0xffffffffffffffff 0x0 0x0 0x0 0x0 0x0'],
+    'input',
+  ],
+  [
+    'the same on Linux 6.18, which names the pipe functions anon_pipe_*',
+    ['T 40 47', 'P 47 S 5 anon_pipe_write seq 1 0x1 0x55 0x1000 0x0 0x0 0x0 0x0 0x0', 'P 48 S 5 poll_schedule_timeout.constprop.0 less 7 0x7ffd 0x1 0xffffffffffffffff 0x0 0x0 0x0 0x0 0x0'],
+    'input',
+  ],
+  [
+    'a pipeline whose first command writes to the network',
+    ['T 40 47', 'P 47 S 5 wait_woken nc 1 0x3 0x55 0x1000 0x0 0x0 0x0 0x0 0x0', 'P 48 S 5 poll_schedule_timeout.constprop.0 less 7 0x7ffd 0x1 0xffffffffffffffff 0x0 0x0 0x0 0x0 0x0'],
     'busy',
   ],
+  ['a lone writer blocked on a full pipe (nobody of its group asks)', ['T 40 47', 'P 47 S 5 pipe_write seq 1 0x1 0x55 0x1000 0x0 0x0 0x0 0x0 0x0'], 'busy'],
   [
     'tail -f: a poll on its inotify fd, not on the terminal',
     ['T 40 59', 'P 59 S 4 poll_schedule_timeout.constprop.0 tail 7 0x7ffd61fcde30 0x1 0xffffffff 0x7ff41bb108d0 0x0 0x0 0x0 0x0', 'W 59 0 -'],
@@ -95,9 +116,23 @@ describe('parseProbeReply', () => {
     expect(sampleSignature(before)).toBe(sampleSignature(parseProbeReply(REPLIES[2]![1]).get(28)));
   });
 
+  const reply = (name: string) => parseProbeReply(REPLIES.find(([n]) => n.startsWith(name))![1]).get(40)!;
   it('names the group leader, or the newest process when the leader is gone', () => {
-    expect(foregroundName(parseProbeReply(REPLIES[15]![1]).get(40))).toBe('make');
+    expect(foregroundName(reply('make waiting'))).toBe('make');
     expect(foregroundName(parseProbeReply(['T 40 47', 'P 47 Z 5 0 seq none', 'P 48 S 5 0 less none']).get(40))).toBe('less');
+  });
+
+  it('names the later command of a pipeline that asks for input while its leader lives, not a leader that asks itself', () => {
+    expect(askingFollower(reply('a pipeline whose first command waits'), 'x64')).toEqual({ leader: 'seq', name: 'less' });
+    expect(askingFollower(reply('make waiting'), 'x64')).toEqual({ leader: 'make', name: 'python3' });
+    expect(askingFollower(reply('poll on the terminal, no timeout'), 'x64')).toBeUndefined();
+    expect(askingFollower(parseProbeReply(['T 40 47', 'P 47 Z 5 0 seq none', 'P 48 S 5 poll_schedule_timeout less 7 0x7ffd 0x1 0xffffffffffffffff']).get(40)!, 'x64')).toBeUndefined();
+  });
+
+  it('lists the live processes of the group, which expect may name', () => {
+    expect(groupNames(reply('a pipeline whose first command waits'))).toEqual(['seq', 'less']);
+    expect(groupNames(parseProbeReply(['T 40 47', 'P 47 Z 5 0 seq none', 'P 48 S 5 0 less none']).get(40))).toEqual(['less']);
+    expect(groupNames(undefined)).toEqual([]);
   });
 });
 
