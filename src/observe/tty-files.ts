@@ -148,15 +148,16 @@ export class TtyFiles {
     const snapshot = this.closed ? undefined : this.snapshot();
     this.chain = this.chain
       .then(async () => {
-        if (raw.length > 0) await this.writeRaw(raw.length === 1 ? raw[0]! : Buffer.concat(raw));
-        await this.lines.write();
-        if (snapshot) {
-          // Rewritten every SNAPSHOT_INTERVAL_MS while output flows: atomic, not synced to disk.
-          const fleeting = { durable: false };
-          await writeFileAtomic(this.screen, `${snapshot.screen}\n`, undefined, fleeting);
-          await writeFileAtomic(path.join(this.dir, 'screen.ansi'), snapshot.screenAnsi, undefined, fleeting);
-          await writeFileAtomic(path.join(this.dir, TTY_STATUS_FILE), `${JSON.stringify(snapshot.status, null, 2)}\n`, undefined, fleeting);
-        }
+        // Five files, each written by one writer: side by side (a wait's reply waits for them).
+        // The snapshots are rewritten every SNAPSHOT_INTERVAL_MS while output flows: atomic, not synced to disk.
+        const fleeting = { durable: false };
+        await Promise.all([
+          raw.length > 0 ? this.writeRaw(raw.length === 1 ? raw[0]! : Buffer.concat(raw)) : undefined,
+          this.lines.write(),
+          snapshot && writeFileAtomic(this.screen, `${snapshot.screen}\n`, undefined, fleeting),
+          snapshot && writeFileAtomic(path.join(this.dir, 'screen.ansi'), snapshot.screenAnsi, undefined, fleeting),
+          snapshot && writeFileAtomic(path.join(this.dir, TTY_STATUS_FILE), `${JSON.stringify(snapshot.status, null, 2)}\n`, undefined, fleeting),
+        ]);
       })
       .catch(() => {
         // A full disk must not take the terminal down; the next flush tries again.

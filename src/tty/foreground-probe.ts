@@ -12,7 +12,8 @@ import { type ForegroundProcess, type ForegroundSample, timedWaitSyscalls } from
  * A process blocked on one fd with a timer, polling one fd, or reading an fd other than 0 also
  * gets a `W` line: whether that fd is the terminal, and the timer's length in ms; the timer
  * and a poll's fd are read from its memory (dd, od: only for such processes), and the timer
- * counts only if the process has not run since its syscall was read. Its output is the sandbox's word and is parsed as hostile input.
+ * counts only if the process has not run since its syscall was read; both are remembered
+ * for the next question while the process has not run again. Its output is the sandbox's word and is parsed as hostile input.
  */
 export function probeScript(arch: string = process.arch): string {
   const nrs = timedWaitSyscalls(arch);
@@ -24,7 +25,7 @@ timer() { mem $1 16 u8; [[ \${m[0]:-} =~ ^[0-9]{1,7}$ && \${m[1]:-} =~ ^[0-9]{1,
 ttyfd() { if [[ /proc/$p/fd/$1 -ef /proc/$pane/fd/0 ]]; then w=1; else w=0; fi; }
 pollfd() { mem $1 4 d4; [[ \${m[0]:-} =~ ^[0-9]{1,9}$ ]] && ttyfd \${m[0]}; }
 emit() {
-  local d=/proc/$1 l= sc= wc= ss= rs=
+  local d=/proc/$1 l= sc= wc= ss= rs= key=
   read -r l 2>/dev/null < $d/stat || [[ -n $l ]] || return 0
   g=(\${l##*) })
   [[ \${g[2]} == "$tpgid" ]] || return 0
@@ -36,8 +37,10 @@ emit() {
   r=(\${ss:-0 0 0})
   printf 'P %s %s %s %s %s %s\\n' "$p" "\${g[0]}" "\${r[2]:-0}" "\${wc:-0}" "$c" "\${sc:-none}"
   [[ \${g[0]} == S ]] || return 0
-  a=(\${sc:-none}); w=-; t=-
-  if [[ $sel == *" \${a[0]} "* && \${a[1]:-} == 0x1 ]]; then timer "\${a[5]:-}" 1000
+  a=(\${sc:-none}); w=-; t=-; key="$p \${r[2]:-0} $sc"
+  # A process that has not run since the last question has the same fd and timer in memory (written only when it runs).
+  if [[ -n \${seenw[$key]:-} ]]; then w=\${seenw[$key]%:*} t=\${seenw[$key]#*:}
+  elif [[ $sel == *" \${a[0]} "* && \${a[1]:-} == 0x1 ]]; then timer "\${a[5]:-}" 1000
   elif [[ $psel == *" \${a[0]} "* && \${a[1]:-} == 0x1 ]]; then timer "\${a[5]:-}" 1000000
   elif [[ $pl == *" \${a[0]} "* && \${a[2]:-} == 0x1 ]]; then pollfd "\${a[1]:-}"
   elif [[ $ppl == *" \${a[0]} "* && \${a[2]:-} == 0x1 ]]; then pollfd "\${a[1]:-}"; timer "\${a[3]:-}" 1000000
@@ -45,6 +48,7 @@ emit() {
   else return 0; fi
   # The kernel writes the time left back into the timer when the wait ends: one that ran since is not its own.
   read -r rs 2>/dev/null < $d/schedstat; rs=(\${rs:-0 0 0}); [[ \${rs[2]:-0} == "\${r[2]:-0}" ]] || t=-
+  [[ \${rs[2]:-0} != "\${r[2]:-0}" ]] || seenw[$key]=$w:$t
   [[ $w$t == -- ]] || printf 'W %s %s %s\\n' "$p" "$w" "$t"
 }
 kids() { local c k; for c in /proc/$1/task/*/children; do k=(); read -r -a k 2>/dev/null < $c; q+=("\${k[@]}"); done; }
@@ -62,7 +66,9 @@ walk() {
     [[ -z $member ]] || kids $k
   done
 }
+declare -A seenw
 while read -r -a panes; do
+  (( \${#seenw[@]} < 256 )) || seenw=()
   for pane in "\${panes[@]}"; do
     [[ $pane =~ ^[0-9]+$ ]] || continue
     stat=; read -r stat 2>/dev/null < /proc/$pane/stat

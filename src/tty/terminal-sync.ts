@@ -17,6 +17,7 @@ const FOREGROUND_CACHE_MS = 1000;
  * the host had at that instant. Updates each terminal's program and notices ended ones.
  */
 export async function syncAll(ctx: TtyContext): Promise<TerminalState[]> {
+  const began = Date.now();
   const ttys = ctx.ttys.all();
   // Each emulator's count of scrolled rows at the host's instant, to turn our rows into its rows.
   const scrolls = new Map<Tty, Promise<number>>();
@@ -45,7 +46,15 @@ export async function syncAll(ctx: TtyContext): Promise<TerminalState[]> {
       tty.died(state.exitStatus);
     }
   }
+  lastSync.set(ctx, began);
   return states;
+}
+
+const lastSync = new WeakMap<TtyContext, number>();
+
+/** When the last full sync began (0: never): a wait right after a type need not ask the host again at once. */
+export function lastSyncAt(ctx: TtyContext): number {
+  return lastSync.get(ctx) ?? 0;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { syncAll } from './terminal-sync.js';
+import { lastSyncAt, syncAll } from './terminal-sync.js';
 import type { TtyContext } from './tty-context.js';
 import { MAX_WAIT_SECONDS } from './types.js';
 import { type Judgement, type WaitUntil, judgeWait } from './wait-judge.js';
@@ -51,7 +51,8 @@ export async function waitUntilDone(
   const started = Date.now();
   const seconds = Number.isFinite(timeoutSeconds) ? timeoutSeconds : DEFAULT_WAIT_SECONDS;
   const deadline = started + Math.max(0, Math.min(MAX_WAIT_SECONDS, seconds)) * 1000;
-  let lastPoll = 0;
+  // type() has just asked the host (before sending its keys): the first poll may wait its turn.
+  let lastPoll = lastSyncAt(ctx);
   for (;;) {
     signal?.throwIfAborted();
     if (hostGone()) return { reason: 'timeout', started };

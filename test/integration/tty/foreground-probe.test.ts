@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
 import { ForegroundProbe, parseProbeReply, probeScript } from '../../../src/tty/foreground-probe.js';
@@ -135,5 +136,32 @@ describe('the probe script on the host', () => {
     expect(sample?.processes[0]?.timerMs).toBeUndefined();
     // Nothing woke it this time: its own timer again.
     expect(probe()?.processes[0]?.timerMs).toBeGreaterThan(1000);
+  });
+
+  it('remembers a timer for the next question while the process has not run, and reads it again once it has', async () => {
+    // dd answers the first time only; after that it prints junk.
+    const used = path.join(evil, 'dd-used');
+    writeFileSync(path.join(evil, 'dd'), `#!/bin/sh\nif [ -e ${used} ]; then echo junk; exit 0; fi\n: > ${used}\nexec /usr/bin/dd "$@"\n`, { mode: 0o755 });
+    writeFileSync(path.join(evil, 'od'), '#!/bin/sh\nexec /usr/bin/od "$@"\n', { mode: 0o755 });
+    const child = spawn('bash', ['--noprofile', '--norc', '-c', probeScript()], { env: { ...process.env, PATH: `${evil}:${process.env.PATH}` } });
+    const lines = createInterface({ input: child.stdout });
+    const reply: string[] = [];
+    const replies: string[][] = [];
+    lines.on('line', (line) => (line === 'E' ? replies.push(reply.splice(0)) : reply.push(line)));
+    const ask = async () => {
+      const count = replies.length;
+      child.stdin.write(`${panePid}\n`);
+      await expect.poll(() => replies.length, { timeout: 5000 }).toBe(count + 1);
+      return parseProbeReply(replies[count]!).get(panePid)?.processes[0]?.timerMs;
+    };
+    try {
+      expect(await ask()).toBeGreaterThan(1000);
+      expect(await ask()).toBeGreaterThan(1000);
+      process.kill(panePid, 'SIGWINCH');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await ask()).toBeUndefined();
+    } finally {
+      child.kill();
+    }
   });
 });
