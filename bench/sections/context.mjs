@@ -95,6 +95,7 @@ export async function contextCost({ instance }) {
       if (typed.isError) throw new Error(`${label}: type refused: ${textOf(typed)}`);
       const waited = await session.ok('wait', { timeout });
       const kernel = typeBytes + Buffer.byteLength(textOf(waited));
+      if (process.env.AK_BENCH_SHOW) console.error(`--- ${label}\n${textOf(typed)}\n${textOf(waited)}`);
       const screen = await capture(instance.name, tty, []);
       const history = await capture(instance.name, tty, ['-S', '-', '-E', '-']);
       const lines = history.replace(/\n+$/, '').split('\n');

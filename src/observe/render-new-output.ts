@@ -78,13 +78,20 @@ export function collapseRepeats(screen: string): string {
 }
 
 /**
- * New output without its first line when that line is the prompt and the command line the
- * agent just typed (`$ ls`, `>>> 6*7`): the agent knows what it typed.
+ * New output without its first lines when they are the prompt and the command the agent just
+ * typed (`$ ls`, `>>> 6*7`, or a pasted script, each later line after a `> ` or `... ` prompt
+ * or none): the agent knows what it typed.
  */
 export function withoutEcho(output: NewOutput, typed: string | undefined): NewOutput {
-  const line = typed?.trim();
-  const first = output.head[0]?.trimEnd();
-  if (!line || first === undefined || !first.endsWith(line)) return output;
-  const total = output.total - 1;
-  return { head: output.head.slice(1), tail: output.tail.slice(Math.max(0, output.tail.length - total)), total };
+  const echoed = echoedLines(output.head, typed);
+  if (echoed === 0) return output;
+  const total = output.total - echoed;
+  return { head: output.head.slice(echoed), tail: output.tail.slice(Math.max(0, output.tail.length - total)), total };
+}
+
+/** How many of the first `shown` lines echo `typed` (0: they do not). */
+export function echoedLines(shown: readonly string[], typed: string | undefined): number {
+  const lines = typed?.replace(/\s+$/, '').split('\n') ?? [];
+  if (lines.length === 0 || lines[0]!.trim() === '' || lines.length > shown.length) return 0;
+  return lines.every((line, i) => shown[i]!.trimEnd().endsWith(i === 0 ? line.trim() : line.trimEnd())) ? lines.length : 0;
 }

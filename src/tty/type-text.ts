@@ -53,7 +53,7 @@ export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeR
       { details: { tty: tty.number, expected: input.expect, actual } },
     );
   }
-  tty.acted('type', false, typed.kind === 'text' ? typed.text : undefined);
+  tty.acted('type', false, typed.kind === 'key' ? undefined : typed.text);
   ctx.inputWatch.keysSent(tty, before);
   const enter = typed.kind !== 'key' && (input.enter ?? true);
   const modes = { bracketed: tty.emulator.bracketedPaste, applicationCursor: tty.emulator.applicationCursor };

@@ -1,5 +1,6 @@
 import vm from 'node:vm';
 import { KernelError } from '../errors.js';
+import { echoedLines } from '../observe/render-new-output.js';
 import type { Tty } from './tty.js';
 
 /** What ends a wait on a program the kernel cannot judge (gdb, a custom REPL): exactly one of the two. */
@@ -91,9 +92,7 @@ function newText(tty: Tty): string {
     if (row.wrapped && lines.length > 0) lines[lines.length - 1] += row.text;
     else lines.push(row.text.trimEnd());
   }
-  const typed = tty.pending?.text?.trim();
-  if (typed && lines[0]?.trimEnd().endsWith(typed)) lines.shift();
-  return lines.join('\n');
+  return lines.slice(echoedLines(lines, tty.pending?.text)).join('\n');
 }
 
 function shown(text: string): string {

@@ -118,6 +118,11 @@ export function terminalIoTests(use: () => Terminals): void {
       await t.manager.wait(10);
       await t.manager.type({ tty, expect: 'python3', text: 'f(99)' });
       expect(reportOf(await t.manager.wait(10), tty).text).toMatch(/^100$/m);
+      // A pasted script comes back without its echo: only what it printed, then the prompt.
+      await t.manager.type({ tty, expect: 'python3', text: 'for i in range(3):\n    print(i * 11)\n' });
+      const pasted = reportOf(await t.manager.wait(10), tty).text;
+      expect(pasted).toMatch(/^0\n11\n22$/m);
+      expect(pasted).not.toContain('range(3)');
       await t.manager.type({ tty, expect: 'python3', text: 'C-d' });
       const exited = await t.manager.wait(10);
       expect(exited.open.find((o) => o.tty === tty)?.program).toBe('bash');

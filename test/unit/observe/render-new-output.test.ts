@@ -68,4 +68,14 @@ describe('withoutEcho', () => {
     expect(withoutEcho(other, 'pwd')).toBe(other);
     expect(withoutEcho(other, undefined)).toBe(other);
   });
+
+  it('leaves out a pasted script echoed line by line, with or without continuation prompts', () => {
+    const paste = "python3 -c 'import time\nprint(1)'";
+    const bash = { head: ["root@h:/# python3 -c 'import time", "print(1)'", '1'], tail: ['1'], total: 3 };
+    expect(withoutEcho(bash, paste)).toEqual({ head: ['1'], tail: ['1'], total: 1 });
+    const repl = { head: ['>>> def f():', '...     return 7', '... ', '>>>'], tail: ['>>>'], total: 4 };
+    expect(withoutEcho(repl, 'def f():\n    return 7\n')).toEqual({ head: ['... ', '>>>'], tail: ['>>>'], total: 2 });
+    // A paste whose second line is not what the terminal shows next is not an echo.
+    expect(withoutEcho(bash, "python3 -c 'import time\nprint(2)'")).toBe(bash);
+  });
 });
