@@ -20,8 +20,14 @@ export class TickRecorder {
   autoFinish: WatchTickResult | undefined;
 
   readonly start: StartTickFn = (_instance, options: WatchTickOptions) => {
-    let finish!: (result: WatchTickResult) => void;
-    const done = new Promise<WatchTickResult>((resolve) => (finish = resolve));
+    let resolveDone!: (result: WatchTickResult) => void;
+    const done = new Promise<WatchTickResult>((resolve) => (resolveDone = resolve));
+    // Like the real tick: once it has ended, its agent takes no more messages (they wait for the next tick).
+    let ended = false;
+    const finish = (result: WatchTickResult) => {
+      ended = true;
+      resolveDone(result);
+    };
     const number = this.ticks.length + 1;
     const tick: StartedTick = { number, messages: options.messages, env: options.env, delivered: [], signal: options.signal, finish };
     options.signal.addEventListener('abort', () => finish({ failed: true, status: 'interrupted', tick: number }), { once: true });
@@ -30,6 +36,7 @@ export class TickRecorder {
     return Promise.resolve({
       tick: number,
       deliver: (message: string) => {
+        if (ended) throw new Error('the agent no longer takes messages in this tick');
         tick.delivered.push(message);
       },
       done,
