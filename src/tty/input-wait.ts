@@ -176,8 +176,12 @@ export function sampleSignature(sample: ForegroundSample | undefined): string {
  */
 export function foregroundName(sample: ForegroundSample | undefined): string | undefined {
   if (!sample || sample.processes.length === 0) return undefined;
-  const leader = sample.processes.find((p) => p.pid === sample.tpgid && p.state !== 'Z');
-  return (leader ?? sample.processes.reduce((a, b) => (b.pid > a.pid ? b : a))).name;
+  return (liveLeader(sample) ?? sample.processes.reduce((a, b) => (b.pid > a.pid ? b : a))).name;
+}
+
+/** The group's leader, unless it has ended (gone or a zombie). */
+function liveLeader(sample: ForegroundSample): ForegroundProcess | undefined {
+  return sample.processes.find((p) => p.pid === sample.tpgid && p.state !== 'Z');
 }
 
 /**
@@ -185,7 +189,7 @@ export function foregroundName(sample: ForegroundSample | undefined): string | u
  * | less`, `make` and the child that prompts): the leader the host names, and the one asking.
  */
 export function askingFollower(sample: ForegroundSample, arch: string = process.arch): { leader: string; name: string } | undefined {
-  const leader = sample.processes.find((p) => p.pid === sample.tpgid && p.state !== 'Z');
+  const leader = liveLeader(sample);
   const asking = sample.processes.find((p) => ['input', 'input-timed'].includes(classifyProcess(p, arch)));
   return leader && asking && asking !== leader ? { leader: leader.name, name: asking.name } : undefined;
 }

@@ -94,6 +94,19 @@ export async function createTestInstance(options: TestInstanceOptions = {}): Pro
   };
 }
 
+/** A temp data dir for a unit test, with its system/ folder. */
+export async function makeUnitDataDir(prefix: string): Promise<string> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  await mkdir(path.join(dataDir, 'system'), { recursive: true });
+  return dataDir;
+}
+
+/** Remove a unit test's data dir and the state folder unitPaths puts beside it. */
+export async function removeUnitDataDir(dataDir: string): Promise<void> {
+  await rm(dataDir, { recursive: true, force: true });
+  await rm(`${dataDir}.state`, { recursive: true, force: true });
+}
+
 /** Paths for a unit test's instance: its state folder beside the temp data dir, so fixed names never collide. */
 export function unitPaths(name: string, dataDir: string) {
   return instancePaths(name, dataDir, { AGENT_KERNEL_STATE_DIR: `${dataDir}.state` });

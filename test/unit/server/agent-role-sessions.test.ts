@@ -1,6 +1,3 @@
-import { mkdtemp, mkdir, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -9,17 +6,15 @@ import { silentLogger } from '../../../src/log/logger.js';
 import { createKernelServer } from '../../../src/server/create-server.js';
 import { AgentRole } from '../../../src/server/terminals/agent-role.js';
 import { KernelRuntime } from '../../../src/server/terminals/runtime.js';
-import { unitPaths } from '../../helpers/test-instance.js';
+import { makeUnitDataDir, removeUnitDataDir, unitPaths } from '../../helpers/test-instance.js';
 import { FakeTerminals } from './fake-terminals.js';
 
 let dataDir: string;
 beforeEach(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'ak-role-unit-'));
-  await mkdir(path.join(dataDir, 'system'), { recursive: true });
+  dataDir = await makeUnitDataDir('ak-role-unit-');
 });
 afterEach(async () => {
-  await rm(dataDir, { recursive: true, force: true });
-  await rm(`${dataDir}.state`, { recursive: true, force: true });
+  await removeUnitDataDir(dataDir);
 });
 
 // Two MCP sessions on one runtime, as over HTTP: the agent's client vanishes without ending its session.

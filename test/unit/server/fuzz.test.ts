@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -10,13 +7,13 @@ import { createKernelServer } from '../../../src/server/create-server.js';
 import { KernelRuntime } from '../../../src/server/terminals/runtime.js';
 import { FakeTerminals } from './fake-terminals.js';
 import { malformedArguments, seededRandom } from './malformed-arguments.js';
-import { unitPaths } from '../../helpers/test-instance.js';
+import { makeUnitDataDir, removeUnitDataDir, unitPaths } from '../../helpers/test-instance.js';
 
 let dataDir: string;
 let client: Client;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'ak-fuzz-'));
+  dataDir = await makeUnitDataDir('ak-fuzz-');
   const runtime = new KernelRuntime(() => Promise.resolve(new FakeTerminals(dataDir)), silentLogger());
   const { server } = createKernelServer({ runtime, instance: { name: 'fuzz', dataDir, paths: unitPaths('fuzz', dataDir) }, logger: silentLogger() });
   const [a, b] = InMemoryTransport.createLinkedPair();
@@ -26,8 +23,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await client.close();
-  await rm(dataDir, { recursive: true, force: true });
-  await rm(`${dataDir}.state`, { recursive: true, force: true });
+  await removeUnitDataDir(dataDir);
 });
 
 describe('every tool with malformed arguments', () => {

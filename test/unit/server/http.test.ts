@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -9,7 +6,7 @@ import { silentLogger } from '../../../src/log/logger.js';
 import { type RunningHttpServer, startHttpServer } from '../../../src/server/http.js';
 import { KernelRuntime } from '../../../src/server/terminals/runtime.js';
 import { FakeTerminals } from './fake-terminals.js';
-import { unitPaths } from '../../helpers/test-instance.js';
+import { makeUnitDataDir, removeUnitDataDir, unitPaths } from '../../helpers/test-instance.js';
 
 const TOKEN = 'test-token-0123456789abcdef';
 let dataDir: string;
@@ -17,7 +14,7 @@ let fake: FakeTerminals;
 let running: RunningHttpServer;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'ak-http-unit-'));
+  dataDir = await makeUnitDataDir('ak-http-unit-');
   fake = new FakeTerminals(dataDir);
   const runtime = new KernelRuntime(() => Promise.resolve(fake), silentLogger());
   running = await startHttpServer({
@@ -32,8 +29,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await running.close();
-  await rm(dataDir, { recursive: true, force: true });
-  await rm(`${dataDir}.state`, { recursive: true, force: true });
+  await removeUnitDataDir(dataDir);
 });
 
 const INIT = {

@@ -1,5 +1,4 @@
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -13,17 +12,15 @@ import { PROGRESS_INTERVAL_MS } from '../../../src/server/tools/wait.js';
 import { KernelRuntime } from '../../../src/server/terminals/runtime.js';
 import type { Terminals } from '../../../src/server/terminals/terminals.js';
 import { FakeTerminals } from './fake-terminals.js';
-import { unitPaths } from '../../helpers/test-instance.js';
+import { makeUnitDataDir, removeUnitDataDir, unitPaths } from '../../helpers/test-instance.js';
 
 let dataDir: string;
 
 beforeEach(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'ak-server-unit-'));
-  await mkdir(path.join(dataDir, 'system'), { recursive: true });
+  dataDir = await makeUnitDataDir('ak-server-unit-');
 });
 afterEach(async () => {
-  await rm(dataDir, { recursive: true, force: true });
-  await rm(`${dataDir}.state`, { recursive: true, force: true });
+  await removeUnitDataDir(dataDir);
 });
 
 async function connect(start: () => Promise<Terminals>) {
