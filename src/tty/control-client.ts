@@ -86,6 +86,12 @@ export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
     this.process.close();
   }
 
+  /** Stop reading tmux (true) until told to go on: tmux then stops reading the panes, and their programs wait. */
+  throttle(paused: boolean): void {
+    if (paused) this.process.stdout.pause();
+    else this.process.stdout.resume();
+  }
+
   /**
    * Consecutive `%output` lines of one pane in one read are decoded into one buffer and
    * emitted once: one emulator write and one file append per read, not per line. Pending

@@ -44,6 +44,7 @@ export class PtyHost extends EventEmitter<TerminalHostEvents> implements Termina
   private readonly byId = new Map<string, PtyPane>();
   private serial = 0;
   private detached = false;
+  private paused = false;
 
   private constructor(private readonly spawnPty: (file: string, args: string[], options: IPtyForkOptions) => IPty) {
     super();
@@ -91,6 +92,7 @@ export class PtyHost extends EventEmitter<TerminalHostEvents> implements Termina
       tail = seen.subarray(Math.max(0, seen.length - DRAINED.length + 1));
       this.emit('output', paneId, data);
     });
+    if (this.paused) pty.pause();
     // node-pty reports the exit once the pty's output has been read.
     pty.onExit(({ exitCode, signal }) => {
       pane.exit = { status: signal ? 128 + signal : exitCode };
@@ -141,6 +143,15 @@ export class PtyHost extends EventEmitter<TerminalHostEvents> implements Termina
   }
 
   /** The terminals end with us: hang up on every one. */
+  throttle(paused: boolean): void {
+    this.paused = paused;
+    for (const pane of this.byId.values()) {
+      if (pane.exit) continue;
+      if (paused) pane.pty.pause();
+      else pane.pty.resume();
+    }
+  }
+
   detach(): void {
     this.detached = true;
     for (const pane of this.byId.values()) if (!pane.exit) hangUp(pane.pty);

@@ -113,6 +113,11 @@ export interface TerminalHost extends EventEmitter<TerminalHostEvents> {
    * up to that instant is in the snapshot; `atInstant` runs before any later output is emitted.
    */
   snapshot(state: TerminalState, from: number | undefined, atInstant: () => void, options?: { plainRows?: boolean }): Promise<TerminalSnapshot>;
+  /**
+   * Stop reading the terminals' output (true) until told to go on (false): the emulators are
+   * behind. The programs then wait on their terminals, as behind a slow real one.
+   */
+  throttle(paused: boolean): void;
   /** Let go: tmux keeps the terminals; PTYs end. */
   detach(): void;
 }

@@ -162,6 +162,10 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
   detach(): void {
     if (!this.control.closed) this.control.close();
   }
+
+  throttle(paused: boolean): void {
+    this.control.throttle(paused);
+  }
 }
 
 /**

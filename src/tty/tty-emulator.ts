@@ -59,7 +59,8 @@ export class TtyEmulator implements ScreenSource {
   /** Rows below this have been handed to onRowsLeaving. */
   private flushedTo = 0;
   private pendingWrites = 0;
-  private drainWaiters: Array<() => void> = [];
+  /** Bytes written and not parsed yet. */
+  private unparsed = 0;
   bytesWritten = 0;
   lastOutputAt = 0;
 
@@ -98,13 +99,20 @@ export class TtyEmulator implements ScreenSource {
 
   /** Feed raw bytes; parsing is asynchronous, `drain()` waits for it. */
   write(data: Uint8Array | string): void {
+    const size = data.length;
     this.pendingWrites += 1;
-    if (typeof data !== 'string') this.bytesWritten += data.length;
+    this.unparsed += size;
+    if (typeof data !== 'string') this.bytesWritten += size;
     this.lastOutputAt = Date.now();
     this.terminal.write(data, () => {
       this.pendingWrites -= 1;
-      if (this.pendingWrites === 0) for (const resolve of this.drainWaiters.splice(0)) resolve();
+      this.unparsed -= size;
     });
+  }
+
+  /** Bytes written that the emulator has not parsed yet (it parses in slices, between other work). */
+  get backlog(): number {
+    return this.unparsed;
   }
 
   /**
@@ -115,17 +123,19 @@ export class TtyEmulator implements ScreenSource {
     this.pendingWrites += 1;
     return new Promise((resolve) => {
       this.terminal.write('', () => {
-        resolve(read());
         this.pendingWrites -= 1;
-        if (this.pendingWrites === 0) for (const done of this.drainWaiters.splice(0)) done();
+        resolve(read());
       });
     });
   }
 
-  /** Resolves once every byte written so far has been parsed. */
+  /**
+   * Resolves once every byte written so far has been parsed: not the bytes written after
+   * (output that never stops must not hold a caller forever).
+   */
   drain(): Promise<void> {
     if (this.pendingWrites === 0) return Promise.resolve();
-    return new Promise((resolve) => this.drainWaiters.push(resolve));
+    return new Promise((resolve) => this.terminal.write('', resolve));
   }
 
   get cols(): number {

@@ -8,6 +8,7 @@ import { ForegroundProbe } from './foreground-probe.js';
 import { InputWatch } from './input-watch.js';
 import { LiveTtys } from './live-ttys.js';
 import { type OpenOptions, capacity, closeTty, openTty } from './open-close.js';
+import { OutputBackpressure } from './output-backpressure.js';
 import { Persistence } from './persistence.js';
 import { type ServerLock, acquireServerLock } from './server-lock.js';
 import { bashRcfilePath, writeBashRcfile } from './shell-integration.js';
@@ -50,6 +51,7 @@ export class TtyManager {
   private readonly activity = new Activity();
   private readonly ctx: TtyContext;
   private readonly persistence: Persistence;
+  private readonly backpressure: OutputBackpressure;
   private readonly eventSource: TtyEventSource;
   private serial: Promise<unknown> = Promise.resolve();
   private isDisposed = false;
@@ -80,6 +82,7 @@ export class TtyManager {
       wake: () => this.activity.wake(),
     };
     this.persistence = new Persistence(this.ctx);
+    this.backpressure = new OutputBackpressure(this.ctx.host, () => this.ctx.ttys.all());
   }
 
   /** Take the instance's lock, start or find tmux (or PTYs: see choose-host.ts), and re-adopt the terminals that are still alive. */
@@ -121,6 +124,7 @@ export class TtyManager {
     const { host, logger, ttys } = this.ctx;
     host.on('output', (id, data) => {
       if (ttys.route(id, data)) this.persistence.schedule();
+      this.backpressure.check();
     });
     host.on('gone', (reason) => {
       if (this.isDisposed) return;
@@ -224,6 +228,7 @@ export class TtyManager {
     if (this.isDisposed) return;
     this.isDisposed = true;
     this.persistence.stop();
+    this.backpressure.release();
     await this.serial.catch(() => {});
     const ttys = this.ctx.ttys.all();
     if (!this.ctx.host.closed) {

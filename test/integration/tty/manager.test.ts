@@ -1,4 +1,8 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostView } from '../../../src/config/paths.js';
+import type { TerminalHost } from '../../../src/tty/terminal-host.js';
 import { isKernelError } from '../../../src/errors.js';
 import { TtyManager } from '../../../src/tty/tty-manager.js';
 import { silentLogger } from '../../../src/log/logger.js';
@@ -51,6 +55,40 @@ describe('terminal manager', () => {
     expect(seen).toHaveLength(count);
   });
 
+  it('stops reading while the emulators are behind: the program waits on its terminal, and nothing is lost', async () => {
+    const { tty } = await t.manager.open();
+    await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
+    // The manager throttles its host when an emulator is 2 MB behind (output-backpressure.ts); here the test does.
+    const host = (t.manager as unknown as { ctx: { host: TerminalHost } }).ctx.host;
+    let bytes = 0;
+    const subscription = t.manager.events.onOutput((e) => {
+      if (e.tty === tty) bytes += e.data.length;
+    });
+    const running = () => readdirSync('/proc').some((pid) => /^\d+$/.test(pid) && readFileSafe(`/proc/${pid}/cmdline`).startsWith('ak-flood-seq'));
+    await t.manager.type({ tty, expect: 'bash', text: "bash -c 'exec -a ak-flood-seq seq 1 1000000'" });
+    await expect.poll(running, { timeout: 10_000 }).toBe(true);
+    host.throttle(true);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const before = bytes;
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(bytes).toBe(before);
+      // tmux stopped reading its pane too: seq (under a second alone) waits on its terminal.
+      expect(running()).toBe(true);
+    } finally {
+      host.throttle(false);
+      subscription.dispose();
+    }
+    let done = await t.manager.wait(20);
+    for (const until = Date.now() + 60_000; done.reason !== 'command-finished' && Date.now() < until; ) done = await t.manager.wait(20);
+    const scrollback = await readFile(hostView(t.test.instance.paths, reportOf(done, tty).files.scrollback), 'utf8');
+    const numbers = scrollback.split('\n').filter((l) => /^\d+$/.test(l));
+    expect(numbers.length).toBeGreaterThan(1_000_000 - 45);
+    expect(numbers[0]).toBe('1');
+    expect(numbers[numbers.length - 1]).toBe(String(numbers.length));
+    await t.manager.close(tty);
+  });
+
   it('keeps terminals adopted above a lowered tty.max_ttys usable: waitable, typeable, closable', async () => {
     const { tty } = await t.manager.open({ tty: 5 });
     await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
@@ -68,3 +106,11 @@ describe('terminal manager', () => {
     expect(lowered.list()).toEqual([]);
   });
 });
+
+function readFileSafe(file: string): string {
+  try {
+    return readFileSync(file, 'latin1');
+  } catch {
+    return '';
+  }
+}

@@ -75,6 +75,29 @@ describe('TtyEmulator', () => {
     expect(emu.totalScrolls).toBe(0);
   });
 
+  it('drains what was written before, even while output keeps coming faster than it parses', async () => {
+    const { emu } = emulator(80, 24);
+    const chunk = `${'x'.repeat(79)}\r\n`.repeat(800);
+    let writing = true;
+    const feed = () => {
+      if (!writing) return;
+      emu.write(Buffer.from(chunk));
+      setImmediate(feed);
+    };
+    feed();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const written = emu.bytesWritten;
+    const backlog = emu.backlog;
+    expect(backlog).toBeGreaterThan(0);
+    // It waited for every byte, including those written after it was called: with a writer this fast, forever.
+    const drained = await Promise.race([emu.drain().then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 5000))]);
+    writing = false;
+    expect(drained).toBe(true);
+    expect(emu.bytesWritten).toBeGreaterThan(written);
+    await emu.drain();
+    expect(emu.backlog).toBe(0);
+  });
+
   it('hands rows over before ED3 (clear) erases the scrollback', async () => {
     const { emu, left } = emulator();
     await feed(emu, 'a\r\nb\r\nc\r\nd\r\ne\r\nf\r\ng\r\n\x1b[H\x1b[2J\x1b[3J');
