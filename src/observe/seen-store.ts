@@ -65,7 +65,12 @@ export async function loadSeenState(kernelStateDir: string): Promise<SeenState> 
   return { version: 1, ttys: [] };
 }
 
+/**
+ * Atomic (a killed server leaves the old state or the new), not synced to disk: it guards
+ * against the server's death, which the page cache survives, and a crash of the machine ends
+ * the terminals it describes. A wait's reply waits for this write (2-10 ms more with a sync).
+ */
 export async function saveSeenState(kernelStateDir: string, ttys: readonly TtyState[]): Promise<void> {
   const state: SeenState = { version: 1, ttys: [...ttys].sort((a, b) => a.tty - b.tty) };
-  await writeFileAtomic(seenStateFile(kernelStateDir), `${JSON.stringify(state, null, 2)}\n`, 0o600);
+  await writeFileAtomic(seenStateFile(kernelStateDir), `${JSON.stringify(state, null, 2)}\n`, 0o600, { durable: false });
 }

@@ -13,7 +13,8 @@ import { type ForegroundProcess, type ForegroundSample, timedWaitSyscalls } from
  * gets a `W` line: whether that fd is the terminal, and the timer's length in ms; the timer
  * and a poll's fd are read from its memory (dd, od: only for such processes), and the timer
  * counts only if the process has not run since its syscall was read; both are remembered
- * for the next question while the process has not run again. Its output is the sandbox's word and is parsed as hostile input.
+ * for the next question while the process has not run again. A select's timer is read just
+ * after the answer (so the first answer has none): the question that confirms a wait finds it. Its output is the sandbox's word and is parsed as hostile input.
  */
 export function probeScript(arch: string = process.arch): string {
   const nrs = timedWaitSyscalls(arch);
@@ -40,8 +41,8 @@ emit() {
   a=(\${sc:-none}); w=-; t=-; key="$p \${r[2]:-0} $sc"
   # A process that has not run since the last question has the same fd and timer in memory (written only when it runs).
   if [[ -n \${seenw[$key]:-} ]]; then w=\${seenw[$key]%:*} t=\${seenw[$key]#*:}
-  elif [[ $sel == *" \${a[0]} "* && \${a[1]:-} == 0x1 ]]; then timer "\${a[5]:-}" 1000
-  elif [[ $psel == *" \${a[0]} "* && \${a[1]:-} == 0x1 ]]; then timer "\${a[5]:-}" 1000000
+  # A select's timer is read after the answer (dd and od take milliseconds), for the next question.
+  elif [[ $sel$psel == *" \${a[0]} "* && \${a[1]:-} == 0x1 ]]; then pend+=("$key"); return 0
   elif [[ $pl == *" \${a[0]} "* && \${a[2]:-} == 0x1 ]]; then pollfd "\${a[1]:-}"
   elif [[ $ppl == *" \${a[0]} "* && \${a[2]:-} == 0x1 ]]; then pollfd "\${a[1]:-}"; timer "\${a[3]:-}" 1000000
   elif [[ $rd == *" \${a[0]} "* && \${a[1]:-} =~ ^0x[0-9a-f]{1,8}$ && \${a[1]} != 0x0 ]]; then ttyfd $((a[1]))
@@ -50,6 +51,17 @@ emit() {
   read -r rs 2>/dev/null < $d/schedstat; rs=(\${rs:-0 0 0}); [[ \${rs[2]:-0} == "\${r[2]:-0}" ]] || t=-
   [[ \${rs[2]:-0} != "\${r[2]:-0}" ]] || seenw[$key]=$w:$t
   [[ $w$t == -- ]] || printf 'W %s %s %s\\n' "$p" "$w" "$t"
+}
+# The timers of selects seen in the last answer, while their process has not run since.
+later() {
+  local key k
+  for key in "\${pend[@]}"; do
+    k=($key); p=\${k[0]}; t=-
+    if [[ $sel == *" \${k[2]} "* ]]; then timer "\${k[7]:-}" 1000; else timer "\${k[7]:-}" 1000000; fi
+    rs=; read -r rs 2>/dev/null < /proc/$p/schedstat; rs=(\${rs:-0 0 0})
+    [[ \${rs[2]:-0} != "\${k[1]}" ]] || seenw[$key]=-:$t
+  done
+  pend=()
 }
 kids() { local c k; for c in /proc/$1/task/*/children; do k=(); read -r -a k 2>/dev/null < $c; q+=("\${k[@]}"); done; }
 walk() {
@@ -67,6 +79,7 @@ walk() {
   done
 }
 declare -A seenw
+pend=()
 while read -r -a panes; do
   (( \${#seenw[@]} < 256 )) || seenw=()
   for pane in "\${panes[@]}"; do
@@ -78,6 +91,7 @@ while read -r -a panes; do
     walk || for d in /proc/[0-9]*; do emit \${d#/proc/}; done
   done
   echo E
+  later
 done
 `;
 }

@@ -5,8 +5,9 @@ import type { Tty } from './tty.js';
 /** Output must have stopped this long before the foreground is asked (not while it streams). */
 const QUIET_MS = 4;
 /**
- * Two answers this far apart, with no output and no wake-up in between, confirm a program is
- * waiting for input: what it printed before it blocked has had this long to arrive.
+ * Two answers this far apart, with no wake-up in between, confirm a program is waiting for
+ * input: what it printed before it blocked has had this long to arrive. Output may arrive
+ * between the two (it was written before the first), but not in the last QUIET_MS.
  */
 const CONFIRM_MS = 12;
 /**
@@ -117,14 +118,18 @@ export class InputWatch {
     const bytes = tty.emulator.bytesWritten;
     const before = this.seen.get(tty);
     const pending = tty.pending;
-    const stable = before !== undefined && before.signature === signature && before.bytes === bytes && (!pending || before.at > pending.at);
+    // No process of the group ran between the answers, so output that arrived meanwhile was written
+    // before the first. Without run counts (schedstat unreadable), any output means it may have run.
+    const runsKnown = sample?.processes.every((p) => p.runs > 0) ?? false;
+    const stable = before !== undefined && before.signature === signature && (runsKnown || before.bytes === bytes) && (!pending || before.at > pending.at);
     if (!stable) {
       this.seen.set(tty, { signature, at, bytes });
       this.soon(CONFIRM_MS);
       return false;
     }
-    if (at - before.at < CONFIRM_MS) {
-      this.soon(CONFIRM_MS - (at - before.at));
+    const wait = Math.max(CONFIRM_MS - (at - before.at), QUIET_MS - (at - tty.emulator.lastOutputAt));
+    if (wait > 0) {
+      this.soon(wait);
       return false;
     }
     // After a type the program must have acted on the keys: it ran since they went out and waits on the

@@ -83,8 +83,12 @@ describe('the probe script on the host', () => {
   const evil = mkdtempSync(path.join(os.tmpdir(), 'ak-probe-evil-'));
   let panePid: number;
   const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8', env: { ...process.env, TMUX: '' } });
-  const probe = (env: NodeJS.ProcessEnv = process.env) =>
-    parseProbeReply(execFileSync('bash', ['--noprofile', '--norc', '-c', probeScript()], { input: `${panePid}\n`, encoding: 'utf8', env, timeout: 10_000 }).split('\n').filter((l) => l !== 'E')).get(panePid);
+  // Two questions, the second's answer: a select's timer is read after the first answer, for the next question.
+  const probe = (env: NodeJS.ProcessEnv = process.env) => {
+    const out = execFileSync('bash', ['--noprofile', '--norc', '-c', probeScript()], { input: `${panePid}\n${panePid}\n`, encoding: 'utf8', env, timeout: 10_000 });
+    const replies = out.split('E\n');
+    return parseProbeReply(replies[1]!.split('\n')).get(panePid);
+  };
 
   beforeAll(async () => {
     tmux('new-session', '-d', '-x', '80', '-y', '24', 'bash --noprofile --norc');
@@ -155,10 +159,14 @@ describe('the probe script on the host', () => {
       return parseProbeReply(replies[count]!).get(panePid)?.processes[0]?.timerMs;
     };
     try {
+      // Read just after the first answer, for the next question.
+      expect(await ask()).toBeUndefined();
       expect(await ask()).toBeGreaterThan(1000);
       expect(await ask()).toBeGreaterThan(1000);
       process.kill(panePid, 'SIGWINCH');
       await new Promise((resolve) => setTimeout(resolve, 200));
+      // It ran: read again (dd now lies), so no timer.
+      expect(await ask()).toBeUndefined();
       expect(await ask()).toBeUndefined();
     } finally {
       child.kill();
