@@ -186,6 +186,12 @@ if (tp && !tp.error) {
       `${(w.ttyMBps / w.rawMBps).toFixed(2)}x rate`,
     );
     row(`${label} through a TTY, vs tmux alone (a pane, no client: the floor for terminals kept in tmux)`, `${w.ttyMBps.toFixed(1)} MB/s`, `tmux alone: ${ms(w.tmuxAlone.median)} (${w.tmuxAloneMBps.toFixed(1)} MB/s)`, `${(w.ttyMBps / w.tmuxAloneMBps).toFixed(2)}x rate`);
+    row(
+      `${label} through a TTY, vs tmux with a control client that discards it (the ceiling when reading tmux through control mode)`,
+      `${w.ttyMBps.toFixed(1)} MB/s`,
+      `tmux + \`tmux -C\` to /dev/null: ${ms(w.tmuxControl.median)} (${w.tmuxControlMBps.toFixed(1)} MB/s)`,
+      `${(w.ttyMBps / w.tmuxControlMBps).toFixed(2)}x rate`,
+    );
     const c = w.cpuPerMB;
     row(
       `${label}: CPU seconds per MB of output, server vs tmux (aim: server below tmux)`,

@@ -23,17 +23,33 @@ async function expected(instanceName, shell) {
 /**
  * The same output into a tmux pane with no client attached (its own socket): the floor for
  * any design that keeps terminals in tmux. Also the CPU seconds its tmux server used.
+ * With `controlClient`, a control-mode client (`tmux -C`, what the server reads terminals
+ * through) is attached and throws the output away, inside the container: the ceiling for a
+ * design that reads tmux's output through control mode (tmux escapes every byte for it).
+ * Timed in the container from the command's start until the pane printed its last line, or,
+ * with the client, until the client got it: a command sent through the client after the
+ * command ended is answered after every byte before it.
  */
-async function tmuxAlone(instanceName, command) {
+async function tmuxAlone(instanceName, command, { controlClient = false } = {}) {
   const socket = `bench-tmux-alone-${process.pid}`;
   const tmux = `tmux -L ${socket} -f /dev/null`;
+  const t = (name) => `/tmp/${socket}.${name}`;
+  const now = (name) => `date +%s%N > ${t(name)}`;
   // utime and stime of the tmux server, read inside the container before it is killed.
   const cpu = `sed 's/.*) //' /proc/$(${tmux} display -p '#{pid}')/stat | cut -d' ' -f12,13`;
-  const script = `${tmux} new-session -d -x 120 -y 40 "${command}; ${tmux} wait-for -S done; sleep 60"; ${tmux} wait-for done; ${cpu}; s=$(${tmux} display -p '#{socket_path}'); ${tmux} kill-server; rm -f "$s"`;
+  // The pane's command starts once the client (if any) is attached: the pane waits for 'go'.
+  const attach =
+    `mkfifo ${t('in')}; (${tmux} -C attach -t bench < ${t('in')} | { grep -q -m1 '^AK_BENCH_SYNC$'; ${now('got')}; }) > /dev/null 2>&1 & ` +
+    `exec 3> ${t('in')}; until ${tmux} list-clients | grep -q .; do sleep 0.01; done`;
+  const sync = `echo 'display-message -p AK_BENCH_SYNC' >&3; i=0; until [ -s ${t('got')} ] || [ $i -gt 3000 ]; do sleep 0.01; i=$((i + 1)); done;`;
+  // tmux waits for its control client to go before it exits: end both for sure.
+  const finish = `p=$(${tmux} display -p '#{pid}'); c=$(${tmux} list-clients -F '#{client_pid}'); s=$(${tmux} display -p '#{socket_path}'); kill -9 $c $p 2>/dev/null; rm -f "$s" ${t('*')}`;
+  const pane = `${tmux} wait-for go; ${now('start')}; ${command}; ${now('end')}; ${tmux} wait-for -S done; sleep 60`;
+  const script = `${tmux} new-session -d -s bench -x 120 -y 40 "${pane}"; ${controlClient ? `${attach};` : ''} ${tmux} wait-for -S go; ${tmux} wait-for done; ${controlClient ? sync : ''} ${cpu}; cat ${t('start')} ${t(controlClient ? 'got' : 'end')}; ${finish}`;
   const r = await rawExec(instanceName, ['sh', '-c', script]);
-  if (r.exitCode !== 0) throw new Error(`tmux alone: ${r.stderr}`);
-  const cpuSecondsUsed = r.head.trim().split(/\s+/).reduce((sum, ticks) => sum + Number(ticks), 0) / 100;
-  return { elapsedMs: r.elapsedMs, cpuSeconds: cpuSecondsUsed };
+  const [utime, stime, start, end] = r.head.trim().split(/\s+/).map(Number);
+  if (r.exitCode !== 0 || ![utime, stime, start, end].every(Number.isFinite)) throw new Error(`tmux alone: ${r.head} ${r.stderr}`);
+  return { elapsedMs: (end - start) / 1e6, cpuSeconds: (utime + stime) / 100 };
 }
 
 /** type the command, wait until it finished; return the time and what the agent was shown. */
@@ -102,10 +118,12 @@ export async function throughput({ instance, seqRuns, catRuns, rawRuns }) {
       }
       const alone = [];
       const aloneCpu = [];
+      const withClient = [];
       for (let i = 0; i < Math.min(2, rawRuns); i++) {
         const r = await tmuxAlone(instance.name, w.command);
         alone.push(r.elapsedMs);
         aloneCpu.push(r.cpuSeconds);
+        withClient.push((await tmuxAlone(instance.name, w.command, { controlClient: true }).catch(() => ({ elapsedMs: NaN }))).elapsedMs);
       }
       const times = [];
       const checks = [];
@@ -133,6 +151,8 @@ export async function throughput({ instance, seqRuns, catRuns, rawRuns }) {
         rawMBps: want.bytes / 1e6 / (median(raw) / 1000),
         tmuxAlone: summary(alone),
         tmuxAloneMBps: want.bytes / 1e6 / (median(alone) / 1000),
+        tmuxControl: summary(withClient),
+        tmuxControlMBps: want.bytes / 1e6 / (median(withClient) / 1000),
         cpuPerMB: { server: perMB(cpu.server), tmux: perMB(cpu.tmux), tmuxAlone: perMB(aloneCpu) },
         checks,
         pass: checks.every((c) => c.pass),
