@@ -1,13 +1,16 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
 import { runHooks } from '../../../src/runner/hooks.js';
+import { connectEngine } from '../../../src/sandbox/engine.js';
+import { ensureImage } from '../../../src/sandbox/image.js';
 import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
 import { MAX_OUTPUT_BYTES } from '../../../src/sandbox/run-collect.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { readProcessTable } from '../../../src/tty/process-table.js';
 import { describeWithEngine } from '../../helpers/engine.js';
-import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
+import { TEST_CONTAINERFILE, type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
 
 /**
  * What the host runs in the container is the agent's to replace (its hooks, and `cat` or `sh`
@@ -74,4 +77,20 @@ describeWithEngine('escape: endless output from what the host runs in the contai
     }
     expect((await readProcessTable(sandbox))?.length).toBeGreaterThan(0);
   }, 120_000);
+
+  it('a Containerfile whose RUN prints hundreds of MB builds without the host keeping that output', async () => {
+    // The agent edits its own Containerfile; the host builds it and reads the engine's progress stream.
+    const containerfile = path.join(test.dataDir, 'system', 'container', 'Containerfile');
+    const base = (await readFile(TEST_CONTAINERFILE, 'utf8')).split('\n').find((l) => l.startsWith('FROM '))!;
+    await agent(`printf '%s\\n' '${base}' 'RUN head -c 400000000 /dev/zero | tr "\\\\0" "y" | fold -w 4000' > '${containerfile}'`);
+    const engine = await connectEngine();
+    const instance = await test.reload();
+    const lines: number[] = [];
+    const { grewMb } = await withPeakMemory(() =>
+      ensureImage(engine, instance, { logger: silentLogger(), force: true, onProgress: (line) => lines.push(line.length) }),
+    );
+    // The whole output went by (about 100,000 lines of 4,000 characters), and only a bounded part was kept.
+    expect(lines.length).toBeGreaterThan(90_000);
+    expect(grewMb).toBeLessThan(200);
+  }, 600_000);
 });
