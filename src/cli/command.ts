@@ -1,3 +1,5 @@
+import { escapeControls } from '../util/control-chars.js';
+
 /** One sub-command of a bin: its own argument parsing, returns the exit code. */
 export interface Command {
   name: string;
@@ -18,3 +20,17 @@ export const EXIT = {
   /** A check failed (doctor). */
   CHECK_FAILED: 4,
 } as const;
+
+/**
+ * What a command prints for a person: through here, never process.stdout.write, because it
+ * carries text the agent wrote (a paused reason, a command, a config key) and a raw escape
+ * sequence there would act on the operator's terminal (title, clipboard, cursor).
+ */
+export function out(text: string): boolean {
+  return process.stdout.write(escapeControls(text));
+}
+
+/** out() for stderr. */
+export function err(text: string): boolean {
+  return process.stderr.write(escapeControls(text));
+}

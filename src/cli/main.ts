@@ -1,5 +1,5 @@
 import { describeError, isKernelError, type ErrorCode } from '../errors.js';
-import { type Command, EXIT } from './command.js';
+import { type Command, EXIT, out, err } from './command.js';
 
 const NOT_READY: ReadonlySet<ErrorCode> = new Set(['ENGINE_UNREACHABLE', 'BASE_IMAGE_MISSING', 'HARNESS_MISSING', 'INSTANCE_PAUSED']);
 const USAGE: ReadonlySet<ErrorCode> = new Set(['USAGE', 'CONFIG_INVALID', 'CONFIG_REFUSED', 'INSTANCE_NOT_FOUND', 'INSTANCE_NAME_INVALID']);
@@ -38,25 +38,25 @@ async function loadAll(commands: CommandTable): Promise<Command[]> {
 export async function runCli(bin: string, commands: CommandTable, argv: string[]): Promise<void> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(help(bin, await loadAll(commands)) + '\n');
+    out(help(bin, await loadAll(commands)) + '\n');
     process.exitCode = name ? EXIT.OK : EXIT.USAGE;
     return;
   }
   const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!load) {
-    process.stderr.write(`${bin}: unknown command "${name}".\n\n${help(bin, await loadAll(commands))}\n`);
+    err(`${bin}: unknown command "${name}".\n\n${help(bin, await loadAll(commands))}\n`);
     process.exitCode = EXIT.USAGE;
     return;
   }
   const command = await load();
   if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(`usage: ${bin} ${command.usage}\n\n${command.summary}\n`);
+    out(`usage: ${bin} ${command.usage}\n\n${command.summary}\n`);
     return;
   }
   try {
     process.exitCode = await command.run(rest);
   } catch (error) {
-    process.stderr.write(`${bin} ${name}: ${describeError(error)}\n`);
+    err(`${bin} ${name}: ${describeError(error)}\n`);
     process.exitCode = exitCodeFor(error);
   }
 }

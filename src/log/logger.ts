@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import pino from 'pino';
+import { escapeControls } from '../util/control-chars.js';
 import { RotatingLogFiles } from './rotating-files.js';
 import { REDACT_PATHS, REDACTED, SecretRedactor } from './secrets.js';
 
@@ -30,7 +31,8 @@ class LogSink {
   ) {}
 
   write(line: string): void {
-    const safe = this.secrets.redact(line);
+    // pino escapes C0 controls but not C1 (a raw CSI in the agent's text would act on a `tail -f`).
+    const safe = escapeControls(this.secrets.redact(line));
     if (this.toStderr) {
       try {
         fs.writeSync(2, safe);

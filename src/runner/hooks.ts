@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import { MAX_OUTPUT_BYTES } from '../sandbox/run-collect.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { listUntrusted, relativeInside } from '../util/untrusted-fs.js';
 
@@ -80,10 +81,10 @@ export async function runHooks(kind: HookKind, dir: string, options: RunHooksOpt
       });
       const entry: HookResult = { hook: name, ...result, durationMs: Date.now() - started };
       results.push(entry);
-      const level = result.exitCode === 0 && !result.timedOut ? 'info' : 'warn';
+      const level = result.exitCode === 0 && !result.timedOut && !result.outputCapped ? 'info' : 'warn';
       options.logger[level](
         { kind, hook: name, exitCode: result.exitCode, timedOut: result.timedOut, durationMs: entry.durationMs, stderr: result.stderr.slice(-2000) },
-        result.timedOut ? `${kind} hook timed out` : `${kind} hook ran`,
+        result.timedOut ? `${kind} hook timed out` : result.outputCapped ? `${kind} hook printed more than ${MAX_OUTPUT_BYTES} bytes: stopped` : `${kind} hook ran`,
       );
     } catch (error) {
       options.logger.warn({ kind, hook: name, err: describeError(error) }, `${kind} hook could not run`);

@@ -119,11 +119,11 @@ export async function bootstrapBaseImage(engine: Engine, options: BootstrapOptio
       repo: tag,
       changes: ['ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'CMD ["bash"]', `LABEL agent-kernel.bootstrap=${suite}`],
     } as object);
-    const events = await readEngineEvents(stream, (event) => {
+    const errors = await readEngineEvents(stream, (event) => {
       const line = eventLine(event);
       if (line) logger.debug({ tag }, line);
     });
-    const failed = events.find((e) => e.error);
+    const failed = errors[0];
     if (failed) throw new Error(failed.error);
   } catch (error) {
     if (error instanceof KernelError) throw error;

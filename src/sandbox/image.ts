@@ -94,11 +94,11 @@ export async function ensureBaseImage(engine: Engine, image: string, logger: Log
   onProgress?.(`pulling ${image}`);
   try {
     const stream = await engine.docker.pull(image);
-    const events = await readEngineEvents(stream, (event) => {
+    const errors = await readEngineEvents(stream, (event) => {
       const line = eventLine(event);
       if (line) logger.debug({ image }, line);
     });
-    const failed = events.find((e) => e.error);
+    const failed = errors[0];
     if (failed) throw new Error(failed.error);
   } catch (error) {
     throw baseMissing(image, describeError(error).split('\n')[0] ?? 'pull failed');
@@ -145,7 +145,7 @@ export async function runBuild(engine: Engine, context: BuildContext, tag: strin
     .catch((error: unknown) => {
       throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag} failed to start: ${describeError(error)}`, { cause: error });
     });
-  const events = await readEngineEvents(stream, (event: EngineEvent) => {
+  const errors = await readEngineEvents(stream, (event: EngineEvent) => {
     const line = eventLine(event);
     if (line === undefined) return;
     for (const part of line.split('\n')) {
@@ -158,7 +158,7 @@ export async function runBuild(engine: Engine, context: BuildContext, tag: strin
   }).catch((error: unknown) => {
     throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag}: the connection to the engine failed: ${describeError(error)}`, { cause: error });
   });
-  const failed = events.find((e) => e.error);
+  const failed = errors[0];
   return { failed: failed !== undefined, message: failed ? (failed.errorDetail?.message ?? failed.error ?? 'unknown error') : '', step, tail };
 }
 

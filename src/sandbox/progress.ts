@@ -10,13 +10,20 @@ export interface EngineEvent {
 }
 
 /**
+ * Longest progress line kept: a build's RUN output is the agent's, and an engine may pass a
+ * line without end; past this the rest of the line is dropped.
+ */
+const MAX_LINE_CHARS = 1024 * 1024;
+
+/**
  * Read a JSON-lines progress stream to its end, calling `onEvent` for each event.
- * Resolves with every event; rejects only when the connection fails (an `error` event is
- * data, for the caller to judge).
+ * Resolves with the error events only (a build prints what its Containerfile says, endlessly
+ * if the agent wants: nothing else is kept); rejects only when the connection fails (an
+ * `error` event is data, for the caller to judge).
  */
 export function readEngineEvents(stream: NodeJS.ReadableStream, onEvent: (event: EngineEvent) => void): Promise<EngineEvent[]> {
   return new Promise((resolve, reject) => {
-    const events: EngineEvent[] = [];
+    const errors: EngineEvent[] = [];
     let buffer = '';
     const handle = (line: string): void => {
       const text = line.trim();
@@ -27,7 +34,7 @@ export function readEngineEvents(stream: NodeJS.ReadableStream, onEvent: (event:
       } catch {
         event = { stream: text };
       }
-      events.push(event);
+      if (event.error) errors.push(event);
       onEvent(event);
     };
     stream.setEncoding('utf8');
@@ -38,11 +45,12 @@ export function readEngineEvents(stream: NodeJS.ReadableStream, onEvent: (event:
         handle(buffer.slice(0, newline));
         buffer = buffer.slice(newline + 1);
       }
+      if (buffer.length > MAX_LINE_CHARS) buffer = buffer.slice(0, MAX_LINE_CHARS);
     });
     stream.once('error', reject);
     stream.once('end', () => {
       handle(buffer);
-      resolve(events);
+      resolve(errors);
     });
   });
 }

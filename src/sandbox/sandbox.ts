@@ -29,6 +29,8 @@ export interface RunOptions extends SpawnOptions {
   input?: string | Uint8Array;
   /** Kill (or abandon) the command after this long; `timedOut` is then true. */
   timeoutMs?: number;
+  /** Kill (or abandon) it once stdout or stderr holds this much (default MAX_OUTPUT_BYTES); `outputCapped` is then true. */
+  maxOutputBytes?: number;
 }
 
 export interface RunResult {
@@ -36,6 +38,8 @@ export interface RunResult {
   stdout: string;
   stderr: string;
   timedOut: boolean;
+  /** It printed more than maxOutputBytes: stopped, and stdout/stderr hold the first that many bytes. */
+  outputCapped?: boolean;
 }
 
 export interface SandboxProcess {

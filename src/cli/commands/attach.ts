@@ -3,7 +3,7 @@ import { resolveInstance } from '../../config/instance.js';
 import { KernelError } from '../../errors.js';
 import { attachArgv, dockerHostFor, listWindowsArgv } from '../../tty/attach-command.js';
 import { parseCommandArgs } from '../args.js';
-import { type Command, EXIT } from '../command.js';
+import { type Command, EXIT, err } from '../command.js';
 
 const USAGE = 'attach <name-or-dir> <tty> [--write]';
 
@@ -43,7 +43,7 @@ export const attachCommand: Command = {
     if (!check.stdout.split('\n').includes(String(tty))) {
       throw new KernelError('TTY_NOT_FOUND', `TTY ${tty} of ${instance.name} is not open. Run agent-kernel ls ${target} to see the open ones.`);
     }
-    if (!write) process.stderr.write(`Watching TTY ${tty} of ${instance.name} read-only (detach: Ctrl-b d; --write to type).\n`);
+    if (!write) err(`Watching TTY ${tty} of ${instance.name} read-only (detach: Ctrl-b d; --write to type).\n`);
     const child = spawn(argv[0] as string, argv.slice(1), { stdio: 'inherit', env });
     return new Promise<number>((resolve, reject) => {
       child.on('error', reject);

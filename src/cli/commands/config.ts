@@ -3,7 +3,7 @@ import { adoptIgnored, describeIgnored, readConfigFiles } from '../../config/ope
 import { parseAgentConfig } from '../../config/agent-config.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
 import { parseCommandArgs } from '../args.js';
-import { type Command, EXIT } from '../command.js';
+import { type Command, EXIT, out } from '../command.js';
 
 const USAGE = 'config <name-or-dir> [--adopt] [--json]';
 
@@ -24,7 +24,7 @@ export const configCommand: Command = {
     });
     const instance = await resolveInstance(positionals[0] as string);
     const ignored = instance.ignoredConfig ?? [];
-    const print = (text: string): void => void process.stdout.write(`${text}\n`);
+    const print = (text: string): void => void out(`${text}\n`);
 
     if (values.adopt) {
       if (ignored.length === 0) {

@@ -2,7 +2,7 @@ import { resolveInstance } from '../../config/instance.js';
 import { createLogger } from '../../log/logger.js';
 import { type CheckRow, preflight } from '../../sandbox/preflight.js';
 import { parseCommandArgs } from '../args.js';
-import { type Command, EXIT } from '../command.js';
+import { type Command, EXIT, out, err } from '../command.js';
 
 const USAGE = 'doctor [<name-or-dir>] [--verbose]';
 
@@ -41,15 +41,15 @@ export const doctorCommand: Command = {
     });
     const instance = positionals[0] === undefined ? undefined : await resolveInstance(positionals[0]);
     const logger = createLogger({ process: 'agent-kernel', level: process.env.AGENT_KERNEL_LOG_LEVEL ?? 'warn' });
-    process.stdout.write(`agent-kernel doctor${instance ? ` ${instance.name} (${instance.dataDir})` : ''}\n`);
+    out(`agent-kernel doctor${instance ? ` ${instance.name} (${instance.dataDir})` : ''}\n`);
     const rows = await preflight(instance, {
       logger,
-      onProgress: values.verbose ? (line) => process.stderr.write(`  | ${line}\n`) : undefined,
+      onProgress: values.verbose ? (line) => err(`  | ${line}\n`) : undefined,
       harnessCommand: instance?.config.runner.harness === 'claude-code' ? instance.config.runner.command : undefined,
     });
-    process.stdout.write(formatRows(rows) + '\n');
+    out(formatRows(rows) + '\n');
     const code = doctorExitCode(rows);
-    if (code !== EXIT.OK) process.stdout.write(`\n${code === EXIT.NOT_READY ? 'Set-up is not complete' : 'A check failed'}: see the fix lines above.\n`);
+    if (code !== EXIT.OK) out(`\n${code === EXIT.NOT_READY ? 'Set-up is not complete' : 'A check failed'}: see the fix lines above.\n`);
     return code;
   },
 };

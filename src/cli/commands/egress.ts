@@ -4,7 +4,7 @@ import { formatRecords, readEgressLog, topRefused } from '../../sandbox/egress-l
 import { applyAllowlist, egressStatus } from '../../sandbox/egress-proxy.js';
 import { connectEngine } from '../../sandbox/engine.js';
 import { parseCommandArgs, usageError } from '../args.js';
-import { type Command, EXIT } from '../command.js';
+import { type Command, EXIT, out } from '../command.js';
 
 const USAGE = 'egress log|top|apply <name-or-dir> [--lines N] [--json]';
 const ACTIONS = ['log', 'top', 'apply'] as const;
@@ -27,7 +27,7 @@ export const egressCommand: Command = {
     if (!Number.isInteger(lines) || lines < 1) throw usageError(usage, `--lines wants a whole number of lines, such as 50; got ${JSON.stringify(values.lines)}.`);
     const instance = await resolveInstance(target);
     const engine = await connectEngine({ socket: instance.config.container.engine_socket });
-    const print = (text: string): void => void process.stdout.write(`${text}\n`);
+    const print = (text: string): void => void out(`${text}\n`);
 
     if (action === 'log') {
       const records = await readEgressLog(engine, instance, lines);

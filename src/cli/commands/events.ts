@@ -2,7 +2,7 @@ import { resolveInstance } from '../../config/instance.js';
 import { followEvents, readEvents } from '../../observe/events/event-log.js';
 import type { KernelEvent } from '../../observe/events/event-schema.js';
 import { parseCommandArgs, usageError } from '../args.js';
-import { type Command, EXIT } from '../command.js';
+import { type Command, EXIT, out } from '../command.js';
 
 const USAGE = 'events <name-or-dir> [--follow] [--type TYPE]... [--tail N]';
 
@@ -10,7 +10,7 @@ const USAGE = 'events <name-or-dir> [--follow] [--type TYPE]... [--tail N]';
 function writeLine(event: KernelEvent): Promise<void> {
   const line = `${JSON.stringify(event)}\n`;
   return new Promise((resolve) => {
-    if (process.stdout.write(line)) resolve();
+    if (out(line)) resolve();
     else process.stdout.once('drain', resolve);
   });
 }

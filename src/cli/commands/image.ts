@@ -2,7 +2,7 @@ import { createLogger } from '../../log/logger.js';
 import { DEFAULT_BASE_IMAGE, bootstrapBaseImage } from '../../sandbox/bootstrap.js';
 import { connectEngine, describeEngine } from '../../sandbox/engine.js';
 import { parseCommandArgs, usageError } from '../args.js';
-import { type Command, EXIT } from '../command.js';
+import { type Command, EXIT, out } from '../command.js';
 
 const USAGE = 'image bootstrap [<tag>] [--force] [--mirror <url>]';
 
@@ -22,16 +22,16 @@ export const imageCommand: Command = {
     if (sub !== 'bootstrap') throw usageError(usage, `Unknown action ${JSON.stringify(sub)}.`);
     const logger = createLogger({ process: 'agent-kernel', level: process.env.AGENT_KERNEL_LOG_LEVEL ?? 'warn' });
     const engine = await connectEngine();
-    process.stdout.write(`engine: ${describeEngine(engine)}\n`);
+    out(`engine: ${describeEngine(engine)}\n`);
     const started = Date.now();
     const result = await bootstrapBaseImage(engine, {
       tag: tag ?? DEFAULT_BASE_IMAGE,
       force: values.force,
       mirror: values.mirror,
       logger,
-      onProgress: (line) => process.stdout.write(`  ${line}\n`),
+      onProgress: (line) => out(`  ${line}\n`),
     });
-    if (!result.skipped) process.stdout.write(`${result.tag} imported in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+    if (!result.skipped) out(`${result.tag} imported in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     return EXIT.OK;
   },
 };

@@ -2,7 +2,7 @@ import { loadInstance } from '../../config/instance.js';
 import { describeIgnored } from '../../config/operator-config.js';
 import { initInstance } from '../../runner/init.js';
 import { parseCommandArgs } from '../args.js';
-import { type Command, EXIT } from '../command.js';
+import { type Command, EXIT, out } from '../command.js';
 
 export const initCommand: Command = {
   name: 'init',
@@ -19,7 +19,7 @@ export const initCommand: Command = {
     const result = await initInstance(name, dir);
     const what = result.created.length > 0 ? `created ${result.created.length} files` : 'nothing to create (already a data repo)';
     const instance = await loadInstance(result.name, result.dataDir);
-    process.stdout.write(
+    out(
       `Instance "${result.name}" → ${result.dataDir}: ${what}${result.gitInitialized ? ', git repo initialized' : ''}.\n` +
         result.refused.map((line) => `Not written: ${line}\n`).join('') +
         `What the host runs (runner, container) is yours: ${instance.paths.operatorConfig}\n` +

@@ -8,7 +8,7 @@ import { kernelFiles } from '../../runner/kernel-files.js';
 import { enableInstructions, renderUnit, unitEnvironment, unitName, unitPath } from '../../runner/watch/systemd.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
 import { parseCommandArgs } from '../args.js';
-import { type Command, EXIT } from '../command.js';
+import { type Command, EXIT, out } from '../command.js';
 
 /** This package's kernel-runner bin (dist/cli/kernel-runner.js), absolute. */
 function runnerBin(): string {
@@ -41,13 +41,13 @@ export const installCommand: Command = {
       environment: unitEnvironment(process.env),
     });
     if (print) {
-      process.stdout.write(unit);
+      out(unit);
       return EXIT.OK;
     }
     const file = unitPath(instance.name);
     await mkdir(path.dirname(file), { recursive: true });
     await writeFileAtomic(file, unit, 0o644);
-    process.stdout.write(`Wrote ${file}\n${enableInstructions(instance.name)}\n`);
+    out(`Wrote ${file}\n${enableInstructions(instance.name)}\n`);
     return EXIT.OK;
   },
 };
@@ -63,13 +63,13 @@ export const uninstallCommand: Command = {
     const file = unitPath(name);
     const unit = unitName(name);
     if (!(await stat(file).catch(() => undefined))) {
-      process.stdout.write(`No unit at ${file}: nothing to remove.\n`);
+      out(`No unit at ${file}: nothing to remove.\n`);
       return EXIT.OK;
     }
     await rm(file);
     // What `systemctl --user disable` would remove: the link that starts it at login.
     await rm(path.join(path.dirname(file), 'default.target.wants', unit), { force: true });
-    process.stdout.write(`Removed ${file}\nIf it is running, stop it and reload systemd:\n  systemctl --user stop ${unit}; systemctl --user daemon-reload\n`);
+    out(`Removed ${file}\nIf it is running, stop it and reload systemd:\n  systemctl --user stop ${unit}; systemctl --user daemon-reload\n`);
     return EXIT.OK;
   },
 };

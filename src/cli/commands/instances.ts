@@ -1,6 +1,6 @@
 import { listInstances, type InstanceSummary } from '../../runner/instances.js';
 import { parseCommandArgs } from '../args.js';
-import { type Command, EXIT } from '../command.js';
+import { type Command, EXIT, out } from '../command.js';
 
 function state(summary: InstanceSummary): string {
   if (summary.problem) return `error: ${summary.problem}`;
@@ -29,9 +29,9 @@ export const instancesCommand: Command = {
   async run(args) {
     const json = parseCommandArgs(args, { usage: 'kernel-runner ls [--json]', options: { json: { type: 'boolean', default: false } } }).values.json;
     const summaries = await listInstances();
-    if (json) process.stdout.write(JSON.stringify(summaries, null, 2) + '\n');
-    else if (summaries.length === 0) process.stdout.write('No instances yet. Create one with: kernel-runner init <name> <dir>\n');
-    else process.stdout.write(formatInstanceTable(summaries) + '\n');
+    if (json) out(JSON.stringify(summaries, null, 2) + '\n');
+    else if (summaries.length === 0) out('No instances yet. Create one with: kernel-runner init <name> <dir>\n');
+    else out(formatInstanceTable(summaries) + '\n');
     return EXIT.OK;
   },
 };

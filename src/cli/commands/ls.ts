@@ -1,7 +1,7 @@
 import { resolveInstance } from '../../config/instance.js';
 import { formatTtyTable, readTtyStatuses } from '../../observe/tty-status.js';
 import { parseCommandArgs } from '../args.js';
-import { type Command, EXIT } from '../command.js';
+import { type Command, EXIT, out } from '../command.js';
 
 export const lsCommand: Command = {
   name: 'ls',
@@ -17,7 +17,7 @@ export const lsCommand: Command = {
     const json = values.json;
     const instance = await resolveInstance(positionals[0] as string);
     const rows = await readTtyStatuses(instance.paths.sessions);
-    process.stdout.write(json ? `${JSON.stringify(rows, null, 2)}\n` : `${formatTtyTable(rows)}\n`);
+    out(json ? `${JSON.stringify(rows, null, 2)}\n` : `${formatTtyTable(rows)}\n`);
     return EXIT.OK;
   },
 };

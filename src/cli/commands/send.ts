@@ -1,7 +1,7 @@
 import { resolveInstance } from '../../config/instance.js';
 import { sendMessage } from '../../runner/watch/inbox.js';
 import { parseCommandArgs, usageError } from '../args.js';
-import { type Command, EXIT } from '../command.js';
+import { type Command, EXIT, out } from '../command.js';
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -33,7 +33,7 @@ export const sendCommand: Command = {
       text = await readStdin();
     }
     const { id } = await sendMessage(instance.paths, { text, ...(from ? { from } : {}), ...(replyTo ? { replyTo } : {}) });
-    process.stdout.write(`${id}\n`);
+    out(`${id}\n`);
     return EXIT.OK;
   },
 };

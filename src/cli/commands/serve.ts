@@ -4,7 +4,7 @@ import { createLogger, registerSecrets } from '../../log/logger.js';
 import type { KernelServerDeps } from '../../server/create-server.js';
 import { KernelRuntime } from '../../server/terminals/runtime.js';
 import { parseCommandArgs } from '../args.js';
-import { type Command, EXIT } from '../command.js';
+import { type Command, EXIT, err } from '../command.js';
 import path from 'node:path';
 import { configHome } from '../../config/registry.js';
 
@@ -78,9 +78,9 @@ async function openTransport(options: ServeArgs, deps: KernelServerDeps): Promis
     const hint = `The token is in ${token.source}.`;
     const running = await startHttpServer({ ...deps, host: options.http.host, port: options.http.port, token: token.token, tokenHint: hint });
     if (token.generated) {
-      process.stderr.write(`agent-kernel: generated an HTTP bearer token, stored in ${token.source} (mode 0600); shown once:\n${token.token}\n`);
+      err(`agent-kernel: generated an HTTP bearer token, stored in ${token.source} (mode 0600); shown once:\n${token.token}\n`);
     }
-    process.stderr.write(`agent-kernel: serving ${instance.name} at ${running.url} (token: ${token.source}; env ${TOKEN_ENV} overrides)\n`);
+    err(`agent-kernel: serving ${instance.name} at ${running.url} (token: ${token.source}; env ${TOKEN_ENV} overrides)\n`);
     // After listening: a taken port or a bad token file fails before the container is touched.
     runtime.warmUp();
     return { stop: () => running.close(), stopped: onceSignalled() };

@@ -1,6 +1,6 @@
 import { formatStatusTable, gatherStatus } from '../../runner/watch/status-view.js';
 import { parseCommandArgs } from '../args.js';
-import { type Command, EXIT } from '../command.js';
+import { type Command, EXIT, out } from '../command.js';
 
 export const statusCommand: Command = {
   name: 'status',
@@ -14,9 +14,9 @@ export const statusCommand: Command = {
     });
     const json = values.json;
     const rows = await gatherStatus(positionals[0]);
-    if (json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
-    else if (rows.length === 0) process.stdout.write('No instances yet. Create one with: kernel-runner init <name> <dir>\n');
-    else process.stdout.write(formatStatusTable(rows) + '\n');
+    if (json) out(JSON.stringify(rows, null, 2) + '\n');
+    else if (rows.length === 0) out('No instances yet. Create one with: kernel-runner init <name> <dir>\n');
+    else out(formatStatusTable(rows) + '\n');
     return EXIT.OK;
   },
 };

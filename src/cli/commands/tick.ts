@@ -4,7 +4,7 @@ import { createLogger } from '../../log/logger.js';
 import { formatTickSummary } from '../../runner/summary.js';
 import { startTick } from '../../runner/tick.js';
 import { parseCommandArgs } from '../args.js';
-import { type Command, EXIT } from '../command.js';
+import { type Command, EXIT, out, err } from '../command.js';
 
 /** Pure: the command line of `tick`. */
 export function parseTickArgs(args: readonly string[]): { name: string; messages: string[] } {
@@ -34,16 +34,16 @@ export const tickCommand: Command = {
         logger,
         messages,
         signal: controller.signal,
-        onProgress: (line) => process.stderr.write(`${line}\n`),
+        onProgress: (line) => err(`${line}\n`),
       });
       const outcome = await running.done;
-      process.stdout.write(formatTickSummary(instance.name, outcome) + '\n');
+      out(formatTickSummary(instance.name, outcome) + '\n');
       if (outcome.status === 'ok') return EXIT.OK;
       if (outcome.paused) return EXIT.NOT_READY;
       return EXIT.FAILED;
     } catch (error) {
       if (isKernelError(error, 'TICK_RUNNING')) {
-        process.stderr.write(`kernel-runner tick: ${error.message}\n`);
+        err(`kernel-runner tick: ${error.message}\n`);
         return EXIT.NOT_READY;
       }
       throw error;

@@ -1,6 +1,6 @@
 import { runWatch } from '../../runner/watch/run-watch.js';
 import { parseCommandArgs } from '../args.js';
-import { type Command, EXIT } from '../command.js';
+import { type Command, EXIT, err } from '../command.js';
 
 export const watchCommand: Command = {
   name: 'watch',
@@ -15,7 +15,7 @@ export const watchCommand: Command = {
     });
     const name = positionals[0] as string;
     const running = await runWatch(name);
-    process.stderr.write(`kernel-runner watch: watching ${running.watch.status().name}; status: kernel-runner status ${running.watch.status().name} (socket ${running.socketPath}). Ctrl-C stops.\n`);
+    err(`kernel-runner watch: watching ${running.watch.status().name}; status: kernel-runner status ${running.watch.status().name} (socket ${running.socketPath}). Ctrl-C stops.\n`);
     const onSignal = (signal: NodeJS.Signals) => {
       running.logger.info({ signal }, 'signal received: stopping (a running tick gets its grace period)');
       void running.stop();

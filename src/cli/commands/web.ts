@@ -4,7 +4,7 @@ import { KernelError } from '../../errors.js';
 import { resolveToken } from '../../server/http-auth.js';
 import { startWebServer } from '../../web/web-server.js';
 import { parseCommandArgs, usageError } from '../args.js';
-import { type Command, EXIT } from '../command.js';
+import { type Command, EXIT, out, err } from '../command.js';
 
 const USAGE = 'web [--port P] [--host H] [--write] [--token-file FILE]';
 const DEFAULT_PORT = 8766;
@@ -31,8 +31,8 @@ export const webCommand: Command = {
       defaultFile: path.join(configHome(), 'tokens', 'web.token'),
     });
     const server = await startWebServer({ token: token.token, write: values.write === true, host, port });
-    process.stdout.write(`${server.url}?token=${encodeURIComponent(token.token)}\n`);
-    process.stderr.write(
+    out(`${server.url}?token=${encodeURIComponent(token.token)}\n`);
+    err(
       `agent-kernel web: open the URL above (token from ${token.source}); ${values.write ? 'people can TYPE into terminals (--write)' : 'read-only'}. Ctrl-C stops.\n`,
     );
     await new Promise<void>((resolve) => {

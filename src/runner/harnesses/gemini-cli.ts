@@ -3,7 +3,7 @@ import { MCP_SERVER_NAME } from './harness.js';
 import { readMcpServerSpec, writeBeside } from './mcp-server-spec.js';
 
 /**
- * Gemini CLI (`@google/gemini-cli`), headless: `gemini --prompt <prompt> [--model M]
+ * Gemini CLI (`@google/gemini-cli`), headless: `gemini --prompt=<prompt> [--model M]
  * --allowed-mcp-server-names agent-kernel`.
  *
  * How it gets our MCP server: the runner writes a `gemini-settings.json` beside the tick's
@@ -33,7 +33,8 @@ export const geminiCliHarness: Harness = {
       mcpServers: { [MCP_SERVER_NAME]: { command: server.command, args: server.args, env: server.env, trust: true } },
     };
     const file = writeBeside(setup.mcpConfigFile, 'gemini-settings.json', settings);
-    const args = ['--prompt', setup.prompt, '--allowed-mcp-server-names', MCP_SERVER_NAME];
+    // One word: the prompt is the agent's, and yargs reads a separate "--yolo" as the flag, not the prompt.
+    const args = [`--prompt=${setup.prompt}`, '--allowed-mcp-server-names', MCP_SERVER_NAME];
     if (setup.model) args.push('--model', setup.model);
     return {
       command: setup.config.command ?? 'gemini',

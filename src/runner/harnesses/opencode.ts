@@ -3,7 +3,7 @@ import { MCP_SERVER_NAME } from './harness.js';
 import { readMcpServerSpec, writeBeside } from './mcp-server-spec.js';
 
 /**
- * opencode (https://opencode.ai), headless: `opencode run [--model provider/model] <prompt>`.
+ * opencode (https://opencode.ai), headless: `opencode run [--model provider/model] -- <prompt>`.
  *
  * How it gets our MCP server: the runner writes `opencode.json` beside the tick's
  * `mcp-config.json`, in opencode's format
@@ -39,7 +39,8 @@ export const opencodeHarness: Harness = {
     const file = writeBeside(setup.mcpConfigFile, 'opencode.json', config);
     const args = ['run'];
     if (setup.model) args.push('--model', setup.model);
-    args.push(setup.prompt);
+    // After "--": the prompt is the agent's, and one starting with "-" would be read as options ("--share").
+    args.push('--', setup.prompt);
     return {
       command: setup.config.command ?? 'opencode',
       args,

@@ -73,7 +73,7 @@ describe('harness invocations', () => {
 
   it('opencode: run with the prompt, our server in its own format, inline and on disk', async () => {
     const inv = opencodeHarness.invocation(setup);
-    expect(inv).toMatchObject({ command: 'opencode', args: ['run', '--model', 'm-1', 'hello agent'], cwd: '/data/a', interactiveStdin: false });
+    expect(inv).toMatchObject({ command: 'opencode', args: ['run', '--model', 'm-1', '--', 'hello agent'], cwd: '/data/a', interactiveStdin: false });
     const expected = {
       type: 'local',
       command: ['/usr/bin/node', '/ak/dist/cli/agent-kernel.js', 'serve', '/data/a'],
@@ -89,9 +89,19 @@ describe('harness invocations', () => {
 
   it('gemini-cli: --prompt, a system settings file with our trusted server', async () => {
     const inv = geminiCliHarness.invocation(setup);
-    expect(inv).toMatchObject({ command: 'gemini', args: ['--prompt', 'hello agent', '--allowed-mcp-server-names', 'agent-kernel', '--model', 'm-1'] });
+    expect(inv).toMatchObject({ command: 'gemini', args: ['--prompt=hello agent', '--allowed-mcp-server-names', 'agent-kernel', '--model', 'm-1'] });
     const settings = JSON.parse(await readFile(inv.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH!, 'utf8')) as { mcpServers: Record<string, unknown> };
     expect(settings.mcpServers['agent-kernel']).toEqual({ command: '/usr/bin/node', args: ['/ak/dist/cli/agent-kernel.js', 'serve', '/data/a'], env: { X: '1' }, trust: true });
+  });
+
+  // The prompt is the agent's (runner.prompt, prompt_file): one that reads as a flag must stay the prompt.
+  // yargs (both CLIs) reads `--prompt --yolo` as an empty prompt plus --yolo, which approves every tool on the host.
+  it.each(['--yolo', '-y', '--approval-mode=yolo\n\nMessages that arrived for you:', '--share'])('the agent\'s prompt %j never becomes a flag', (prompt) => {
+    const gemini = geminiCliHarness.invocation({ ...setup, prompt }).args;
+    expect(gemini).toContain(`--prompt=${prompt}`);
+    expect(gemini).not.toContain(prompt);
+    const opencode = opencodeHarness.invocation({ ...setup, prompt }).args;
+    expect(opencode.slice(-2)).toEqual(['--', prompt]);
   });
 
   it('custom: the template, and the MCP config path in the environment too', () => {
