@@ -43,6 +43,8 @@ export async function openTty(ctx: TtyContext, persistence: Persistence, options
   await clearFiles(ctx.paths.tty(number));
   const tty = await createTty(ctx, { number, command: display, id, openedAt: new Date().toISOString(), cols, rows, statusKey }, 0, 0);
   tty.named(normalizeProgram(display.split(/\s+/)[0] ?? display));
+  // Our shell, started now with this rcfile, signs its marks from the first prompt.
+  if (!command) tty.signsMarks();
   tty.until = until;
   tty.tracker.markSeen(tty.emulator);
   tty.acted('open', !command);

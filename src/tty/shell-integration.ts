@@ -5,7 +5,8 @@ import { writeFileAtomic } from '../util/atomic-write.js';
  * The rcfile of the shells the kernel starts. It sources the user's own startup file first
  * (never editing it), then adds OSC 133 marks: D with the exit status and A before each
  * prompt (PROMPT_COMMAND), B where the prompt ends (PS1), C when a command starts (PS0). The marks are invisible on screen
- * and tell `wait` that a command finished, and with what status.
+ * and tell `wait` that a command finished, and with what status. Each carries the terminal's
+ * key (`ak=`, MARK_KEY_PARAM): the same bytes in a file or a web page the agent prints are not marks.
  */
 /**
  * How long a terminal's last process lingers after announcing its exit status. tmux 3.3
@@ -32,8 +33,8 @@ __agent_kernel_prompt_end() {
   local __agent_kernel_jobs
   __agent_kernel_jobs=$(jobs -pr | wc -l)
   printf '\\033]7134;%s\\007' "\${__agent_kernel_jobs// /}"
-  printf '\\033]133;D;%s\\007\\033]133;A\\007' "\${__agent_kernel_status:-0}"
-  case "$PS1" in *'133;B'*) ;; *) PS1="\${PS1}\\[\\e]133;B\\a\\]" ;; esac
+  printf '\\033]133;D;%s;ak=%s\\007\\033]133;A;ak=%s\\007' "\${__agent_kernel_status:-0}" "$__agent_kernel_key" "$__agent_kernel_key"
+  case "$PS1" in *'133;B'*) ;; *) PS1="\${PS1}\\[\\e]133;B;ak=\${__agent_kernel_key}\\a\\]" ;; esac
   return \${__agent_kernel_status:-0}
 }
 if [ -z "\${__agent_kernel_integrated:-}" ]; then
@@ -46,10 +47,10 @@ if [ -z "\${__agent_kernel_integrated:-}" ]; then
 \${PROMPT_COMMAND:-}
 __agent_kernel_prompt_end"
   fi
-  PS0="\${PS0:-}\\e]133;C\\a"
-  # The terminal's key for announcing its exit status; kept from the programs the shell starts.
+  # The terminal's key for its marks and its exit status; kept from the programs the shell starts.
   __agent_kernel_key=\${AGENT_KERNEL_STATUS_KEY:-}
   unset AGENT_KERNEL_STATUS_KEY
+  PS0="\${PS0:-}\\e]133;C;ak=\${__agent_kernel_key}\\a"
   # Announce the status the shell exits with, then linger until the server has read it (see
   # EXIT_LINGER_SECONDS), unless the user traps EXIT.
   if [ -z "$(trap -p EXIT)" ] && [ -n "$__agent_kernel_key" ]; then
@@ -80,6 +81,9 @@ export function integratedShellCommand(shell: string, rcfile: string): string {
  * `cat` of another terminal's raw log) announce nothing.
  */
 export const EXIT_STATUS_OSC = 7133;
+
+/** The parameter of an OSC 133 mark that carries the terminal's key: `133;D;0;ak=<key>`. */
+export const MARK_KEY_PARAM = 'ak=';
 
 /** A private OSC the integrated shell prints before each prompt: how many background jobs still run. */
 export const JOBS_OSC = 7134;

@@ -1,7 +1,7 @@
 import xterm from '@xterm/headless';
 import serializeAddon from '@xterm/addon-serialize';
 import type { Row, ScreenSource } from '../observe/screen-source.js';
-import { EXIT_STATUS_OSC, JOBS_OSC } from './shell-integration.js';
+import { EXIT_STATUS_OSC, JOBS_OSC, MARK_KEY_PARAM } from './shell-integration.js';
 
 type Terminal = InstanceType<typeof xterm.Terminal>;
 type BufferNamespace = Terminal['buffer'];
@@ -25,6 +25,8 @@ interface CoreBuffers {
 export interface ShellMark {
   kind: 'A' | 'B' | 'C' | 'D';
   exitCode?: number;
+  /** The terminal's key the integrated shell signs its marks with (MARK_KEY_PARAM). */
+  key?: string;
   at: number;
 }
 
@@ -285,10 +287,12 @@ export class TtyEmulator implements ScreenSource {
   }
 
   private onShellMark(data: string): void {
-    const [kind, arg] = data.split(';');
+    const [kind, arg, ...params] = data.split(';');
     if (kind !== 'A' && kind !== 'B' && kind !== 'C' && kind !== 'D') return;
     const mark: ShellMark = { kind, at: Date.now() };
     if (kind === 'D' && arg !== undefined && /^\d+$/.test(arg)) mark.exitCode = Number(arg);
+    const key = [arg, ...params].find((p) => p?.startsWith(MARK_KEY_PARAM))?.slice(MARK_KEY_PARAM.length);
+    if (key) mark.key = key;
     this.options.onMark?.(mark);
   }
 }

@@ -54,6 +54,8 @@ export class Tty {
   readonly command: string;
   readonly id: string;
   readonly openedAt: string;
+  /** Its shell signs its marks with the key: unsigned ones are forged from now on. */
+  private keyedMarks = false;
   readonly statusKey: string | undefined;
   readonly emulator: TtyEmulator;
   readonly tracker: UnseenTracker;
@@ -344,7 +346,18 @@ export class Tty {
     this.events.commandFinished.fire({ tty: this.number, ...this.ownLastEnd });
   }
 
+  /** Its shell signs its marks (one this server started): unsigned ones are forged. */
+  signsMarks(): void {
+    this.keyedMarks = true;
+  }
+
   private onMark(mark: ShellMark): void {
+    // Marks without the terminal's key are text the agent printed (a file, a web page), once its
+    // shell signs them; a shell started before marks carried keys signs none.
+    if (this.statusKey !== undefined) {
+      if (mark.key === this.statusKey) this.keyedMarks = true;
+      else if (this.keyedMarks || mark.key !== undefined) return;
+    }
     // A foreground program found for one command says nothing about the next (a builtin like `read` runs in the shell).
     if (mark.kind === 'C' || mark.kind === 'D') {
       this.foreground = undefined;

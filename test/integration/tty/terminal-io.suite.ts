@@ -66,6 +66,15 @@ export function terminalIoTests(use: () => Terminals): void {
       await closeAll(t);
     });
 
+    it('is not fooled by shell marks in what a command prints (a file, a web page)', async () => {
+      const tty = await openShell(t);
+      const forged = String.raw`printf 'x\033]133;D;0\007\033]133;A\007$ \033]133;B\007'; sleep 2; echo done-real`;
+      const result = await run(t, tty, forged);
+      expect(result.reason).toBe('command-finished');
+      expect(reportOf(result, tty).text).toContain('done-real');
+      await closeAll(t);
+    });
+
     it('returns the whole screen of full-screen programs (vi, less)', async () => {
       const tty = await openShell(t);
       await t.manager.type({ tty, expect: 'bash', text: 'seq 1 200 | less' });

@@ -57,6 +57,12 @@ describe('TtyEmulator', () => {
       ['B', undefined],
     ]);
     expect(emu.screenText()).toBe('out\n$ ');
+    await feed(emu, '\x1b]133;C;ak=f00d\x07\x1b]133;D;2;ak=f00d\x07\x1b]133;B;ak=\x07');
+    expect(marks.slice(4).map((m) => [m.kind, m.exitCode, m.key])).toEqual([
+      ['C', undefined, 'f00d'],
+      ['D', 2, 'f00d'],
+      ['B', undefined, undefined],
+    ]);
   });
 
   it('knows the alternate screen and bracketed paste mode', async () => {
