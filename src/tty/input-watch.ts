@@ -5,9 +5,9 @@ import type { Tty } from './tty.js';
 /** Output must have stopped this long before the foreground is asked (not while it streams). */
 const QUIET_MS = 4;
 /**
- * Two answers this far apart, with no wake-up in between, confirm a program is waiting for
- * input: what it printed before it blocked has had this long to arrive. Output may arrive
- * between the two (it was written before the first), but not in the last QUIET_MS.
+ * Two answers this far apart, with no output and no wake-up in between, confirm a program is
+ * waiting for input: what it printed before it blocked has had this long to arrive. (Output
+ * arriving in between may carry the shell's marks: a flood behind, `seq` done, bash at its prompt.)
  */
 const CONFIRM_MS = 12;
 /**
@@ -118,16 +118,14 @@ export class InputWatch {
     const bytes = tty.emulator.bytesWritten;
     const before = this.seen.get(tty);
     const pending = tty.pending;
-    // No process of the group ran between the answers, so output that arrived meanwhile was written
-    // before the first. Without run counts (schedstat unreadable), any output means it may have run.
-    const runsKnown = sample?.processes.every((p) => p.runs > 0) ?? false;
-    const stable = before !== undefined && before.signature === signature && (runsKnown || before.bytes === bytes) && (!pending || before.at > pending.at);
+    const stable = before !== undefined && before.signature === signature && before.bytes === bytes && (!pending || before.at > pending.at);
     if (!stable) {
       this.seen.set(tty, { signature, at, bytes });
       this.soon(CONFIRM_MS);
       return false;
     }
-    const wait = Math.max(CONFIRM_MS - (at - before.at), QUIET_MS - (at - tty.emulator.lastOutputAt));
+    // Everything that came must be parsed too: the shell's marks may be in what the emulator has not read yet.
+    const wait = Math.max(CONFIRM_MS - (at - before.at), tty.emulator.backlog > 0 ? 1 : 0);
     if (wait > 0) {
       this.soon(wait);
       return false;
