@@ -194,6 +194,17 @@ export function askingFollower(sample: ForegroundSample, arch: string = process.
   return leader && asking && asking !== leader ? { leader: leader.name, name: asking.name } : undefined;
 }
 
+/**
+ * The terminal's own shell is the foreground, in select or poll: back at its prompt (readline),
+ * not in a builtin `read` (which reads fd 0).
+ */
+export function shellAtPrompt(sample: ForegroundSample | undefined, arch: string = process.arch): boolean {
+  const table = SYSCALLS[arch];
+  const own = sample?.processes.find((p) => p.pid === sample.panePid);
+  if (!table || !sample || sample.tpgid !== sample.panePid || own?.syscall === undefined) return false;
+  return table.select.has(own.syscall) || table.poll.has(own.syscall) || table.ppoll.has(own.syscall);
+}
+
 /** The names of the group's live processes: `expect` may name any of them (`seq 1000000 | less`). */
 export function groupNames(sample: ForegroundSample | undefined): string[] {
   return (sample?.processes ?? []).filter((p) => p.state !== 'Z').map((p) => p.name);

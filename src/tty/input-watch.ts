@@ -1,5 +1,5 @@
 import type { ForegroundProbe } from './foreground-probe.js';
-import { type ForegroundSample, actedSince, classifyForeground, sampleSignature, waitTimerMs } from './input-wait.js';
+import { type ForegroundSample, actedSince, classifyForeground, sampleSignature, shellAtPrompt, waitTimerMs } from './input-wait.js';
 import type { Tty } from './tty.js';
 
 /** Output must have stopped this long before the foreground is asked (not while it streams). */
@@ -111,6 +111,12 @@ export class InputWatch {
   private confirm(tty: Tty, sample: ForegroundSample | undefined, at: number): boolean {
     const verdict = classifyForeground(sample);
     if (verdict !== 'input' && verdict !== 'input-timed') {
+      this.seen.delete(tty);
+      return false;
+    }
+    // A shell that marks its commands and is back at its prompt has its command's end on the way (a flood
+    // behind it, its marks not read yet): the marks tell, not the probe.
+    if (tty.commandRunning && shellAtPrompt(sample)) {
       this.seen.delete(tty);
       return false;
     }

@@ -75,6 +75,9 @@ describe('withoutEcho', () => {
     expect(withoutEcho(bash, paste)).toEqual({ head: ['1'], tail: ['1'], total: 1 });
     const repl = { head: ['>>> def f():', '...     return 7', '... ', '>>>'], tail: ['>>>'], total: 4 };
     expect(withoutEcho(repl, 'def f():\n    return 7\n')).toEqual({ head: ['... ', '>>>'], tail: ['>>>'], total: 2 });
+    // A REPL that got the paste in pieces (a busy machine) left a blank row between its lines.
+    const pieces = { head: ['>>> for i in range(3):', '', '...     print(i * 11)', '... ', '0', '>>> '], tail: ['>>> '], total: 6 };
+    expect(withoutEcho(pieces, 'for i in range(3):\n    print(i * 11)\n').head).toEqual(['... ', '0', '>>> ']);
     // A paste whose second line is not what the terminal shows next is not an echo.
     expect(withoutEcho(bash, "python3 -c 'import time\nprint(2)'")).toBe(bash);
   });

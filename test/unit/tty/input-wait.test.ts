@@ -9,6 +9,7 @@ import {
   groupNames,
   promptText,
   sampleSignature,
+  shellAtPrompt,
   waitTimerMs,
 } from '../../../src/tty/input-wait.js';
 
@@ -74,6 +75,16 @@ describe('classifyForeground on real probe replies (x86_64)', () => {
   it('knows nothing about an architecture it has no table for', () => {
     const sample = parseProbeReply(REPLIES[0]![1]).get(25);
     expect(classifyForeground(sample, 'mips')).toBe('unknown');
+  });
+});
+
+describe('shellAtPrompt (the marks will say the command ended, not the probe)', () => {
+  const sampleOf = (name: string) => [...parseProbeReply(REPLIES.find(([n]) => n === name)![1]).values()][0];
+  it('is the shell itself in readline, not a builtin read, a child program or a REPL', () => {
+    expect(shellAtPrompt(sampleOf('an idle bash'), 'x64')).toBe(true);
+    expect(shellAtPrompt(sampleOf('bash read -p'), 'x64')).toBe(false);
+    expect(shellAtPrompt(sampleOf('sleep 5'), 'x64')).toBe(false);
+    expect(shellAtPrompt(sampleOf('the pane process is gone'), 'x64')).toBe(false);
   });
 });
 
