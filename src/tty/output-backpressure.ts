@@ -21,10 +21,6 @@ export class OutputBackpressure {
     private readonly ttys: () => readonly Tty[],
   ) {}
 
-  get throttled(): boolean {
-    return this.timer !== undefined;
-  }
-
   /** After output reached a terminal. */
   check(): void {
     if (this.timer || !this.ttys().some((t) => t.emulator.backlog >= HIGH_BYTES)) return;
