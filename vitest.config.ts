@@ -1,19 +1,31 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
+// Folders of the run's own, made fresh (never named by PID: a CI machine's PIDs repeat from run
+// to run, and a folder left by an earlier run would hand this one its claims) and removed at exit.
+const madeHere: string[] = [];
+function runDir(variable: string, prefix: string): string {
+  const given = process.env[variable];
+  if (given !== undefined && given !== '') return given;
+  const made = mkdtempSync(path.join(os.tmpdir(), prefix));
+  madeHere.push(made);
+  process.env[variable] = made;
+  return made;
+}
+process.on('exit', () => {
+  for (const dir of madeHere) rmSync(dir, { recursive: true, force: true, maxRetries: 2 });
+});
+
 // Host-private instance state (paths.ts) goes to a temp folder per run, never the user's ~/.local/state.
-const stateDir = process.env.AGENT_KERNEL_STATE_DIR ?? path.join(os.tmpdir(), `ak-state-${process.pid}`);
-process.env.AGENT_KERNEL_STATE_DIR = stateDir;
+const stateDir = runDir('AGENT_KERNEL_STATE_DIR', 'ak-state-');
 // The operator's configuration and the instance registry likewise, never the user's ~/.config.
-const configDir = process.env.AGENT_KERNEL_CONFIG_DIR ?? path.join(os.tmpdir(), `ak-config-${process.pid}`);
-process.env.AGENT_KERNEL_CONFIG_DIR = configDir;
+const configDir = runDir('AGENT_KERNEL_CONFIG_DIR', 'ak-config-');
 // A home of the run's own: the host backend's shells read ~/.bashrc, and the machine's may be
 // slow or hang (pyenv's rehash waits 60 s on a lock a killed shell left behind). Tests that
 // commit on the host get a fixed identity from it, not from the machine's ~/.gitconfig.
-const homeDir = path.join(os.tmpdir(), `ak-home-${process.pid}`);
-mkdirSync(homeDir, { recursive: true, mode: 0o700 });
+const homeDir = runDir('AK_TEST_HOME', 'ak-home-');
 writeFileSync(path.join(homeDir, '.gitconfig'), '[user]\n\tname = agent-kernel tests\n\temail = tests@agent-kernel.invalid\n');
 process.env.HOME = homeDir;
 

@@ -35,7 +35,9 @@ async function checkEngine(): Promise<EngineAvailability> {
     // Every allowlist instance (the default) starts an egress proxy: build its image once, here.
     await ensureEgressImage(engine, { logger });
   } finally {
+    // Its data directory and its claim on the name go; only the engine's build cache stays.
     await rm(path.dirname(cache.dataDir), { recursive: true, force: true });
+    await rm(cache.instance.paths.stateRoot, { recursive: true, force: true });
   }
   const seconds = (Date.now() - started) / 1000;
   if (seconds > 1) process.stderr.write(`global-setup: built the test and egress images in ${seconds.toFixed(1)} s\n`);
