@@ -110,6 +110,8 @@ export interface EnsureImageOptions {
   onProgress?: ProgressCallback | undefined;
   /** Build even when an image with this hash exists, without the build cache. */
   force?: boolean;
+  /** Stop the build after this long (ensureImage: container.build_timeout); none when absent. */
+  timeoutMs?: number;
 }
 
 const PULL_FAILURE = /pull access denied|repository does not exist|manifest unknown|no such host|dial tcp|failed to resolve|not found: manifest|i\/o timeout/i;
@@ -145,6 +147,19 @@ export async function runBuild(engine: Engine, context: BuildContext, tag: strin
     .catch((error: unknown) => {
       throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag} failed to start: ${describeError(error)}`, { cause: error });
     });
+  // Closing the connection cancels the build in the engine, and fails the read below.
+  const limit = options.timeoutMs;
+  let timedOut = false;
+  const timer =
+    limit === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          const line = `the build took longer than ${Math.round(limit / 1000)} s and was stopped: make the step finish, or raise container.build_timeout in the operator's configuration`;
+          tail.push(line);
+          onProgress?.(line);
+          (stream as NodeJS.ReadableStream & { destroy(error: Error): void }).destroy(new Error('build timeout'));
+        }, limit);
   const errors = await readEngineEvents(stream, (event: EngineEvent) => {
     const line = eventLine(event);
     if (line === undefined) return;
@@ -155,9 +170,12 @@ export async function runBuild(engine: Engine, context: BuildContext, tag: strin
       logger.debug({ tag }, part);
       onProgress?.(part);
     }
-  }).catch((error: unknown) => {
-    throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag}: the connection to the engine failed: ${describeError(error)}`, { cause: error });
-  });
+  })
+    .catch((error: unknown): EngineEvent[] => {
+      if (timedOut) return [{ error: tail.at(-1) }];
+      throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag}: the connection to the engine failed: ${describeError(error)}`, { cause: error });
+    })
+    .finally(() => clearTimeout(timer));
   const failed = errors[0];
   return { failed: failed !== undefined, message: failed ? (failed.errorDetail?.message ?? failed.error ?? 'unknown error') : '', step, tail };
 }
@@ -181,12 +199,13 @@ export async function ensureImage(engine: Engine, instance: Instance, options: E
   onProgress?.(`building ${tag} from ${source}`);
   logger.info({ tag, source }, 'building image');
 
-  let attempt = await runBuild(engine, context, tag, { [LABEL.instance]: instance.name, [LABEL.hash]: hash }, options);
+  const buildOptions = { ...options, timeoutMs: options.timeoutMs ?? instance.config.container.build_timeout };
+  let attempt = await runBuild(engine, context, tag, { [LABEL.instance]: instance.name, [LABEL.hash]: hash }, buildOptions);
   if (attempt.failed && CACHE_LAYER_VANISHED.test(attempt.message)) {
     // Another process removed an image whose layer this build was reusing: the next try picks other layers.
     logger.warn({ tag, error: attempt.message }, 'a cached layer vanished during the build; building again');
     onProgress?.('a cached layer was removed during the build; building again');
-    attempt = await runBuild(engine, context, tag, { [LABEL.instance]: instance.name, [LABEL.hash]: hash }, options);
+    attempt = await runBuild(engine, context, tag, { [LABEL.instance]: instance.name, [LABEL.hash]: hash }, buildOptions);
   }
   const { tail, step } = attempt;
   if (attempt.failed) {

@@ -9,7 +9,7 @@ import type { Harness, HarnessEvent } from './harness.js';
  * The template is split into words like a shell would (quotes '...' and "...", backslash
  * escapes; no variables, globs or pipes: nothing runs through a shell), then `{prompt}`
  * and `{mcp_config}` are replaced inside each word, so a prompt with spaces stays one
- * argument. Without `{prompt}` the prompt is the last argument.
+ * argument. Without `{prompt}` the prompt is the last argument, after `--`.
  *
  * How it gets our MCP server: `{mcp_config}` is the path of the tick's generated MCP config
  * in Claude Code's format (`{"mcpServers": {"agent-kernel": {"command", "args", "env"}}}`),
@@ -68,7 +68,8 @@ export function customArgv(template: string, values: { prompt: string; mcpConfig
   }
   const hasPrompt = words.some((w) => w.includes('{prompt}'));
   const argv = words.map((w) => w.replaceAll('{prompt}', values.prompt).replaceAll('{mcp_config}', values.mcpConfig));
-  if (!hasPrompt) argv.push(values.prompt);
+  // The prompt is the agent's: appended after "--", one starting with "-" stays an operand, not options.
+  if (!hasPrompt) argv.push('--', values.prompt);
   return argv;
 }
 

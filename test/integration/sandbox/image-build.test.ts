@@ -44,6 +44,21 @@ describeWithEngine('image builds (real engine)', () => {
     expect(message).toMatch(/(returned a non-zero code|exit status):? 3/); // Docker's wording, Podman's
   });
 
+  it('a step that never ends is stopped at container.build_timeout, with a message saying so, and leaves nothing running', async () => {
+    const marker = `ak-never-${randomBytes(3).toString('hex')}`;
+    const t = await createTestInstance({ containerfile: `FROM debian:bookworm-slim\nRUN echo ${marker}; exec sleep 3600\n`, config: { container: { build_timeout: '3s' } } });
+    made.push(t);
+    const started = Date.now();
+    const error = await ensureImage(engine, t.instance, { logger }).catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(isKernelError(error, 'IMAGE_BUILD_FAILED')).toBe(true);
+    expect((error as Error).message).toMatch(/took longer than 3 s and was stopped.*container\.build_timeout/);
+    expect((error as Error).message).toContain(`RUN echo ${marker}`);
+    // The engine cancels the build when the connection closes: its step's container goes.
+    const running = async () => (await engine.docker.listContainers({ all: true })).filter((c) => c.Command.includes(marker)).length;
+    await expect.poll(running, { timeout: 20_000, interval: 250 }).toBe(0);
+  });
+
   it('a FROM image that is missing and cannot be pulled gives BASE_IMAGE_MISSING with the bootstrap command', async () => {
     const base = `agent-kernel-test/missing-${randomBytes(3).toString('hex')}:1`;
     const t = await instance(`FROM ${base}\nRUN true\n`);

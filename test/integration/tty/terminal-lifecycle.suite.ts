@@ -96,6 +96,19 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       expect(left.stdout.trim()).toBe('0');
     });
 
+    it('close ends a process that named itself with a newline and forged /proc fields (it hid from a line-by-line reader)', async () => {
+      const tty = await openShell(t);
+      const tag = `ak${1000 + Math.floor(Math.random() * 9000)}`;
+      await run(t, tty, `(setsid sh -c 'printf "${tag}\\n9 (z) S" > /proc/self/comm; while :; do sleep 600; done' &) ; sleep 0.3; echo spawned`);
+      // Living ones: a killed process stays a zombie until whoever adopted it reaps it.
+      const script = `for p in /proc/[0-9]*; do grep -q -F ${tag} $p/comm 2>/dev/null && ! grep -q '^State:.Z' $p/status 2>/dev/null && echo $p; done | wc -l`;
+      const count = async () => (await t.sandbox.run(['sh', '-c', script])).stdout.trim();
+      expect(await count()).toBe('1');
+      const result = await t.manager.close(tty);
+      expect((result.ended ?? []).map((p) => p.name)).toContain(`${tag}\n9 (z) S`);
+      expect(await count()).toBe('0');
+    });
+
     it('resizes one terminal (120x40 by default)', async () => {
       const tty = await openShell(t);
       expect(reportOf(await run(t, tty, 'stty size'), tty).text).toContain('40 120');

@@ -34,8 +34,9 @@ describe('customArgv', () => {
   it('replaces placeholders inside words, the prompt staying one argument (no shell)', () => {
     expect(customArgv('agent --mcp-config={mcp_config} -p {prompt}', values)).toEqual(['agent', '--mcp-config=/tmp/t/mcp-config.json', '-p', values.prompt]);
   });
-  it('appends the prompt when the template has no {prompt}', () => {
-    expect(customArgv('agent --mcp {mcp_config}', values)).toEqual(['agent', '--mcp', '/tmp/t/mcp-config.json', values.prompt]);
+  it('appends the prompt after "--" when the template has no {prompt}, so a prompt written as options stays one operand', () => {
+    expect(customArgv('agent --mcp {mcp_config}', values)).toEqual(['agent', '--mcp', '/tmp/t/mcp-config.json', '--', values.prompt]);
+    expect(customArgv('agent', { ...values, prompt: '--dangerously-skip-permissions' })).toEqual(['agent', '--', '--dangerously-skip-permissions']);
   });
   it('refuses an empty template', () => {
     expect(() => customArgv('   ', values)).toThrow(/runner\.command is empty/);
@@ -102,11 +103,13 @@ describe('harness invocations', () => {
     expect(gemini).not.toContain(prompt);
     const opencode = opencodeHarness.invocation({ ...setup, prompt }).args;
     expect(opencode.slice(-2)).toEqual(['--', prompt]);
+    const custom = customHarness.invocation({ ...setup, prompt, config: { ...setup.config, command: 'my-agent' } }).args;
+    expect(custom).toEqual(['--', prompt]);
   });
 
   it('custom: the template, and the MCP config path in the environment too', () => {
     const inv = customHarness.invocation({ ...setup, config: { ...setup.config, command: 'my-agent --mcp {mcp_config}' } });
-    expect(inv).toMatchObject({ command: 'my-agent', args: ['--mcp', setup.mcpConfigFile, 'hello agent'], interactiveStdin: false });
+    expect(inv).toMatchObject({ command: 'my-agent', args: ['--mcp', setup.mcpConfigFile, '--', 'hello agent'], interactiveStdin: false });
     expect(inv.env.AGENT_KERNEL_MCP_CONFIG).toBe(setup.mcpConfigFile);
   });
 
