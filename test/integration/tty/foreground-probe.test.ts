@@ -80,7 +80,7 @@ describeWithEngine('the foreground probe reads timed waits and poll fds in the c
 // The probe script itself on this machine (bash and tmux only): its memory reads, and what it says when dd or od lie.
 describe('the probe script on the host', () => {
   const socket = `ak-probe-${process.pid}`;
-  const evil = mkdtempSync(path.join(os.tmpdir(), 'ak-probe-evil-'));
+  let evil: string;
   let panePid: number;
   const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8', env: { ...process.env, TMUX: '' } });
   // Two questions, the second's answer: a select's timer is read after the first answer, for the next question.
@@ -91,6 +91,7 @@ describe('the probe script on the host', () => {
   };
 
   beforeAll(async () => {
+    evil = mkdtempSync(path.join(os.tmpdir(), 'ak-probe-evil-'));
     tmux('new-session', '-d', '-x', '80', '-y', '24', 'bash --noprofile --norc');
     panePid = Number(tmux('list-panes', '-F', '#{pane_pid}').trim());
     // bash's own read with a timeout waits in pselect6 with a 100 s timer.
