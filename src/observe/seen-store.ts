@@ -16,6 +16,8 @@ const ttyStateSchema = z.object({
   openedAt: z.string(),
   /** The key its last process announces its exit status with (see EXIT_STATUS_OSC). */
   statusKey: z.string().optional(),
+  /** Its shell signs its shell marks with statusKey: unsigned marks are forged from the start after a restart too. */
+  signsMarks: z.boolean().optional(),
   cols: z.int(),
   rows: z.int(),
   /** First row not yet seen: tmux history_size + cursor row when the agent last looked. */

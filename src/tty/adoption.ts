@@ -92,6 +92,7 @@ async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: Te
     rows: now.rows,
   };
   const tty = await createTty(ctx, identity, markRow, saved?.scrollbackRows ?? 0);
+  if (saved?.signsMarks) tty.signsMarks();
   const emulator = tty.emulator;
   // The first captured row, in the host's numbering (the state above is from the same instant).
   emulator.setTotalScrolls(from === undefined ? 0 : Math.max(0, now.historySize + from));

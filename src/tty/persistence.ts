@@ -39,6 +39,7 @@ export class Persistence {
       paneId: t.id,
       openedAt: t.openedAt,
       ...(t.statusKey === undefined ? {} : { statusKey: t.statusKey }),
+      ...(t.marksSigned ? { signsMarks: true } : {}),
       cols: t.emulator.cols,
       rows: t.emulator.rows,
       markRow: t.marks.mark.row,

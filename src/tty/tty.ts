@@ -351,6 +351,11 @@ export class Tty {
     this.keyedMarks = true;
   }
 
+  /** Whether unsigned marks are known to be forged (saved with the terminal's state). */
+  get marksSigned(): boolean {
+    return this.keyedMarks;
+  }
+
   private onMark(mark: ShellMark): void {
     // Marks without the terminal's key are text the agent printed (a file, a web page), once its
     // shell signs them; a shell started before marks carried keys signs none.

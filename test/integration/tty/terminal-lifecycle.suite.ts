@@ -166,6 +166,25 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       expect(t.manager.list()).toEqual([]);
     });
 
+    it.runIf(persistent)('still takes shell marks a command prints as forged after a restart, before its shell signs one again', async () => {
+      const tty = await openShell(t);
+      await run(t, tty, 'echo signed-before');
+      // Printed after the next server has adopted the terminal, while the command still runs.
+      const forged = String.raw`sleep 4; printf 'x\033]133;D;0\007\033]133;A\007$ \033]133;B\007'; sleep 2; echo done-$((6*7))`;
+      await t.manager.type({ tty, expect: 'bash', text: forged });
+      await t.manager.dispose();
+      const manager = await t.restart();
+      let seen = '';
+      let first: string | undefined;
+      for (const until = Date.now() + 20_000; !seen.includes('done-42') && Date.now() < until; ) {
+        const text = (await manager.wait(10)).changed.find((r) => r.tty === tty)?.text ?? '';
+        seen += text;
+        if (first === undefined && text.includes('x$')) first = text;
+      }
+      // Fooled, wait returned at the forged prompt, 2 s before the command ended.
+      expect(first).toContain('done-42');
+    });
+
     it.runIf(persistent)('re-adopts terminals after a restart and shows exactly what was printed meanwhile', async () => {
       const tty = await openShell(t);
       await run(t, tty, 'echo before-restart');
