@@ -18,6 +18,8 @@ const ttyStateSchema = z.object({
   statusKey: z.string().optional(),
   /** Its shell signs its shell marks with statusKey: unsigned marks are forged from the start after a restart too. */
   signsMarks: z.boolean().optional(),
+  /** When the command its shell ran began (epoch ms), while one ran: its end is still reported after a restart. */
+  commandStartedAt: z.number().optional(),
   cols: z.int(),
   rows: z.int(),
   /** First row not yet seen: tmux history_size + cursor row when the agent last looked. */

@@ -2,7 +2,7 @@ import { type TtyState, loadSeenState } from '../observe/seen-store.js';
 import { keepLostScrollback } from '../observe/tty-files.js';
 import { createTty } from './new-tty.js';
 import { checkAnchor, mayHaveTrimmed, relocate } from './relocation.js';
-import { normalizeProgram } from './program-name.js';
+import { isShell, normalizeProgram } from './program-name.js';
 import type { TerminalSnapshot, TerminalState } from './terminal-host.js';
 import { normalCursor } from './tty.js';
 import { type TtyContext, agentPath } from './tty-context.js';
@@ -112,6 +112,8 @@ async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: Te
   }
   tty.observed(now, normalizeProgram(now.command));
   if (now.dead) tty.died(now.exitStatus);
+  // Still in the foreground: its end mark is to come, with the exit status. (Named the shell, it may have ended unseen.)
+  else if (saved?.commandStartedAt !== undefined && !isShell(normalizeProgram(now.command))) tty.resumeCommand(saved.commandStartedAt);
   const changed = !saved || tty.digest(normalCursor(now)) !== saved.markDigest || now.historySize < saved.markHistory;
   tty.tracker.adopted(emulator, changed);
   const shown = saved?.shown && now.historySize >= saved.shown.history ? saved.shown : undefined;

@@ -40,6 +40,7 @@ export class Persistence {
       openedAt: t.openedAt,
       ...(t.statusKey === undefined ? {} : { statusKey: t.statusKey }),
       ...(t.marksSigned ? { signsMarks: true } : {}),
+      ...(t.runningSince === undefined ? {} : { commandStartedAt: t.runningSince }),
       cols: t.emulator.cols,
       rows: t.emulator.rows,
       markRow: t.marks.mark.row,

@@ -161,6 +161,15 @@ export class Tty {
   get commandRunning(): boolean {
     return this.running;
   }
+  /** When the command its shell runs began (saved, so that a later server reports its end and exit status). */
+  get runningSince(): number | undefined {
+    return this.running ? this.commandStartedAt : undefined;
+  }
+  /** A command an earlier server saw start runs on (the host names a program other than the shell). */
+  resumeCommand(startedAt: number): void {
+    this.running = true;
+    this.commandStartedAt = startedAt;
+  }
   get lastActivity(): number {
     return this.ownLastActivity;
   }

@@ -166,6 +166,27 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       expect(t.manager.list()).toEqual([]);
     });
 
+    it.runIf(persistent)('reports the end and exit status of a command that a former server saw start', async () => {
+      const tty = await openShell(t);
+      await t.manager.type({ tty, expect: 'bash', text: 'sleep 3; echo slept-$((6*7)); (exit 7)' });
+      expect((await t.manager.wait(1)).reason).toBe('timeout');
+      await t.manager.dispose();
+      const manager = await t.restart();
+      let result = await manager.wait(10);
+      for (const until = Date.now() + 15_000; result.reason !== 'command-finished' && Date.now() < until; ) result = await manager.wait(10);
+      expect(result.reason).toBe('command-finished');
+      expect(reportOf(result, tty)).toMatchObject({ exitCode: 7 });
+      expect(reportOf(result, tty).durationMs).toBeGreaterThanOrEqual(3000);
+      // A shell at its prompt after a restart is not taken for a running command.
+      await manager.dispose();
+      const again = await t.restart();
+      await again.type({ tty, expect: 'bash', text: 'echo after-$((6*7))' });
+      const after = await again.wait(10);
+      expect(after.reason).toBe('command-finished');
+      expect(reportOf(after, tty)).toMatchObject({ exitCode: 0 });
+      expect(reportOf(after, tty).text).toContain('after-42');
+    });
+
     it.runIf(persistent)('still takes shell marks a command prints as forged after a restart, before its shell signs one again', async () => {
       const tty = await openShell(t);
       await run(t, tty, 'echo signed-before');
