@@ -192,6 +192,12 @@ if (tp && !tp.error) {
       `tmux + \`tmux -C\` to /dev/null: ${ms(w.tmuxControl.median)} (${w.tmuxControlMBps.toFixed(1)} MB/s)`,
       `${(w.ttyMBps / w.tmuxControlMBps).toFixed(2)}x rate`,
     );
+    row(
+      `${label} through a TTY, vs tmux with a control client read through docker exec and discarded on the host (the ceiling for a server on the host)`,
+      `${w.ttyMBps.toFixed(1)} MB/s`,
+      `tmux + \`tmux -C\` through docker exec: ${ms(w.tmuxExec.median)} (${w.tmuxExecMBps.toFixed(1)} MB/s)`,
+      `${(w.ttyMBps / w.tmuxExecMBps).toFixed(2)}x rate`,
+    );
     const c = w.cpuPerMB;
     row(
       `${label}: CPU seconds per MB of output, server vs tmux (aim: server below tmux)`,

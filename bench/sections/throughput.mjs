@@ -3,7 +3,10 @@
  * through a terminal until wait returns, vs a raw `docker exec` pipe of the same output;
  * and whether wait's head, tail and elided line counts are exactly right.
  */
+import { Writable } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
 import { cpuSeconds, tmuxPids, totalCpu } from '../lib/cpu.mjs';
+import { containerOf, engine } from '../lib/instance.mjs';
 import { rawExec } from '../lib/raw-exec.mjs';
 import { startServer, textOf } from '../lib/server.mjs';
 import { median, summary } from '../lib/stats.mjs';
@@ -50,6 +53,60 @@ async function tmuxAlone(instanceName, command, { controlClient = false } = {}) 
   const [utime, stime, start, end] = r.head.trim().split(/\s+/).map(Number);
   if (r.exitCode !== 0 || ![utime, stime, start, end].every(Number.isFinite)) throw new Error(`tmux alone: ${r.head} ${r.stderr}`);
   return { elapsedMs: (end - start) / 1e6, cpuSeconds: (utime + stime) / 100 };
+}
+
+/**
+ * The same with the control client read as the server reads it: through `docker exec`, by
+ * this process, which throws the output away. The ceiling for a server on the host that reads
+ * a container's tmux through control mode. Timed from the command's start (in the container)
+ * until the answer to a command sent after it ended reached this process (the container's
+ * clock is the host's).
+ */
+async function tmuxControlThroughExec(instanceName, command) {
+  const socket = `bench-tmux-exec-${process.pid}`;
+  const tmux = `tmux -L ${socket} -f /dev/null`;
+  const startFile = `/tmp/${socket}.start`;
+  const pane = `${tmux} wait-for go; date +%s%N > ${startFile}; ${command}; ${tmux} wait-for -S done; sleep 60`;
+  const made = await rawExec(instanceName, ['sh', '-c', `${tmux} new-session -d -s bench -x 120 -y 40 "${pane}"`]);
+  if (made.exitCode !== 0) throw new Error(`tmux through exec: ${made.stderr}`);
+  const { docker } = await engine();
+  const exec = await (await containerOf(instanceName)).exec({
+    Cmd: ['tmux', '-L', socket, '-f', '/dev/null', '-C', 'attach', '-t', 'bench'],
+    AttachStdin: true,
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+  });
+  const stream = await exec.start({ hijack: true, stdin: true });
+  let gotAt;
+  let tail = '';
+  let synced;
+  const sync = new Promise((resolve) => (synced = resolve));
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      if (gotAt === undefined) {
+        tail = (tail + chunk.toString('latin1')).slice(-64);
+        if (/\nAK_BENCH_SYNC\r?\n/.test(tail)) {
+          gotAt = Date.now();
+          synced();
+        }
+      }
+      done();
+    },
+  });
+  docker.modem.demuxStream(stream, sink, new Writable({ write: (_chunk, _encoding, done) => done() }));
+  try {
+    for (let i = 0; i < 300 && !(await rawExec(instanceName, ['sh', '-c', `${tmux} list-clients`])).head.trim(); i++) await delay(10);
+    await rawExec(instanceName, ['sh', '-c', `${tmux} wait-for -S go; ${tmux} wait-for done`]);
+    stream.write('display-message -p AK_BENCH_SYNC\n');
+    await Promise.race([sync, delay(120_000).then(() => Promise.reject(new Error('tmux through exec: no answer in 120 s')))]);
+    const start = Number((await rawExec(instanceName, ['cat', startFile])).head.trim());
+    return { elapsedMs: gotAt - start / 1e6 };
+  } finally {
+    stream.destroy();
+    const finish = `p=$(${tmux} display -p '#{pid}'); c=$(${tmux} list-clients -F '#{client_pid}'); s=$(${tmux} display -p '#{socket_path}'); kill -9 $c $p 2>/dev/null; rm -f "$s" ${startFile}`;
+    await rawExec(instanceName, ['sh', '-c', finish]).catch(() => {});
+  }
 }
 
 /** type the command, wait until it finished; return the time and what the agent was shown. */
@@ -119,11 +176,13 @@ export async function throughput({ instance, seqRuns, catRuns, rawRuns }) {
       const alone = [];
       const aloneCpu = [];
       const withClient = [];
+      const throughExec = [];
       for (let i = 0; i < Math.min(2, rawRuns); i++) {
         const r = await tmuxAlone(instance.name, w.command);
         alone.push(r.elapsedMs);
         aloneCpu.push(r.cpuSeconds);
         withClient.push((await tmuxAlone(instance.name, w.command, { controlClient: true }).catch(() => ({ elapsedMs: NaN }))).elapsedMs);
+        throughExec.push((await tmuxControlThroughExec(instance.name, w.command).catch(() => ({ elapsedMs: NaN }))).elapsedMs);
       }
       const times = [];
       const checks = [];
@@ -153,6 +212,8 @@ export async function throughput({ instance, seqRuns, catRuns, rawRuns }) {
         tmuxAloneMBps: want.bytes / 1e6 / (median(alone) / 1000),
         tmuxControl: summary(withClient),
         tmuxControlMBps: want.bytes / 1e6 / (median(withClient) / 1000),
+        tmuxExec: summary(throughExec),
+        tmuxExecMBps: want.bytes / 1e6 / (median(throughExec) / 1000),
         cpuPerMB: { server: perMB(cpu.server), tmux: perMB(cpu.tmux), tmuxAlone: perMB(aloneCpu) },
         checks,
         pass: checks.every((c) => c.pass),
