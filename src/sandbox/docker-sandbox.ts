@@ -65,7 +65,20 @@ export class DockerSandbox implements Sandbox {
 
     const stdout = new PassThrough();
     const stderr = new PassThrough();
-    this.engine.docker.modem.demuxStream(stream, stdout, stderr);
+    // The engine's demuxer writes whatever arrives, whatever the reader says: pause the connection
+    // while a reader is behind (throttle() pauses stdout), or its output piles up here without bound.
+    const gated = (target: PassThrough) => ({
+      write(chunk: Buffer): boolean {
+        if (!target.write(chunk)) stream.pause();
+        return true;
+      },
+    });
+    const resume = (): void => {
+      if (!stdout.writableNeedDrain && !stderr.writableNeedDrain) stream.resume();
+    };
+    stdout.on('drain', resume);
+    stderr.on('drain', resume);
+    this.engine.docker.modem.demuxStream(stream, gated(stdout) as unknown as NodeJS.WritableStream, gated(stderr) as unknown as NodeJS.WritableStream);
     let ended = false;
     let onEnded = (): void => undefined;
     const finish = (): void => {

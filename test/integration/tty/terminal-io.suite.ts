@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type Terminals, reportOf, waitFor } from './helpers/terminals.js';
 import { hostView } from '../../../src/config/paths.js';
+import type { TerminalHost } from '../../../src/tty/terminal-host.js';
 import { closeAll, codeOf, openShell, run } from './helpers/suite-steps.js';
 
 /** Terminal tests of what goes in and comes out: commands, screens, REPLs, refusals, bad input. */
@@ -64,6 +65,57 @@ export function terminalIoTests(use: () => Terminals): void {
       expect(numbers[0]).toBe('1');
       expect(numbers[numbers.length - 1]).toBe(String(Number(numbers[0]) + numbers.length - 1));
       await closeAll(t);
+    });
+
+    it('stops reading while the emulators are behind: the program waits on its terminal, and nothing is lost', async () => {
+      const tty = await openShell(t);
+      // The manager throttles its host when an emulator is 2 MB behind (output-backpressure.ts); here the test does.
+      const host = (t.manager as unknown as { ctx: { host: TerminalHost } }).ctx.host;
+      let bytes = 0;
+      const subscription = t.manager.events.onOutput((e) => {
+        if (e.tty === tty) bytes += e.data.length;
+      });
+      // What seq has written so far (it writes only to its terminal), read where it runs. Its own name: the
+      // host and pty suites run at once on this machine, and the container's processes show in its /proc too.
+      const name = `akf${100_000 + Math.floor(Math.random() * 900_000)}`;
+      const script = `for p in /proc/[0-9]*; do [ "$(head -c ${name.length + 1} $p/cmdline 2>/dev/null | tr '\\0' ' ')" = '${name} ' ] && sed -n 's/^wchar: //p' $p/io; done`;
+      const written = async () => Number((await t.sandbox.run(['sh', '-c', script])).stdout.trim() || NaN);
+      try {
+        await t.manager.type({ tty, expect: 'bash', text: `bash -c 'exec -a ${name} seq 1 100000000'` });
+        await expect.poll(async () => (await written()) > 100_000, { timeout: 10_000 }).toBe(true);
+        host.throttle(true);
+        try {
+          // What is already in pipes and buffers on the way drains first: then seq stops.
+          let last = await written();
+          for (let stable = 0, until = Date.now() + 15_000; stable < 3 && Date.now() < until; ) {
+            await new Promise((resolve) => setTimeout(resolve, 150));
+            const now = await written();
+            stable = now === last ? stable + 1 : 0;
+            last = now;
+          }
+          const [before, wrote] = [bytes, await written()];
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          expect(bytes).toBe(before);
+          expect(await written()).toBe(wrote);
+        } finally {
+          host.throttle(false);
+        }
+        const resumed = bytes;
+        await expect.poll(() => bytes > resumed + 500_000, { timeout: 10_000 }).toBe(true);
+        subscription.dispose();
+        await t.manager.type({ tty, expect: 'bash', text: 'C-c' });
+        let done = await t.manager.wait(20);
+        for (const until = Date.now() + 60_000; done.reason !== 'command-finished' && Date.now() < until; ) done = await t.manager.wait(20);
+        expect(done.reason).toBe('command-finished');
+        const scrollback = await readFile(hostView(t.test.instance.paths, reportOf(done, tty).files.scrollback), 'utf8');
+        const numbers = scrollback.split('\n').filter((l) => /^\d+$/.test(l));
+        // Every line in order, across the pause.
+        expect(numbers[0]).toBe('1');
+        expect(numbers.every((n, i) => Number(n) === i + 1)).toBe(true);
+      } finally {
+        subscription.dispose();
+        await closeAll(t);
+      }
     });
 
     it('is not fooled by shell marks in what a command prints (a file, a web page)', async () => {
