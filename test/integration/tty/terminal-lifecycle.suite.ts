@@ -176,7 +176,8 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       for (const until = Date.now() + 15_000; result.reason !== 'command-finished' && Date.now() < until; ) result = await manager.wait(10);
       expect(result.reason).toBe('command-finished');
       expect(reportOf(result, tty)).toMatchObject({ exitCode: 7 });
-      expect(reportOf(result, tty).durationMs).toBeGreaterThanOrEqual(3000);
+      // Timed by when the server read each mark: a few ms either way.
+      expect(reportOf(result, tty).durationMs).toBeGreaterThanOrEqual(2900);
       // A shell at its prompt after a restart is not taken for a running command.
       await manager.dispose();
       const again = await t.restart();
