@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -85,10 +86,16 @@ export async function readJsonLines(file: string): Promise<Array<Record<string, 
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
+/** Running, not a zombie: a killed orphan stays one until init reaps it, which on a busy machine takes a while. */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(') ') + 2));
   } catch {
     return false;
   }

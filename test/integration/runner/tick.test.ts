@@ -254,7 +254,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     await writeFile(t.instance.paths.operatorConfig, JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE } }));
     const outcome = await tick(t);
     expect(outcome).toMatchObject({ tick: 2, status: 'ok' });
-    expect([orphans.claude, ...orphans.servers].filter(isAlive)).toEqual([]);
+    await expect.poll(() => [orphans.claude, ...orphans.servers].filter(isAlive), { timeout: 5000 }).toEqual([]);
     const state = await loadState(t.instance.paths.state);
     expect(state.history.map((r) => [r.tick, r.status])).toEqual([
       [1, 'failed'],
