@@ -3,8 +3,9 @@ import { keepLostScrollback } from '../observe/tty-files.js';
 import { createTty } from './new-tty.js';
 import { checkAnchor, mayHaveTrimmed, relocate } from './relocation.js';
 import { isShell, normalizeProgram } from './program-name.js';
+import { parseShellTitle } from './shell-integration.js';
 import type { TerminalSnapshot, TerminalState } from './terminal-host.js';
-import { normalCursor } from './tty.js';
+import { type Tty, normalCursor } from './tty.js';
 import { type TtyContext, agentPath } from './tty-context.js';
 import { type AdoptReport, type LostTty, MAX_TTYS } from './types.js';
 import { type UntilPattern, type UntilSpec, compileUntil } from './until.js';
@@ -112,8 +113,7 @@ async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: Te
   }
   tty.observed(now, normalizeProgram(now.command));
   if (now.dead) tty.died(now.exitStatus);
-  // Still in the foreground: its end mark is to come, with the exit status. (Named the shell, it may have ended unseen.)
-  else if (saved?.commandStartedAt !== undefined && !isShell(normalizeProgram(now.command))) tty.resumeCommand(saved.commandStartedAt);
+  else if (saved?.commandStartedAt !== undefined) resumeOrEnd(tty, saved.commandStartedAt, now);
   const changed = !saved || tty.digest(normalCursor(now)) !== saved.markDigest || now.historySize < saved.markHistory;
   tty.tracker.adopted(emulator, changed);
   const shown = saved?.shown && now.historySize >= saved.shown.history ? saved.shown : undefined;
@@ -123,6 +123,17 @@ async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: Te
   ctx.ttys.add(tty);
   // Soon, not now: writing 20 screens must not hold up the login that awaits adoption.
   tty.files.schedule();
+}
+
+/**
+ * A command an earlier server saw start: its end mark went to no one if it ended meanwhile. The
+ * shell's title tells (a prompt after the start: it ended, with this status); without the
+ * title (a program set its own), a program other than the shell in the foreground still runs it.
+ */
+function resumeOrEnd(tty: Tty, startedAt: number, now: TerminalState): void {
+  const end = parseShellTitle(now.title ?? '', tty.statusKey);
+  if (end && end.endedAt >= startedAt) tty.endedUnseen(startedAt, end);
+  else if (end || !isShell(normalizeProgram(now.command))) tty.resumeCommand(startedAt);
 }
 
 /** A pattern saved by an earlier server; one that no longer compiles is dropped. */

@@ -4,7 +4,7 @@ import { writeFileAtomic } from '../util/atomic-write.js';
 /**
  * The rcfile of the shells the kernel starts. It sources the user's own startup file first
  * (never editing it), then adds OSC 133 marks: D with the exit status and A before each
- * prompt (PROMPT_COMMAND), B where the prompt ends (PS1), C when a command starts (PS0). The marks are invisible on screen
+ * prompt (PROMPT_COMMAND), B where the prompt ends (PS1, after the title: SHELL_TITLE_PREFIX), C when a command starts (PS0). The marks are invisible on screen
  * and tell `wait` that a command finished, and with what status. Each carries the terminal's
  * key (`ak=`, MARK_KEY_PARAM): the same bytes in a file or a web page the agent prints are not marks.
  */
@@ -20,6 +20,28 @@ const EXIT_LINGER_SECONDS = 3;
 /** The environment variable that gives a terminal's shell its key for the exit announcement. */
 export const STATUS_KEY_VARIABLE = 'AGENT_KERNEL_STATUS_KEY';
 
+/**
+ * The integrated shell's prompt also sets the terminal's title to `ak-<key>-<status>-<end>`
+ * (the last status, and when that command ended, in microseconds since the epoch). The marks
+ * reach only a server that reads them; the title stays in tmux, so a server that adopts the
+ * terminal later learns how a command it saw start ended while no server was attached.
+ */
+export const SHELL_TITLE_PREFIX = 'ak-';
+
+export interface TitledEnd {
+  exitCode: number;
+  /** When the command ended, in ms since the epoch (the container shares the host's clock). */
+  endedAt: number;
+}
+
+/** The command end a title tells, if the terminal's own shell (with this key) set it. */
+export function parseShellTitle(title: string, key: string | undefined): TitledEnd | undefined {
+  if (!key || !title.startsWith(`${SHELL_TITLE_PREFIX}${key}-`)) return undefined;
+  const match = /^(\d{1,3})-(\d{16,17})$/.exec(title.slice(SHELL_TITLE_PREFIX.length + key.length + 1));
+  if (!match) return undefined;
+  return { exitCode: Number(match[1]), endedAt: Math.floor(Number(match[2]) / 1000) };
+}
+
 export const BASH_RCFILE = `# Written by agent-kernel: shell integration for the agent's terminals. Do not edit;
 # it is rewritten at every start. Your own ~/.bashrc is read first, unchanged.
 if [ -f ~/.bashrc ]; then . ~/.bashrc; fi
@@ -34,7 +56,8 @@ __agent_kernel_prompt_end() {
   __agent_kernel_jobs=$(jobs -pr | wc -l)
   printf '\\033]7134;%s\\007' "\${__agent_kernel_jobs// /}"
   printf '\\033]133;D;%s;ak=%s\\007\\033]133;A;ak=%s\\007' "\${__agent_kernel_status:-0}" "$__agent_kernel_key" "$__agent_kernel_key"
-  case "$PS1" in *'133;B'*) ;; *) PS1="\${PS1}\\[\\e]133;B;ak=\${__agent_kernel_key}\\a\\]" ;; esac
+  __agent_kernel_ended=\${EPOCHREALTIME//[!0-9]/}
+  case "$PS1" in *'133;B'*) ;; *) PS1="\${PS1}\\[\\e]2;${SHELL_TITLE_PREFIX}\${__agent_kernel_key}-\\\${__agent_kernel_status:-0}-\\\${__agent_kernel_ended}\\a\\e]133;B;ak=\${__agent_kernel_key}\\a\\]" ;; esac
   return \${__agent_kernel_status:-0}
 }
 if [ -z "\${__agent_kernel_integrated:-}" ]; then

@@ -36,6 +36,8 @@ export interface TerminalState {
   rows: number;
   /** The slave device (/dev/pts/N), for stty. */
   device: string;
+  /** The terminal's title, only its letters, digits and dashes (tmux; empty where the host keeps none). */
+  title?: string;
   /** The foreground process group leader's name, as the host sees it. */
   command: string;
 }

@@ -79,13 +79,14 @@ const SEP = '\u001f';
 export const PANE_FORMAT = [
   '#{window_index}', '#{pane_id}', '#{pane_pid}', '#{pane_dead}', '#{pane_dead_status}', '#{history_size}',
   '#{cursor_x}', '#{cursor_y}', '#{alternate_on}', '#{alternate_saved_x}', '#{alternate_saved_y}',
-  '#{pane_width}', '#{pane_height}', '#{pane_tty}', '#{pane_current_command}',
+  // The title is the agent's to set: only the characters of the shell's own title (SHELL_TITLE_PREFIX) are kept.
+  '#{pane_width}', '#{pane_height}', '#{pane_tty}', '#{=64:#{s/[^0-9a-z-]//:pane_title}}', '#{pane_current_command}',
 ].join('|');
 
 /** One line of `list-panes -F PANE_FORMAT`, as a terminal's state. */
 export function parsePaneLine(line: string): TerminalState | undefined {
   const f = line.split(line.includes(SEP) ? SEP : '|');
-  if (f.length < 15) return undefined;
+  if (f.length < 16) return undefined;
   const int = (s: string | undefined) => Number.parseInt(s ?? '', 10) || 0;
   return {
     number: int(f[0]),
@@ -102,6 +103,7 @@ export function parsePaneLine(line: string): TerminalState | undefined {
     cols: int(f[11]),
     rows: int(f[12]),
     device: f[13] ?? '',
-    command: f.slice(14).join('|'),
+    title: f[14] ?? '',
+    command: f.slice(15).join('|'),
   };
 }

@@ -165,10 +165,16 @@ export class Tty {
   get runningSince(): number | undefined {
     return this.running ? this.commandStartedAt : undefined;
   }
-  /** A command an earlier server saw start runs on (the host names a program other than the shell). */
+  /** A command an earlier server saw start runs on. */
   resumeCommand(startedAt: number): void {
     this.running = true;
     this.commandStartedAt = startedAt;
+  }
+
+  /** A command an earlier server saw start ended while no server read the terminal (its shell's title tells how). */
+  endedUnseen(startedAt: number, end: { exitCode: number; endedAt: number }): void {
+    this.endingAt = { at: end.endedAt, exitCode: end.exitCode, durationMs: Math.max(0, end.endedAt - startedAt) };
+    this.finishEnding();
   }
   get lastActivity(): number {
     return this.ownLastActivity;
