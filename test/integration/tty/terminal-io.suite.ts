@@ -87,26 +87,32 @@ export function terminalIoTests(use: () => Terminals): void {
       try {
         await t.manager.type({ tty, expect: 'bash', text: `bash -c 'exec -a ${name} seq 1 100000000'` });
         await expect.poll(async () => (await written()) > 100_000, { timeout: 10_000 }).toBe(true);
-        throttle(true);
-        try {
-          // What is already in pipes and buffers on the way drains first: then seq stops.
-          let last = await written();
-          for (let stable = 0, until = Date.now() + 15_000; stable < 3 && Date.now() < until; ) {
-            await new Promise((resolve) => setTimeout(resolve, 150));
-            const now = await written();
-            stable = now === last ? stable + 1 : 0;
-            last = now;
+        // tmux 3.3 now and then reads on into its own memory while its client is paused (NUDGE_MS in
+        // control-client.ts): the program must be held back within three pauses.
+        let held = false;
+        for (let pause = 0; pause < 3 && !held; pause++) {
+          throttle(true);
+          try {
+            // What is already in pipes and buffers on the way drains first: then seq stops.
+            let last = await written();
+            for (let stable = 0, until = Date.now() + 5_000; stable < 3 && Date.now() < until; ) {
+              await new Promise((resolve) => setTimeout(resolve, 150));
+              const now = await written();
+              stable = now === last ? stable + 1 : 0;
+              last = now;
+            }
+            const [before, wrote] = [bytes, await written()];
+            await new Promise((resolve) => setTimeout(resolve, 1000));
+            // The server takes a trickle at most (unthrottled, this is megabytes a second)...
+            expect(bytes - before).toBeLessThan(1024 * 1024);
+            // ...and seq waits on its terminal.
+            held = (await written()) === wrote;
+          } finally {
+            throttle(false);
           }
-          const [before, wrote] = [bytes, await written()];
-          await new Promise((resolve) => setTimeout(resolve, 1000));
-          expect(bytes).toBe(before);
-          // tmux (in the container) or the pty stopped being read too: seq waits on its terminal. Not asserted for
-          // tmux on the host: twice, only in fresh-clone CI runs under load, it went on reading the pane (seq wrote
-          // 6.7 and 11.5 MB in the paused second) while its control client was paused; never seen otherwise.
-          if (t.backend !== 'host') expect(await written()).toBe(wrote);
-        } finally {
-          throttle(false);
+          if (!held) await new Promise((resolve) => setTimeout(resolve, 200));
         }
+        expect(held).toBe(true);
         const resumed = bytes;
         await expect.poll(() => bytes > resumed + 500_000, { timeout: 10_000 }).toBe(true);
         subscription.dispose();
