@@ -4,7 +4,8 @@ import { writeFileAtomic } from '../util/atomic-write.js';
 /**
  * The rcfile of the shells the kernel starts. It sources the user's own startup file first
  * (never editing it), then adds OSC 133 marks: D with the exit status and A before each
- * prompt (PROMPT_COMMAND), B where the prompt ends (PS1, after the title: SHELL_TITLE_PREFIX), C when a command starts (PS0). The marks are invisible on screen
+ * prompt (PROMPT_COMMAND), B where the prompt ends (PS1, after the title: SHELL_TITLE_PREFIX),
+ * C when a command starts (PS0). The marks are invisible on screen
  * and tell `wait` that a command finished, and with what status. Each carries the terminal's
  * key (`ak=`, MARK_KEY_PARAM): the same bytes in a file or a web page the agent prints are not marks.
  */
