@@ -67,9 +67,12 @@ export class DockerSandbox implements Sandbox {
     const stderr = new PassThrough();
     // The engine's demuxer writes whatever arrives, whatever the reader says: pause the connection
     // while a reader is behind (throttle() pauses stdout), or its output piles up here without bound.
+    // Once ended (close()), what the connection still held is dropped: a resume already under way
+    // hands it over after the end.
+    let ended = false;
     const gated = (target: PassThrough) => ({
       write(chunk: Buffer): boolean {
-        if (!target.write(chunk)) stream.pause();
+        if (!ended && !target.write(chunk)) stream.pause();
         return true;
       },
     });
@@ -79,7 +82,6 @@ export class DockerSandbox implements Sandbox {
     stdout.on('drain', resume);
     stderr.on('drain', resume);
     this.engine.docker.modem.demuxStream(stream, gated(stdout) as unknown as NodeJS.WritableStream, gated(stderr) as unknown as NodeJS.WritableStream);
-    let ended = false;
     let onEnded = (): void => undefined;
     const finish = (): void => {
       if (ended) return;

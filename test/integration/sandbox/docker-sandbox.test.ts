@@ -87,4 +87,24 @@ describeWithEngine('DockerSandbox (real engine)', () => {
     const code = await child.exited;
     expect(typeof code).toBe('number');
   });
+
+  it('close() just as a paused connection goes on ends stdout without an error', async () => {
+    // Unread, the connection pauses with output still in it; reading lets it go on, and close() comes first.
+    const child = await sandbox.spawn(['seq', '1', '100000000']);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const errors: Error[] = [];
+    const onUncaught = (error: Error) => errors.push(error);
+    process.on('uncaughtException', onUncaught);
+    child.stdout.on('error', onUncaught);
+    try {
+      child.stdout.once('drain', () => child.close());
+      child.stdout.resume();
+      await new Promise<void>((resolve) => child.stdout.once('close', resolve));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(errors.map((e) => e.message)).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+    await child.exited;
+  });
 });
