@@ -8,7 +8,7 @@ import type { WaitResult } from '../../../src/tty/types.js';
 import { startManagerChild } from './helpers/manager-child.js';
 import { type Backend, type Terminals, reportOf } from './helpers/terminals.js';
 import { hostView } from '../../../src/config/paths.js';
-import { closeAll, codeOf, openShell, run } from './helpers/suite-steps.js';
+import { closeAll, codeOf, expectFinished, openShell, run } from './helpers/suite-steps.js';
 
 /** Terminal tests of how terminals end, close, keep files and survive restarts. */
 export function terminalLifecycleTests(use: () => Terminals, backend: Backend): void {
@@ -174,18 +174,13 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       const manager = await t.restart();
       let result = await manager.wait(10);
       for (const until = Date.now() + 15_000; result.reason !== 'command-finished' && Date.now() < until; ) result = await manager.wait(10);
-      expect(result.reason).toBe('command-finished');
-      expect(reportOf(result, tty)).toMatchObject({ exitCode: 7 });
       // Timed by when the server read each mark: a few ms either way.
-      expect(reportOf(result, tty).durationMs).toBeGreaterThanOrEqual(2900);
+      expect(expectFinished(result, tty, 7).durationMs).toBeGreaterThanOrEqual(2900);
       // A shell at its prompt after a restart is not taken for a running command.
       await manager.dispose();
       const again = await t.restart();
       await again.type({ tty, expect: 'bash', text: 'echo after-$((6*7))' });
-      const after = await again.wait(10);
-      expect(after.reason).toBe('command-finished');
-      expect(reportOf(after, tty)).toMatchObject({ exitCode: 0 });
-      expect(reportOf(after, tty).text).toContain('after-42');
+      expectFinished(await again.wait(10), tty, 0, 'after-42');
     });
 
     it.runIf(persistent)('reports the exit status and duration of a command that ended while no server was attached', async () => {
@@ -196,13 +191,10 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       // Its end mark is printed to no one: only the shell's title is left to tell.
       await new Promise((resolve) => setTimeout(resolve, 3000));
       const manager = await t.restart();
-      const result = await manager.wait(10);
-      expect(result.reason).toBe('command-finished');
-      expect(reportOf(result, tty)).toMatchObject({ exitCode: 9 });
-      expect(reportOf(result, tty).text).toContain('slept-42');
+      const report = expectFinished(await manager.wait(10), tty, 9, 'slept-42');
       // When it ended, not when this server found out.
-      expect(reportOf(result, tty).durationMs).toBeGreaterThanOrEqual(1900);
-      expect(reportOf(result, tty).durationMs).toBeLessThan(3000);
+      expect(report.durationMs).toBeGreaterThanOrEqual(1900);
+      expect(report.durationMs).toBeLessThan(3000);
       expect((await manager.wait(0.5)).reason).toBe('idle');
     });
 
@@ -215,10 +207,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       await manager.wait(0.5);
       // The shell is in the foreground, yet the command it runs has not ended.
       await manager.type({ tty, expect: 'bash', text: 'yes' });
-      const result = await manager.wait(10);
-      expect(result.reason).toBe('command-finished');
-      expect(reportOf(result, tty)).toMatchObject({ exitCode: 4 });
-      expect(reportOf(result, tty).text).toContain('got-yes');
+      expectFinished(await manager.wait(10), tty, 4, 'got-yes');
     });
 
     it.runIf(persistent)('still takes shell marks a command prints as forged after a restart, before its shell signs one again', async () => {

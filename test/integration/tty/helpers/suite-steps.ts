@@ -1,6 +1,7 @@
+import { expect } from 'vitest';
 import { isKernelError } from '../../../../src/errors.js';
-import type { WaitResult } from '../../../../src/tty/types.js';
-import { type Terminals, waitFor } from './terminals.js';
+import type { TtyReport, WaitResult } from '../../../../src/tty/types.js';
+import { type Terminals, reportOf, waitFor } from './terminals.js';
 
 /** Steps the shared terminal suite repeats. */
 
@@ -30,4 +31,13 @@ export async function run(t: Terminals, tty: number, command: string, timeout = 
 export async function closeAll(t: Terminals): Promise<void> {
   await t.manager.wait(0);
   for (const info of t.manager.list()) await t.manager.close(info.tty);
+}
+
+/** A wait that reports a terminal's command finished, with this exit code and text; returns its report. */
+export function expectFinished(result: WaitResult, tty: number, exitCode: number, text?: string): TtyReport {
+  expect(result.reason).toBe('command-finished');
+  const report = reportOf(result, tty);
+  expect(report).toMatchObject({ exitCode });
+  if (text !== undefined) expect(report.text).toContain(text);
+  return report;
 }
