@@ -8,7 +8,7 @@ import type { WaitResult } from '../../../src/tty/types.js';
 import { startManagerChild } from './helpers/manager-child.js';
 import { type Backend, type Terminals, reportOf } from './helpers/terminals.js';
 import { hostView } from '../../../src/config/paths.js';
-import { closeAll, codeOf, expectFinished, openShell, run } from './helpers/suite-steps.js';
+import { closeAll, codeOf, expectFinished, openShell, run, typeSeenStarting } from './helpers/suite-steps.js';
 
 /** Terminal tests of how terminals end, close, keep files and survive restarts. */
 export function terminalLifecycleTests(use: () => Terminals, backend: Backend): void {
@@ -168,7 +168,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
 
     it.runIf(persistent)('reports the end and exit status of a command that a former server saw start', async () => {
       const tty = await openShell(t);
-      await t.manager.type({ tty, expect: 'bash', text: 'sleep 3; echo slept-$((6*7)); (exit 7)' });
+      await typeSeenStarting(t, tty, 'sleep 3; echo slept-$((6*7)); (exit 7)');
       expect((await t.manager.wait(1)).reason).toBe('timeout');
       await t.manager.dispose();
       const manager = await t.restart();
@@ -185,7 +185,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
 
     it.runIf(persistent)('reports the exit status and duration of a command that ended while no server was attached', async () => {
       const tty = await openShell(t);
-      await t.manager.type({ tty, expect: 'bash', text: 'sleep 2; echo slept-$((6*7)); (exit 9)' });
+      await typeSeenStarting(t, tty, 'sleep 2; echo slept-$((6*7)); (exit 9)');
       expect((await t.manager.wait(1)).reason).toBe('timeout');
       await t.manager.dispose();
       // Its end mark is printed to no one: only the shell's title is left to tell.
@@ -200,7 +200,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
 
     it.runIf(persistent)('goes on waiting for a shell builtin that a former server saw start, and reports its end', async () => {
       const tty = await openShell(t);
-      await t.manager.type({ tty, expect: 'bash', text: 'read -r answer; echo got-$answer; (exit 4)' });
+      await typeSeenStarting(t, tty, 'read -r answer; echo got-$answer; (exit 4)');
       expect((await t.manager.wait(5)).reason).toBe('input');
       await t.manager.dispose();
       const manager = await t.restart();

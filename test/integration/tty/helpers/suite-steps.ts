@@ -41,3 +41,17 @@ export function expectFinished(result: WaitResult, tty: number, exitCode: number
   if (text !== undefined) expect(report.text).toContain(text);
   return report;
 }
+
+/** Type a command and wait until the server has seen it start (its shell's start mark), as a restart test needs. */
+export async function typeSeenStarting(t: Terminals, tty: number, text: string): Promise<void> {
+  let started = false;
+  const subscription = t.manager.events.onCommandStarted((e) => {
+    if (e.tty === tty) started = true;
+  });
+  try {
+    await t.manager.type({ tty, expect: 'bash', text });
+    await expect.poll(() => started, { timeout: 10_000 }).toBe(true);
+  } finally {
+    subscription.dispose();
+  }
+}
