@@ -65,11 +65,17 @@ export async function waitFor(manager: TtyManager, tty: number, done: (text: str
   throw new Error(`TTY ${tty} never showed what was expected; it showed:\n${text}`);
 }
 
-/** Stop a test's tmux server and remove its socket file (tmux 3.3 leaves it behind). */
+/**
+ * Stop a test's tmux server and remove its socket file (tmux 3.3 leaves it behind). tmux 3.3a's
+ * kill-server can hang for good when a control client left with output unwritten (fixed upstream
+ * after 3.3a), so a tmux server still there after it is killed by its pid.
+ */
 export async function killTmuxServer(sandbox: Sandbox, socket: string): Promise<void> {
   const env = { TMUX: '' };
-  const where = await sandbox.run(tmuxArgv(socket, 'display', '-p', '#{socket_path}'), { env }).catch(() => undefined);
-  await sandbox.run(tmuxArgv(socket, 'kill-server'), { env }).catch(() => {});
-  const file = where?.exitCode === 0 ? where.stdout.trim() : '';
+  const where = await sandbox.run(tmuxArgv(socket, 'display', '-p', '#{pid} #{socket_path}'), { env }).catch(() => undefined);
+  const [pid = '', file = ''] = where?.exitCode === 0 ? where.stdout.trim().split(' ', 2) : [];
+  await sandbox.run(tmuxArgv(socket, 'kill-server'), { env, timeoutMs: 5000 }).catch(() => {});
+  const killIfTmux = 'grep -qx "tmux.*" /proc/"$1"/comm 2>/dev/null && kill -KILL "$1"; true';
+  if (/^[1-9][0-9]*$/.test(pid)) await sandbox.run(['sh', '-c', killIfTmux, 'sh', pid]).catch(() => {});
   if (file) await sandbox.run(['rm', '-f', file]).catch(() => {});
 }
