@@ -8,8 +8,11 @@ const QUIET_MS = 4;
  * Two answers this far apart, with no output and no wake-up in between, confirm a program is
  * waiting for input: what it printed before it blocked has had this long to arrive. (Output
  * arriving in between may carry the shell's marks: a flood behind, `seq` done, bash at its prompt.)
+ * Used only where the host has no fence, or its fence did not come back within FENCE_MS.
  */
 const CONFIRM_MS = 12;
+/** How long a fence (the host's ordered round trip, see TerminalHost.fence) may take to count. */
+const FENCE_MS = 50;
 /**
  * After a type, when the probe cannot tell that the program read the keys (no sample from
  * before them, schedstat unreadable, a program with a timer that drew nothing): how long the
@@ -36,12 +39,15 @@ interface Seen {
   signature: string;
   at: number;
   bytes: number;
+  /** A fence sent after this answer came back: everything printed before it has arrived. */
+  fenced?: boolean;
 }
 
 /**
  * Tells wait() that a terminal's foreground program has drawn and now waits for input:
- * the probe's answer says so twice, CONFIRM_MS apart, with no output and no wake-up of any
- * process in between (so keys in flight and output on its way count as not yet).
+ * the probe's answer says so twice, with no output and no wake-up of any process in between
+ * (so keys in flight count as not yet), and what it printed before the first answer has
+ * arrived: a fence sent after that answer came back (or, without one, CONFIRM_MS passed).
  */
 export class InputWatch {
   private readonly seen = new WeakMap<Tty, Seen>();
@@ -58,8 +64,12 @@ export class InputWatch {
     return this.probe.usable;
   }
 
-  /** The terminals of `ttys` whose program waits for input now, each with the sample that confirmed it. */
-  async waiting(ttys: readonly Tty[], now: number): Promise<Map<Tty, ForegroundSample>> {
+  /**
+   * The terminals of `ttys` whose program waits for input now, each with the sample that
+   * confirmed it. With the host's `fence`, a first answer is confirmed at once: a second
+   * question goes out with the fence.
+   */
+  async waiting(ttys: readonly Tty[], now: number, fence?: () => Promise<void>): Promise<Map<Tty, ForegroundSample>> {
     this.recheckInMs = undefined;
     const ready = new Map<Tty, ForegroundSample>();
     const ask: Tty[] = [];
@@ -74,13 +84,33 @@ export class InputWatch {
       ask.push(tty);
     }
     if (ask.length === 0 || !this.probe.usable) return ready;
-    const samples = await this.probe.sample(ask.map((t) => t.state?.pid ?? 0));
+    await this.ask(ask, ready);
+    // Answers that wait to be confirmed: confirm them now, with a second question sent alongside a fence.
+    const unfenced = ask.flatMap((tty) => {
+      const seen = this.seen.get(tty);
+      return !ready.has(tty) && seen && !seen.fenced ? [{ tty, seen }] : [];
+    });
+    if (!fence || unfenced.length === 0) return ready;
+    const fenced = withinMs(fence(), FENCE_MS);
+    const again = this.probe.sample(unfenced.map((u) => u.tty.state?.pid ?? 0)).catch(() => undefined);
+    if (!(await fenced)) return ready;
+    for (const { seen } of unfenced) seen.fenced = true;
+    await this.ask(
+      unfenced.map((u) => u.tty),
+      ready,
+      again,
+    );
+    return ready;
+  }
+
+  /** Ask the probe about `ttys` (or take its `answer` to that), and add those it confirms to `ready`. */
+  private async ask(ttys: readonly Tty[], ready: Map<Tty, ForegroundSample>, answer?: Promise<Map<number, ForegroundSample> | undefined>): Promise<void> {
+    const samples = await (answer ?? this.probe.sample(ttys.map((t) => t.state?.pid ?? 0)));
     const at = Date.now();
-    for (const tty of ask) {
+    for (const tty of ttys) {
       const sample = samples?.get(tty.state?.pid ?? 0);
       if (this.confirm(tty, sample, at) && sample) ready.set(tty, sample);
     }
-    return ready;
   }
 
   /** The foreground of the pane whose first process is `panePid`, now; undefined when the probe cannot tell. */
@@ -131,7 +161,7 @@ export class InputWatch {
       return false;
     }
     // Everything that came must be parsed too: the shell's marks may be in what the emulator has not read yet.
-    const wait = Math.max(CONFIRM_MS - (at - before.at), tty.emulator.backlog > 0 ? 1 : 0);
+    const wait = Math.max(before.fenced ? 0 : CONFIRM_MS - (at - before.at), tty.emulator.backlog > 0 ? 1 : 0);
     if (wait > 0) {
       this.soon(wait);
       return false;
@@ -173,5 +203,22 @@ export class InputWatch {
   private soon(ms: number): void {
     const wait = Math.max(1, Math.ceil(ms));
     this.recheckInMs = this.recheckInMs === undefined ? wait : Math.min(this.recheckInMs, wait);
+  }
+}
+
+/** Did `promise` settle well within `ms`? (A paused or busy host must not hold the wait.) */
+async function withinMs(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const done = promise.then(
+    () => true,
+    () => false,
+  );
+  try {
+    return await Promise.race([done, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

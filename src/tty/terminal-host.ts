@@ -91,6 +91,11 @@ export interface TerminalHost extends EventEmitter<TerminalHostEvents> {
    * instant described: output before it was emitted already, output after it was not.
    */
   terminals(atInstant?: () => void): Promise<TerminalState[]>;
+  /**
+   * Resolves once all output the host had read from the terminals when called has been
+   * emitted as `output`. Absent: the host cannot tell (output comes straight from the pty).
+   */
+  fence?(): Promise<void>;
   /** Start a terminal for TTY `spec.number`; resolves with its id. */
   open(spec: TerminalSpec): Promise<string>;
   /** Type a key, literal text or a paste (bracketed when the program asked for it), then Enter if asked. */

@@ -78,6 +78,11 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
     return lines.map(parsePaneLine).filter((p): p is TerminalState => p !== undefined && p.number < MAX_TTYS);
   }
 
+  /** tmux replies in order with pane output: everything it read before the command comes first. */
+  async fence(): Promise<void> {
+    await this.control.command('display -p .');
+  }
+
   async open(spec: TerminalSpec): Promise<string> {
     const window = `${TMUX_SESSION}:${spec.number}`;
     const env = Object.entries(spec.env).map(([key, value]) => `-e ${quoteTmuxArgument(`${key}=${value}`)}`).join(' ');

@@ -48,7 +48,13 @@ export async function judgeWait(ctx: TtyContext, started: number, until?: WaitUn
     // Waiting for input ends a wait for what the agent did, or for news it has not seen (not for an idle REPL).
     else if (tty.pending || tty.hasUnseen()) undecided.push(tty);
   }
-  for (const [tty, sample] of ctx.config.detect_input ? await ctx.inputWatch.waiting(undecided, now) : []) {
+  for (const [tty, sample] of ctx.config.detect_input ? await ctx.inputWatch.waiting(undecided, now, ctx.host.fence?.bind(ctx.host)) : []) {
+    // What came while the probe answered tells more: a command that ended is reported as finished.
+    const verdict = await judgeTty(ctx, tty, Date.now());
+    if (verdict === 'command-finished' || verdict === 'exited') {
+      done.push([tty, verdict]);
+      continue;
+    }
     const follower = askingFollower(sample);
     if (follower) tty.asks(normalizeProgram(follower.leader), normalizeProgram(follower.name));
     tty.waitingForInput();

@@ -79,6 +79,18 @@ describeWithEngine('wait knows when a program waits for input (real container, r
     }
   });
 
+  it('a prompt after a flood is reported with everything printed before it, round after round', async () => {
+    // The program is blocked at its prompt long before the flood has crossed tmux and the engine.
+    const sizes = [0, 1, 300, 20_000, 100_000];
+    for (let i = 0; i < 12; i++) {
+      const lines = sizes[Math.floor(Math.random() * sizes.length)] ?? 0;
+      await type(`print(("x" * 99 + "\\n") * ${lines} + "end-${i}")`, 'python3');
+      const result = await wait(40);
+      expect(result, `round ${i}, ${lines} lines`).toMatchObject({ reason: 'input', input: { prompt: '>>>' } });
+      expect(result.text, `round ${i}, ${lines} lines`).toMatch(new RegExp(`end-${i}\\n>>>`));
+    }
+  });
+
   it('returns when vi has drawn its screen, and after each change in it', async () => {
     await type('exit()', 'python3');
     await wait();
