@@ -39,8 +39,8 @@ interface Seen {
   signature: string;
   at: number;
   bytes: number;
-  /** A fence sent after this answer came back: everything printed before it has arrived. */
-  fenced?: boolean;
+  /** Which answer of the probe this was (numbered in the order they came). */
+  answer: number;
 }
 
 /**
@@ -57,6 +57,14 @@ export class InputWatch {
   private readonly timedAfterKeys = new WeakMap<Tty, { at: number; sample: ForegroundSample }>();
   /** When wait() should look again to confirm (ms from now); undefined: nothing to confirm. */
   recheckInMs: number | undefined;
+  /** Answers of the probe so far; a fence sent after answer N came back covers answers up to N. */
+  private answers = 0;
+  private fencedUpTo = 0;
+  private fenceInFlight: Promise<void> | undefined;
+  /** The host has a fence: confirming waits for one, not for CONFIRM_MS. */
+  private fencing = false;
+  /** A fence failed (tmux gone, or it does not know the command): time confirms from then on. */
+  private fenceFailed = false;
 
   constructor(private readonly probe: ForegroundProbe) {}
 
@@ -66,11 +74,12 @@ export class InputWatch {
 
   /**
    * The terminals of `ttys` whose program waits for input now, each with the sample that
-   * confirmed it. With the host's `fence`, a first answer is confirmed at once: a second
-   * question goes out with the fence.
+   * confirmed it. With the host's `fence`, a first answer is confirmed at once when the
+   * fence comes back soon: a second question goes out alongside it.
    */
   async waiting(ttys: readonly Tty[], now: number, fence?: () => Promise<void>): Promise<Map<Tty, ForegroundSample>> {
     this.recheckInMs = undefined;
+    this.fencing = fence !== undefined && !this.fenceFailed;
     const ready = new Map<Tty, ForegroundSample>();
     const ask: Tty[] = [];
     for (const tty of ttys) {
@@ -85,31 +94,48 @@ export class InputWatch {
     }
     if (ask.length === 0 || !this.probe.usable) return ready;
     await this.ask(ask, ready);
-    // Answers that wait to be confirmed: confirm them now, with a second question sent alongside a fence.
-    const unfenced = ask.flatMap((tty) => {
-      const seen = this.seen.get(tty);
-      return !ready.has(tty) && seen && !seen.fenced ? [{ tty, seen }] : [];
-    });
-    if (!fence || unfenced.length === 0) return ready;
-    const fenced = withinMs(fence(), FENCE_MS);
-    const again = this.probe.sample(unfenced.map((u) => u.tty.state?.pid ?? 0)).catch(() => undefined);
-    if (!(await fenced)) return ready;
-    for (const { seen } of unfenced) seen.fenced = true;
-    await this.ask(
-      unfenced.map((u) => u.tty),
-      ready,
-      again,
-    );
+    const unfenced = ask.filter((tty) => !ready.has(tty) && (this.seen.get(tty)?.answer ?? 0) > this.fencedUpTo);
+    if (!fence || !this.fencing || unfenced.length === 0) return ready;
+    const again = this.probe.sample(unfenced.map((t) => t.state?.pid ?? 0)).catch(() => undefined);
+    if (!(await this.fenced(fence, this.answers))) return ready;
+    await this.ask(unfenced, ready, again);
     return ready;
+  }
+
+  /**
+   * Has a fence sent after answer `answer` come back, within FENCE_MS? One fence is on its way
+   * at a time: output held up behind a flood (a paused client) holds it up too, and then the
+   * next wait's pass looks again.
+   */
+  private async fenced(fence: () => Promise<void>, answer: number): Promise<boolean> {
+    const deadline = Date.now() + FENCE_MS;
+    for (let tries = 0; tries < 2 && this.fencedUpTo < answer; tries++) {
+      if (!this.fenceInFlight) {
+        const covers = this.answers;
+        this.fenceInFlight = fence()
+          .then(() => {
+            this.fencedUpTo = Math.max(this.fencedUpTo, covers);
+          })
+          .catch(() => {
+            this.fenceFailed = true;
+          })
+          .finally(() => {
+            this.fenceInFlight = undefined;
+          });
+      }
+      if (!(await withinMs(this.fenceInFlight, deadline - Date.now()))) break;
+    }
+    return this.fencedUpTo >= answer;
   }
 
   /** Ask the probe about `ttys` (or take its `answer` to that), and add those it confirms to `ready`. */
   private async ask(ttys: readonly Tty[], ready: Map<Tty, ForegroundSample>, answer?: Promise<Map<number, ForegroundSample> | undefined>): Promise<void> {
     const samples = await (answer ?? this.probe.sample(ttys.map((t) => t.state?.pid ?? 0)));
     const at = Date.now();
+    const number = ++this.answers;
     for (const tty of ttys) {
       const sample = samples?.get(tty.state?.pid ?? 0);
-      if (this.confirm(tty, sample, at) && sample) ready.set(tty, sample);
+      if (this.confirm(tty, sample, at, number) && sample) ready.set(tty, sample);
     }
   }
 
@@ -138,7 +164,7 @@ export class InputWatch {
     return asking;
   }
 
-  private confirm(tty: Tty, sample: ForegroundSample | undefined, at: number): boolean {
+  private confirm(tty: Tty, sample: ForegroundSample | undefined, at: number, answer: number): boolean {
     const verdict = classifyForeground(sample);
     if (verdict !== 'input' && verdict !== 'input-timed') {
       this.seen.delete(tty);
@@ -156,12 +182,14 @@ export class InputWatch {
     const pending = tty.pending;
     const stable = before !== undefined && before.signature === signature && before.bytes === bytes && (!pending || before.at > pending.at);
     if (!stable) {
-      this.seen.set(tty, { signature, at, bytes });
-      this.soon(CONFIRM_MS);
+      this.seen.set(tty, { signature, at, bytes, answer });
+      this.soon(this.fencing ? FENCE_MS : CONFIRM_MS);
       return false;
     }
+    // What it printed before the first answer must have arrived: a fence says so, or (without one) time.
+    const arrived = this.fencing ? (before.answer <= this.fencedUpTo ? 0 : FENCE_MS) : CONFIRM_MS - (at - before.at);
     // Everything that came must be parsed too: the shell's marks may be in what the emulator has not read yet.
-    const wait = Math.max(before.fenced ? 0 : CONFIRM_MS - (at - before.at), tty.emulator.backlog > 0 ? 1 : 0);
+    const wait = Math.max(arrived, tty.emulator.backlog > 0 ? 1 : 0);
     if (wait > 0) {
       this.soon(wait);
       return false;

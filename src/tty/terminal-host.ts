@@ -92,8 +92,8 @@ export interface TerminalHost extends EventEmitter<TerminalHostEvents> {
    */
   terminals(atInstant?: () => void): Promise<TerminalState[]>;
   /**
-   * Resolves once all output the host had read from the terminals when called has been
-   * emitted as `output`. Absent: the host cannot tell (output comes straight from the pty).
+   * Resolves once everything the terminals' programs had written when called has been emitted
+   * as `output`. Absent: the host cannot tell (the pty backend).
    */
   fence?(): Promise<void>;
   /** Start a terminal for TTY `spec.number`; resolves with its id. */

@@ -78,8 +78,15 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
     return lines.map(parsePaneLine).filter((p): p is TerminalState => p !== undefined && p.number < MAX_TTYS);
   }
 
-  /** tmux replies in order with pane output: everything it read before the command comes first. */
+  /**
+   * tmux replies in order with pane output: what it read before a command comes first. But it
+   * stops reading every pane while 512 bytes or more wait to go to us (a flood anywhere), so
+   * one reply does not mean it has read what a pane holds. Two in a row do: after the first
+   * was processed, tmux either read the panes again (their output comes before the second
+   * reply) or had nothing left to send us, and then read them before the second arrived.
+   */
   async fence(): Promise<void> {
+    await this.control.command('display -p .');
     await this.control.command('display -p .');
   }
 

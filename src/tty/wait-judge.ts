@@ -33,6 +33,7 @@ export async function judgeWait(ctx: TtyContext, started: number, until?: WaitUn
   if (consider.length === 0) return now - started >= IDLE_GRACE_MS ? { reason: 'idle' } : undefined;
   const done: Array<[Tty, WaitReason]> = [];
   const undecided: Tty[] = [];
+  const asking: Array<[Tty, WaitReason]> = [];
   const matched = new Map<Tty, Judgement>();
   for (const tty of consider) {
     if (tty.until) {
@@ -59,9 +60,13 @@ export async function judgeWait(ctx: TtyContext, started: number, until?: WaitUn
     if (follower) tty.asks(normalizeProgram(follower.leader), normalizeProgram(follower.name));
     tty.waitingForInput();
     done.push([tty, 'input']);
+    // A program (or a shell's command: `read`) that asks, not a shell back at its prompt.
+    if (tty.commandRunning || !isShell(tty.program)) asking.push([tty, 'input']);
   }
-  if (acted.length > 0 ? done.length < consider.length : done.length === 0) return undefined;
-  const [first] = done.sort(([a], [b]) => a.number - b.number);
+  // What the agent started must all be done, unless a program asks for input: it cannot go on without the agent.
+  const allDone = done.length === consider.length;
+  if (acted.length > 0 ? !allDone && asking.length === 0 : done.length === 0) return undefined;
+  const [first] = (allDone || acted.length === 0 ? done : asking).sort(([a], [b]) => a.number - b.number);
   if (!first) return undefined;
   const [tty, reason] = first;
   const byPattern = matched.get(tty);
