@@ -8,10 +8,10 @@ const QUIET_MS = 4;
  * Two answers this far apart, with no output and no wake-up in between, confirm a program is
  * waiting for input: what it printed before it blocked has had this long to arrive. (Output
  * arriving in between may carry the shell's marks: a flood behind, `seq` done, bash at its prompt.)
- * Used only where the host has no fence, or its fence did not come back within FENCE_MS.
+ * Used only where the host has no fence (the pty backend), or its fence failed.
  */
 const CONFIRM_MS = 12;
-/** How long a fence (the host's ordered round trip, see TerminalHost.fence) may take to count. */
+/** How long a fence (TerminalHost.fence) may take in one pass; one that comes back later counts at the next. */
 const FENCE_MS = 50;
 /**
  * After a type, when the probe cannot tell that the program read the keys (no sample from
