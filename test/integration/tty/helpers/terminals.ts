@@ -73,7 +73,9 @@ export async function waitFor(manager: TtyManager, tty: number, done: (text: str
 export async function killTmuxServer(sandbox: Sandbox, socket: string): Promise<void> {
   const env = { TMUX: '' };
   const where = await sandbox.run(tmuxArgv(socket, 'display', '-p', '#{pid} #{socket_path}'), { env }).catch(() => undefined);
-  const [pid = '', file = ''] = where?.exitCode === 0 ? where.stdout.trim().split(' ', 2) : [];
+  const reply = where?.exitCode === 0 ? where.stdout.trim() : '';
+  const pid = reply.slice(0, Math.max(0, reply.indexOf(' ')));
+  const file = reply.slice(pid.length + 1);
   await sandbox.run(tmuxArgv(socket, 'kill-server'), { env, timeoutMs: 5000 }).catch(() => {});
   const killIfTmux = 'grep -qx "tmux.*" /proc/"$1"/comm 2>/dev/null && kill -KILL "$1"; true';
   if (/^[1-9][0-9]*$/.test(pid)) await sandbox.run(['sh', '-c', killIfTmux, 'sh', pid]).catch(() => {});
