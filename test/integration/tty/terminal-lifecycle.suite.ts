@@ -8,7 +8,7 @@ import type { WaitResult } from '../../../src/tty/types.js';
 import { startManagerChild } from './helpers/manager-child.js';
 import { type Backend, type Terminals, reportOf } from './helpers/terminals.js';
 import { hostView } from '../../../src/config/paths.js';
-import { closeAll, codeOf, expectFinished, openShell, run, typeSeenStarting } from './helpers/suite-steps.js';
+import { closeAll, codeOf, expectFinished, openShell, restartMidCommand, run } from './helpers/suite-steps.js';
 
 /** Terminal tests of how terminals end, close, keep files and survive restarts. */
 export function terminalLifecycleTests(use: () => Terminals, backend: Backend): void {
@@ -167,11 +167,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
     });
 
     it.runIf(persistent)('reports the end and exit status of a command that a former server saw start', async () => {
-      const tty = await openShell(t);
-      await typeSeenStarting(t, tty, 'sleep 3; echo slept-$((6*7)); (exit 7)');
-      expect((await t.manager.wait(1)).reason).toBe('timeout');
-      await t.manager.dispose();
-      const manager = await t.restart();
+      const { tty, manager } = await restartMidCommand(t, 'sleep 3; echo slept-$((6*7)); (exit 7)', { seconds: 1, reason: 'timeout' });
       let result = await manager.wait(10);
       for (const until = Date.now() + 15_000; result.reason !== 'command-finished' && Date.now() < until; ) result = await manager.wait(10);
       // Timed by when the server read each mark: a few ms either way.
@@ -184,13 +180,8 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
     });
 
     it.runIf(persistent)('reports the exit status and duration of a command that ended while no server was attached', async () => {
-      const tty = await openShell(t);
-      await typeSeenStarting(t, tty, 'sleep 2; echo slept-$((6*7)); (exit 9)');
-      expect((await t.manager.wait(1)).reason).toBe('timeout');
-      await t.manager.dispose();
-      // Its end mark is printed to no one: only the shell's title is left to tell.
-      await new Promise((resolve) => setTimeout(resolve, 3000));
-      const manager = await t.restart();
+      // Its end mark is printed to no one while no server is attached: only the shell's title is left to tell.
+      const { tty, manager } = await restartMidCommand(t, 'sleep 2; echo slept-$((6*7)); (exit 9)', { seconds: 1, reason: 'timeout', gapMs: 3000 });
       const report = expectFinished(await manager.wait(10), tty, 9, 'slept-42');
       // When it ended, not when this server found out.
       expect(report.durationMs).toBeGreaterThanOrEqual(1900);
@@ -199,11 +190,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
     });
 
     it.runIf(persistent)('goes on waiting for a shell builtin that a former server saw start, and reports its end', async () => {
-      const tty = await openShell(t);
-      await typeSeenStarting(t, tty, 'read -r answer; echo got-$answer; (exit 4)');
-      expect((await t.manager.wait(5)).reason).toBe('input');
-      await t.manager.dispose();
-      const manager = await t.restart();
+      const { tty, manager } = await restartMidCommand(t, 'read -r answer; echo got-$answer; (exit 4)', { seconds: 5, reason: 'input' });
       await manager.wait(0.5);
       // The shell is in the foreground, yet the command it runs has not ended.
       await manager.type({ tty, expect: 'bash', text: 'yes' });

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { isKernelError } from '../../../../src/errors.js';
+import type { TtyManager } from '../../../../src/tty/tty-manager.js';
 import type { TtyReport, WaitResult } from '../../../../src/tty/types.js';
 import { type Terminals, reportOf, waitFor } from './terminals.js';
 
@@ -42,8 +43,17 @@ export function expectFinished(result: WaitResult, tty: number, exitCode: number
   return report;
 }
 
-/** Type a command and wait until the server has seen it start (its shell's start mark), as a restart test needs. */
-export async function typeSeenStarting(t: Terminals, tty: number, text: string): Promise<void> {
+/**
+ * A restart in the middle of a command: open a shell, type `text`, wait until the server has seen
+ * the command start (its shell's start mark) and `wait(seconds)` ends with `reason`; then the
+ * server goes, and `gapMs` later another starts.
+ */
+export async function restartMidCommand(
+  t: Terminals,
+  text: string,
+  { seconds, reason, gapMs = 0 }: { seconds: number; reason: WaitResult['reason']; gapMs?: number },
+): Promise<{ tty: number; manager: TtyManager }> {
+  const tty = await openShell(t);
   let started = false;
   const subscription = t.manager.events.onCommandStarted((e) => {
     if (e.tty === tty) started = true;
@@ -54,4 +64,8 @@ export async function typeSeenStarting(t: Terminals, tty: number, text: string):
   } finally {
     subscription.dispose();
   }
+  expect((await t.manager.wait(seconds)).reason).toBe(reason);
+  await t.manager.dispose();
+  if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
+  return { tty, manager: await t.restart() };
 }
