@@ -189,6 +189,16 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       expect((await manager.wait(0.5)).reason).toBe('idle');
     });
 
+    it.runIf(persistent)('is not told a command ended by a title the command printed (another key, separators, control bytes)', async () => {
+      // What a file or a web page could carry: a title shaped like the shell's, with a key that is not the terminal's.
+      // The first server lists the pane under a title with separators; the next adopts it under one well formed.
+      const titles = String.raw`printf '\033]2;ak-x|9\037%s\n\007'; sleep 1.5; printf '\033]2;ak-deadbeef-0-1999999999999999\007'`;
+      const { tty, manager } = await restartMidCommand(t, `${titles}; sleep 2.5; (exit 5)`, { seconds: 1, reason: 'timeout', gapMs: 1500 });
+      let result = await manager.wait(10);
+      for (const until = Date.now() + 15_000; result.reason !== 'command-finished' && Date.now() < until; ) result = await manager.wait(10);
+      expect(expectFinished(result, tty, 5).durationMs).toBeGreaterThanOrEqual(3900);
+    });
+
     it.runIf(persistent)('goes on waiting for a shell builtin that a former server saw start, and reports its end', async () => {
       const { tty, manager } = await restartMidCommand(t, 'read -r answer; echo got-$answer; (exit 4)', { seconds: 5, reason: 'input' });
       await manager.wait(0.5);
