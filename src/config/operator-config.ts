@@ -11,16 +11,20 @@ import { PARSED_ONCE, readJsonFile } from './parse.js';
  * with which environment, the container backend, engine, mounts, capabilities and network,
  * the tool rules and permission mode given to the harness, limits and restarts.
  * The data repo's `system/agent_config.json` (seed 000) is the agent's to edit: it may tune only
- * the fields below (terminal geometry and timing, the prompt); the operator's file wins even
+ * the fields below (terminal geometry and timing, the shell, the prompt); the operator's file wins even
  * there. Anything else it says that differs is ignored, and reported as such.
  * Both files have the shape of agent-config.ts.
  */
 
-/** The fields the agent's own file may set (true: the whole section). */
+/**
+ * The fields the agent's own file may set (true: the whole section). Not `tty.history_limit`,
+ * `raw_log_max_bytes` or `scrollback_max_bytes`: they size what the host keeps (files in the
+ * host-private state folder, history the server reads back at adoption).
+ */
 const AGENT_TUNABLE: Record<string, true | readonly string[]> = {
   $schema: true,
   hook_env_prefix: true,
-  tty: true,
+  tty: ['cols', 'rows', 'max_ttys', 'settle_ms', 'max_text_bytes', 'shell', 'detect_input'],
   runner: ['prompt', 'prompt_file', 'append_system_prompt', 'wrap_up_ratio', 'context_window'],
 };
 

@@ -17,7 +17,8 @@ vi.setConfig({ testTimeout: 240_000 });
 /**
  * The agent, root in its container, rewrites its own system/agent_config.json to make the
  * host run its code: a harness of its own, NODE_OPTIONS for every Node process of the tick,
- * terminals on the host, the engine socket, bypassed permissions. The operator's file is
+ * terminals on the host, the engine socket, bypassed permissions; and to make the host keep
+ * gigabytes per terminal. The operator's file is
  * out of its reach; a real tick must run exactly as the operator configured it.
  */
 describeWithEngine('escape: host-effect fields in the agent-writable agent_config.json', () => {
@@ -45,7 +46,8 @@ describeWithEngine('escape: host-effect fields in the agent-writable agent_confi
       `printf 'require("fs").writeFileSync(${JSON.stringify(canary)}, "node")\\n' > ${evil}/preload.js`,
       `cat > system/agent_config.json <<'EOF'
 ${JSON.stringify({
-  tty: { cols: 100 },
+  // What the host keeps per terminal: the caps would let a terminal fill the host's disk.
+  tty: { cols: 100, scrollback_max_bytes: 1024 ** 3, raw_log_max_bytes: 256 * 1024 ** 2, history_limit: 1_000_000 },
   container: { backend: 'host', engine_socket: 'unix:///run/evil.sock', network: 'open', cap_add: ['MKNOD'] },
   runner: {
     harness: 'custom',
@@ -62,10 +64,11 @@ EOF`,
 
     const instance = await loadInstance(t.name, t.dataDir, t.env);
     expect(instance.config.tty.cols).toBe(100);
+    expect(instance.config.tty).toMatchObject({ scrollback_max_bytes: 16 * 1024 ** 2, raw_log_max_bytes: 8 * 1024 ** 2, history_limit: 50_000 });
     expect(instance.config.container.backend).toBe('docker');
     expect(instance.config.runner.harness).toBe('claude-code');
     expect(instance.ignoredConfig).toEqual(
-      expect.arrayContaining(['container.backend', 'container.engine_socket', 'container.network', 'runner.harness', 'runner.command', 'runner.env.NODE_OPTIONS', 'runner.permission_mode']),
+      expect.arrayContaining(['tty.scrollback_max_bytes', 'tty.raw_log_max_bytes', 'tty.history_limit', 'container.backend', 'container.engine_socket', 'container.network', 'runner.harness', 'runner.command', 'runner.env.NODE_OPTIONS', 'runner.permission_mode']),
     );
 
     const warnings: string[] = [];

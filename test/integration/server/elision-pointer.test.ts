@@ -66,7 +66,7 @@ describeWithEngine('the elision note names the files and lines that hold what it
   beforeAll(async () => {
     await ensureBuilt();
     // The smallest cap, so that one long output rotates the scrollback file more than once.
-    test = await createTestInstance({ agentConfig: { tty: { scrollback_max_bytes: 65_536 } }, files: { 'system/startup.json': JSON.stringify({ terminals: [] }) } });
+    test = await createTestInstance({ config: { tty: { scrollback_max_bytes: 65_536 } }, files: { 'system/startup.json': JSON.stringify({ terminals: [] }) } });
     session = await connectStdio(test.dataDir);
     await session.call('login');
     await session.call('open');

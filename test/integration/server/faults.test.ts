@@ -30,7 +30,7 @@ describe('nothing lost, nothing silently repeated, across server death', () => {
   beforeAll(async () => {
     await ensureBuilt();
     // A small history limit, so that tmux trims its history (and the saved marks must follow) while servers die.
-    test = await createTestInstance({ config: { container: { backend: 'host' } }, agentConfig: { tty: { history_limit: 1000 } }, containerfile: false });
+    test = await createTestInstance({ config: { container: { backend: 'host' }, tty: { history_limit: 1000 } }, containerfile: false });
   });
   afterAll(async () => {
     await session?.close().catch(() => undefined);

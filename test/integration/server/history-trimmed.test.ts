@@ -19,7 +19,7 @@ describeWithEngine('history trimmed while no server was attached (real container
 
   beforeAll(async () => {
     await ensureBuilt();
-    test = await createTestInstance({ agentConfig: { tty: { history_limit: 1000 } } });
+    test = await createTestInstance({ config: { tty: { history_limit: 1000 } } });
     sandbox = await openSandbox(test.instance, { logger: silentLogger() });
   });
   afterAll(async () => {

@@ -73,6 +73,13 @@ describe('operator configuration: the agent tunes only what has no host effect',
     expect(ignored).toEqual([]);
   });
 
+  it('keeps the sizes of what the host stores per terminal for the operator', () => {
+    const agent = { tty: { cols: 90, history_limit: 1_000_000, raw_log_max_bytes: 256 * 1024 ** 2, scrollback_max_bytes: 1024 ** 3 } };
+    const { config, ignored } = effectiveConfig({ tty: { scrollback_max_bytes: 4 * 1024 ** 2 } }, agent, FILES);
+    expect(config.tty).toMatchObject({ cols: 90, history_limit: 50_000, raw_log_max_bytes: 8 * 1024 ** 2, scrollback_max_bytes: 4 * 1024 ** 2 });
+    expect(ignored.sort()).toEqual(['tty.history_limit', 'tty.raw_log_max_bytes', 'tty.scrollback_max_bytes']);
+  });
+
   it("the operator's file wins even for fields the agent may tune", () => {
     const { config } = effectiveConfig({ tty: { max_ttys: 4 } }, { tty: { max_ttys: 20, cols: 90 } }, FILES);
     expect(config.tty.max_ttys).toBe(4);
