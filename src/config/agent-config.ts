@@ -155,6 +155,10 @@ const runnerSchema = z.strictObject({
   prompt_file: z.string().optional().describe('a file in the data repo holding the tick prompt; wins over prompt'),
   append_system_prompt: z.string().optional(),
   permission_mode: z.enum(['default', 'acceptEdits', 'bypassPermissions', 'plan', 'dontAsk']).default('acceptEdits'),
+  builtin_tools: z
+    .array(z.string())
+    .optional()
+    .describe("Claude Code's own tools the agent gets (--tools); default: its task list only. They run on the host, outside the container"),
   allowed_tools: z.array(z.string()).optional(),
   disallowed_tools: z.array(z.string()).optional(),
   max_turns: z.int().positive().optional(),

@@ -79,6 +79,12 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
     state: path.join(kernelState, 'state.json'),
     serverLock: path.join(kernelState, 'server.lock'),
     tickLock: path.join(kernelState, 'tick.lock'),
+    /**
+     * The harness's working directory: an empty host-private folder. Not the data repo: agent
+     * CLIs read project files from where they run (settings, plugins, CLAUDE.md and the host
+     * files it imports), and the container writes the data repo.
+     */
+    harnessCwd: path.join(kernelState, 'harness'),
     /** The host-owned push mirror and the incoming bundle (runner.push). */
     push: path.join(kernelState, 'push'),
     logs,

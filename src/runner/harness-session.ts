@@ -128,6 +128,7 @@ export class HarnessSession {
     const setup: HarnessSetup = {
       instanceName: instance.name,
       dataDir: instance.dataDir,
+      cwd: instance.paths.harnessCwd,
       tick: this.options.tick,
       sessionId: this.sessionId,
       prompt: this.options.prompt,

@@ -4,10 +4,10 @@ import { KernelError } from '../errors.js';
 import { readUntrustedFileText } from '../util/untrusted-fs.js';
 
 /** The tick prompt when agent_config.json names none. */
-export const DEFAULT_TICK_PROMPT = `This is a new tick. You have no memory of earlier ticks except what is in this data repo.
+export const DEFAULT_TICK_PROMPT = `This is a new tick. You have no memory of earlier ticks except what is in your data repo (the folder your terminals start in).
 Call login() first: it opens your startup terminals and tells you what changed.
 Work through terminals: type(tty, expect, text) sends keys, wait() shows what changed (call it before typing again).
-Keep notes in files in this repo for your next tick. Before you end, close the terminals you opened.`;
+Keep notes in files there for your next tick (write them from a terminal). Before you end, close the terminals you opened.`;
 
 /** The tick prompt: `runner.prompt_file` (in the data repo) wins over `runner.prompt`, else the default. */
 export async function loadTickPrompt(dataDir: string, config: RunnerConfig): Promise<string> {

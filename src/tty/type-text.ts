@@ -14,7 +14,7 @@ export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeR
   if (bytes > ctx.config.max_text_bytes) {
     throw new KernelError(
       'TEXT_TOO_LONG',
-      `The text is ${bytes} bytes; type() sends at most ${ctx.config.max_text_bytes} (tty.max_text_bytes). Write long content to a file with the Write tool and run it from the terminal instead.`,
+      `The text is ${bytes} bytes; type() sends at most ${ctx.config.max_text_bytes} (tty.max_text_bytes). Send it in smaller parts (to write a file: type "cat > file", then each part, then C-d).`,
       { details: { bytes, max: ctx.config.max_text_bytes } },
     );
   }

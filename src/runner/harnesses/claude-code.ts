@@ -9,21 +9,24 @@ import { type Harness, type HarnessEvent, type HarnessSetup, KERNEL_TOOLS, MCP_S
  * that arrives during the tick are user messages on stdin, events come back one JSON
  * object a line. Our MCP server comes in through `--mcp-config <file> --strict-mcp-config`
  * (nothing else the user configured is loaded); the runner's hooks through `--settings`.
+ * It runs in a host-private empty folder (HarnessSetup.cwd), so no CLAUDE.md, settings or
+ * skills the agent wrote into its data repo are loaded on the host.
  */
 
-/** The built-in tools an agent keeps; Bash is off because the terminals replace it. */
-const FILE_TOOLS = ['Read', 'Write', 'Edit'] as const;
-const OTHER_TOOLS = ['Glob', 'Grep', 'TodoWrite'] as const;
+/**
+ * Claude Code's own tools the agent gets by default (`--tools`): its task list, nothing that
+ * touches files, processes or the network. Those tools run on the host, outside the
+ * container: Read would read any host file (read-only tools need no permission), and Read,
+ * Write and Edit follow links the container plants in the data repo. The terminals replace
+ * them all; the data repo is at the same path inside the container. Names the installed
+ * version does not know are left out by it (TodoWrite is the task list of older versions).
+ */
+export const DEFAULT_BUILTIN_TOOLS = ['TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'TodoWrite'];
 export const DEFAULT_DISALLOWED_TOOLS = ['Bash'];
 
-/** Permission rules for the defaults: our tools, and file tools inside the data repo only (`//` marks an absolute path). */
-export function defaultAllowedTools(dataDir: string): string[] {
-  const root = path.resolve(dataDir);
-  return [
-    ...KERNEL_TOOLS.map((tool) => `mcp__${MCP_SERVER_NAME}__${tool}`),
-    ...FILE_TOOLS.map((tool) => `${tool}(/${root}/**)`),
-    ...OTHER_TOOLS,
-  ];
+/** Permission rules for the defaults: our five tools. */
+export function defaultAllowedTools(): string[] {
+  return KERNEL_TOOLS.map((tool) => `mcp__${MCP_SERVER_NAME}__${tool}`);
 }
 
 function buildArgs(setup: HarnessSetup): string[] {
@@ -50,7 +53,8 @@ function buildArgs(setup: HarnessSetup): string[] {
   ];
   if (setup.model) args.push('--model', setup.model);
   // The tool lists are variadic: one comma-separated value each, so nothing after them is swallowed.
-  args.push('--allowedTools', (config.allowed_tools ?? defaultAllowedTools(setup.dataDir)).join(','));
+  args.push('--tools', (config.builtin_tools ?? DEFAULT_BUILTIN_TOOLS).join(','));
+  args.push('--allowedTools', (config.allowed_tools ?? defaultAllowedTools()).join(','));
   args.push('--disallowedTools', (config.disallowed_tools ?? DEFAULT_DISALLOWED_TOOLS).join(','));
   if (config.append_system_prompt) args.push('--append-system-prompt', config.append_system_prompt);
   if (config.max_turns !== undefined) args.push('--max-turns', String(config.max_turns));
@@ -186,7 +190,7 @@ export const claudeCodeHarness: Harness = {
         DISABLE_AUTOUPDATER: '1',
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
       },
-      cwd: setup.dataDir,
+      cwd: setup.cwd,
       interactiveStdin: true,
     };
   },
@@ -200,6 +204,6 @@ export const claudeCodeHarness: Harness = {
   },
   sessionTranscriptPath(setup, env) {
     const configDir = env.CLAUDE_CONFIG_DIR || path.join(env.HOME || os.homedir(), '.claude');
-    return path.join(configDir, 'projects', claudeProjectDirName(setup.dataDir), `${setup.sessionId}.jsonl`);
+    return path.join(configDir, 'projects', claudeProjectDirName(setup.cwd), `${setup.sessionId}.jsonl`);
   },
 };

@@ -91,7 +91,7 @@ export const customHarness: Harness = {
       command: command!,
       args,
       env: { ...setup.env, AGENT_KERNEL_MCP_CONFIG: setup.mcpConfigFile },
-      cwd: setup.dataDir,
+      cwd: setup.cwd,
       interactiveStdin: false,
     };
   },

@@ -40,7 +40,7 @@ export const geminiCliHarness: Harness = {
       command: setup.config.command ?? 'gemini',
       args,
       env: { ...setup.env, GEMINI_CLI_SYSTEM_SETTINGS_PATH: file },
-      cwd: setup.dataDir,
+      cwd: setup.cwd,
       interactiveStdin: false,
     };
   },

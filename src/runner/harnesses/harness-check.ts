@@ -43,6 +43,7 @@ export function checkHarnessAvailable(instance: Instance, env: NodeJS.ProcessEnv
     invocation = harness.invocation({
       instanceName: instance.name,
       dataDir: instance.dataDir,
+      cwd: instance.paths.harnessCwd,
       tick: 0,
       sessionId: '00000000-0000-0000-0000-000000000000',
       prompt: '',
@@ -55,7 +56,7 @@ export function checkHarnessAvailable(instance: Instance, env: NodeJS.ProcessEnv
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
-  const found = findExecutable(invocation.command, env.PATH, instance.dataDir);
+  const found = findExecutable(invocation.command, env.PATH, invocation.cwd);
   if (!found) {
     const how =
       runner.harness === 'custom'
@@ -67,13 +68,13 @@ export function checkHarnessAvailable(instance: Instance, env: NodeJS.ProcessEnv
       { details: { harness: runner.harness, command: invocation.command } },
     );
   }
-  refuseDataDirCommand(instance, invocation.command, found, env.PATH);
+  refuseDataDirCommand(instance, invocation.command, path.resolve(invocation.cwd, found), env.PATH);
   return found;
 }
 
 /**
  * The host never runs a file the agent can write: not a harness inside the data directory,
- * nor one a relative PATH entry would find there (the harness starts in the data directory).
+ * nor one a relative PATH entry could find there (whatever folder the harness, or what it starts, is in).
  */
 function refuseDataDirCommand(instance: Instance, command: string, found: string, pathVariable: string | undefined): void {
   const real = (file: string) => {
@@ -84,7 +85,7 @@ function refuseDataDirCommand(instance: Instance, command: string, found: string
     }
   };
   const data = real(instance.dataDir);
-  const target = real(path.resolve(instance.dataDir, found));
+  const target = real(found);
   const relativeEntry = !command.includes('/') && (pathVariable ?? '').split(path.delimiter).some((dir) => dir === '' || !path.isAbsolute(dir));
   if (target === data || target.startsWith(`${data}/`) || relativeEntry) {
     throw new KernelError(

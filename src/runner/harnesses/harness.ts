@@ -38,6 +38,8 @@ export interface Harness {
 export interface HarnessSetup {
   instanceName: string;
   dataDir: string;
+  /** Where the harness runs: a host-private folder (paths.ts `harnessCwd`), never the data repo. */
+  cwd: string;
   tick: number;
   sessionId: string;
   /** The tick prompt: the first user message. */

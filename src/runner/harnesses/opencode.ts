@@ -45,7 +45,7 @@ export const opencodeHarness: Harness = {
       command: setup.config.command ?? 'opencode',
       args,
       env: { ...setup.env, OPENCODE_CONFIG: file, OPENCODE_CONFIG_CONTENT: JSON.stringify(config), OPENCODE_DISABLE_AUTOUPDATE: '1' },
-      cwd: setup.dataDir,
+      cwd: setup.cwd,
       interactiveStdin: false,
     };
   },

@@ -12,7 +12,7 @@ const NEXT_STEP: Partial<Record<ErrorCode, string>> = {
   TTY_NOT_FOUND: 'Call wait() to list the open terminals, or open() a new one.',
   TTY_OUT_OF_RANGE: 'Call wait() to list the open terminals.',
   TTY_CAPACITY: 'Close a terminal you no longer need with close(tty), then open again.',
-  TEXT_TOO_LONG: 'Send the text in smaller parts, or write it to a file with the Write tool and run it.',
+  TEXT_TOO_LONG: 'Send the text in smaller parts, with several type() calls.',
   UNKNOWN_KEY: 'Key names are C-c, C-d, C-z, Tab, Enter, Escape, Up, Down, Left, Right, Home, End, PageUp, PageDown, BSpace, F1-F12; anything else is sent as literal text.',
   ENGINE_UNREACHABLE: 'The container engine is down: tell the operator (agent-kernel doctor), then call login() again.',
   NOT_LOGGED_IN: 'Call login() first.',

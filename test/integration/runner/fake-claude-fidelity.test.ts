@@ -1,10 +1,12 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAgentConfig } from '../../../src/config/agent-config.js';
-import { claudeCodeHarness } from '../../../src/runner/harnesses/claude-code.js';
+import { DEFAULT_BUILTIN_TOOLS, claudeCodeHarness } from '../../../src/runner/harnesses/claude-code.js';
+import type { HarnessSetup } from '../../../src/runner/harnesses/harness.js';
 import { FAKE_CLAUDE, REAL_CLAUDE } from './tick-helpers.js';
 
 /** The fake claude must refuse what the real CLI refuses, with the same words, and accept what the runner passes. */
@@ -40,15 +42,16 @@ describe('fake claude fidelity (against the pinned real CLI)', () => {
     expect(fake).toEqual(real);
   });
 
-  it('accepts every flag the runner passes, as the real CLI does', async () => {
+  async function runnerSetup(): Promise<HarnessSetup> {
     const mcpConfigFile = path.join(home, 'mcp.json');
     const settingsFile = path.join(home, 'settings.json');
     await writeFile(mcpConfigFile, JSON.stringify({ mcpServers: {} }));
     await writeFile(settingsFile, JSON.stringify({ hooks: {} }));
     const config = parseAgentConfig({ model: 'claude-sonnet-4-5', runner: { append_system_prompt: 'Be brief.', max_turns: 5, max_budget_usd: 1 } });
-    const { args } = claudeCodeHarness.invocation({
+    return {
       instanceName: 'x',
-      dataDir: home,
+      dataDir: path.join(home, 'data'),
+      cwd: path.join(home, 'harness'),
       tick: 1,
       sessionId: '6a1f1d8e-1111-4222-8333-444455556666',
       prompt: 'hi',
@@ -57,7 +60,41 @@ describe('fake claude fidelity (against the pinned real CLI)', () => {
       config: config.runner,
       model: config.model,
       env,
+    };
+  }
+
+  /** The first event a CLI prints when run as the runner runs it: its init, with the tools the model is offered. */
+  async function initEvent(bin: string): Promise<{ cwd: string; tools: string[] }> {
+    // Each run its own session: both CLIs keep a transcript under the same project folder.
+    const invocation = claudeCodeHarness.invocation({ ...(await runnerSetup()), sessionId: randomUUID() });
+    await mkdir(invocation.cwd, { recursive: true });
+    const child = spawn(bin, invocation.args, { cwd: invocation.cwd, env: invocation.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdin.end(claudeCodeHarness.encodeUserMessage!('hi') + '\n');
+    let out = '';
+    const first = await new Promise<string>((resolve) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
+      });
+      child.once('exit', () => resolve(out));
     });
+    child.kill('SIGKILL');
+    if (!first.startsWith('{')) throw new Error(`${bin} printed no init event: ${JSON.stringify(out)} ${stderr}`);
+    return JSON.parse(first) as { cwd: string; tools: string[] };
+  }
+
+  it('offers the agent no built-in tool that reads or writes host files, runs host processes or reaches the network (the real CLI says which)', async () => {
+    const [real, fake] = await Promise.all([initEvent(REAL_CLAUDE), initEvent(FAKE_CLAUDE)]);
+    expect(real.cwd).toBe(path.join(home, 'harness'));
+    expect(real.tools.length).toBeGreaterThan(0);
+    for (const tool of real.tools) expect(DEFAULT_BUILTIN_TOOLS).toContain(tool);
+    expect(fake.tools.sort()).toEqual(real.tools.sort());
+  });
+
+  it('accepts every flag the runner passes, as the real CLI does', async () => {
+    const { args } = claudeCodeHarness.invocation(await runnerSetup());
     for (const bin of [REAL_CLAUDE, FAKE_CLAUDE]) {
       const { stderr } = await run(bin, args);
       expect(stderr).not.toMatch(/unknown option|invalid|requires/i);

@@ -1,5 +1,7 @@
-import { access, readFile, readdir, readlink } from 'node:fs/promises';
+import { access, mkdir, readFile, readdir, readlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterEach, expect, it, vi } from 'vitest';
+import { DEFAULT_BUILTIN_TOOLS } from '../../../src/runner/harnesses/claude-code.js';
 import { startTick } from '../../../src/runner/tick.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { REAL_CLAUDE, type TickTestInstance, pollUntil, readJsonLines, tickTestInstance } from './tick-helpers.js';
@@ -38,6 +40,14 @@ describeWithEngine('kernel-runner tick with the real Claude Code CLI (logged out
   it('gets our server connected, classifies "Not logged in" as fatal, pauses, and leaves no process', async () => {
     await access(REAL_CLAUDE);
     t = await tickTestInstance({ command: REAL_CLAUDE });
+    // What the agent can write into its data repo for Claude Code to find where it runs: a project
+    // settings file whose hooks would run on the host, and a CLAUDE.md importing a host file.
+    const canary = path.join(t.instance.paths.stateRoot, 'claude-project-hook-ran');
+    await mkdir(path.join(t.dataDir, '.claude'), { recursive: true });
+    const hook = { hooks: [{ type: 'command', command: `touch ${canary}` }] };
+    await writeFile(path.join(t.dataDir, '.claude', 'settings.json'), JSON.stringify({ hooks: { SessionStart: [hook], UserPromptSubmit: [hook] } }));
+    await writeFile(path.join(t.dataDir, '.claude', 'settings.local.json'), JSON.stringify({ hooks: { SessionStart: [hook] } }));
+    await writeFile(path.join(t.dataDir, 'CLAUDE.md'), `@${t.instance.paths.operatorConfig}\n`);
     const running = await startTick(await t.reloaded(), { logger: t.logger, env: t.env });
     const outcome = await running.done;
 
@@ -48,6 +58,10 @@ describeWithEngine('kernel-runner tick with the real Claude Code CLI (logged out
     expect(init?.mcp_servers).toEqual([{ name: 'agent-kernel', status: 'connected' }]);
     expect(init?.tools).toEqual(expect.arrayContaining(['mcp__agent-kernel__login', 'mcp__agent-kernel__open', 'mcp__agent-kernel__type', 'mcp__agent-kernel__wait', 'mcp__agent-kernel__close']));
     expect(init?.tools).not.toContain('Bash');
+    // Its own tools run on the host: it gets only its task list. And it runs in a host-private folder, not the data repo.
+    for (const tool of (init?.tools as string[]).filter((name) => !name.startsWith('mcp__'))) expect(DEFAULT_BUILTIN_TOOLS).toContain(tool);
+    expect(init?.cwd).toBe(t.instance.paths.harnessCwd);
+    await expect(access(canary)).rejects.toThrow();
 
     expect(outcome).toMatchObject({ status: 'failed', errorClass: 'fatal', paused: true, attempts: 1 });
     // Claude Code's own transcript of the session, copied beside ours.

@@ -93,7 +93,7 @@ describe.each(Object.keys(subjects))('the Terminals contract (%s)', (kind) => {
   it('refuses text over the size cap and the wrong program in the same words', async () => {
     expect(await refusal(t.type({ tty: 0, expect: 'bash', text: 'x'.repeat(20_000) }))).toEqual({
       code: 'TEXT_TOO_LONG',
-      message: 'The text is 20000 bytes; type() sends at most 16384 (tty.max_text_bytes). Write long content to a file with the Write tool and run it from the terminal instead.',
+      message: 'The text is 20000 bytes; type() sends at most 16384 (tty.max_text_bytes). Send it in smaller parts (to write a file: type "cat > file", then each part, then C-d).',
     });
     expect(await refusal(t.type({ tty: 0, expect: 'python3', text: 'print(1)' }))).toEqual({
       code: 'EXPECT_MISMATCH',

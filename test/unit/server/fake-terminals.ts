@@ -74,7 +74,7 @@ export class FakeTerminals implements Terminals {
     if (bytes > 16_384) {
       throw new KernelError(
         'TEXT_TOO_LONG',
-        `The text is ${bytes} bytes; type() sends at most 16384 (tty.max_text_bytes). Write long content to a file with the Write tool and run it from the terminal instead.`,
+        `The text is ${bytes} bytes; type() sends at most 16384 (tty.max_text_bytes). Send it in smaller parts (to write a file: type "cat > file", then each part, then C-d).`,
       );
     }
     // Simpler than the real rule: any unseen output anywhere refuses.

@@ -164,8 +164,10 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     await sendMessage(t.instance.paths, { text: 'go' });
     await pollUntil(async () => (await lastTick(t!))?.tick === 1, 'the custom tick', LONG);
     expect((await lastTick(t))?.status).toBe('ok');
-    expect(await readFile(path.join(t.dataDir, 'tmp', 'seen-token'), 'utf8')).toBe('tok-e2e-secret-98765');
-    expect(await readFile(path.join(t.dataDir, 'tmp', 'seen-override'), 'utf8')).toBe('from-config');
+    // It ran in its host-private folder, not in the data repo.
+    const ranIn = t.instance.paths.harnessCwd;
+    expect(await readFile(path.join(ranIn, 'tmp', 'seen-token'), 'utf8')).toBe('tok-e2e-secret-98765');
+    expect(await readFile(path.join(ranIn, 'tmp', 'seen-override'), 'utf8')).toBe('from-config');
     expect(await tickLog(t, 1)).toContain('custom agent ran');
     watching!.logger.info({ env: { API_TOKEN: 'tok-e2e-secret-98765' } }, 'logging the secret by mistake');
     const logs = t.instance.paths.logs;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseAgentConfig } from '../../../../src/config/agent-config.js';
-import { claudeCodeHarness, claudeProjectDirName, defaultAllowedTools, parseClaudeCodeLine } from '../../../../src/runner/harnesses/claude-code.js';
+import { DEFAULT_BUILTIN_TOOLS, claudeCodeHarness, claudeProjectDirName, defaultAllowedTools, parseClaudeCodeLine } from '../../../../src/runner/harnesses/claude-code.js';
 import type { HarnessSetup } from '../../../../src/runner/harnesses/harness.js';
 
 function setup(runner: Record<string, unknown> = {}, top: Record<string, unknown> = {}): HarnessSetup {
@@ -8,6 +8,7 @@ function setup(runner: Record<string, unknown> = {}, top: Record<string, unknown
   return {
     instanceName: 'scout',
     dataDir: '/srv/agents/scout',
+    cwd: '/home/op/.local/state/agent-kernel/instances/scout/kernel/harness',
     tick: 7,
     sessionId: '6a1f1d8e-1111-4222-8333-444455556666',
     prompt: 'hello',
@@ -28,7 +29,8 @@ describe('claude-code invocation', () => {
   it('runs print mode with stream-json both ways, our MCP config only, the session id and hooks', () => {
     const { command, args, cwd, interactiveStdin } = claudeCodeHarness.invocation(setup());
     expect(command).toBe('claude');
-    expect(cwd).toBe('/srv/agents/scout');
+    // Not the data repo: Claude Code would load the CLAUDE.md the agent wrote there (and the host files it imports).
+    expect(cwd).toBe('/home/op/.local/state/agent-kernel/instances/scout/kernel/harness');
     expect(interactiveStdin).toBe(true);
     expect(args.slice(0, 6)).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json']);
     expect(flag(args, '--mcp-config')).toBe('/srv/agents/scout/tmp/kernel/tick-007/mcp-config.json');
@@ -39,14 +41,20 @@ describe('claude-code invocation', () => {
     expect(args).not.toContain('hello');
   });
 
-  it('disables Bash and allows our tools and file tools inside the data repo by default', () => {
+  it('offers no built-in tool that touches host files, processes or the network by default, and allows our five', () => {
     const { args } = claudeCodeHarness.invocation(setup());
+    const offered = flag(args, '--tools')?.split(',') ?? [];
+    expect(offered).toEqual(DEFAULT_BUILTIN_TOOLS);
+    for (const tool of ['Bash', 'Read', 'Write', 'Edit', 'NotebookEdit', 'Glob', 'Grep', 'WebFetch', 'WebSearch', 'Skill', 'Task', 'EnterWorktree']) expect(offered).not.toContain(tool);
     expect(flag(args, '--disallowedTools')).toBe('Bash');
-    const allowed = flag(args, '--allowedTools')?.split(',');
-    expect(allowed).toEqual(defaultAllowedTools('/srv/agents/scout'));
-    expect(allowed).toContain('mcp__agent-kernel__type');
-    expect(allowed).toContain('Edit(//srv/agents/scout/**)');
-    expect(allowed).not.toContain('Bash');
+    expect(flag(args, '--allowedTools')?.split(',')).toEqual(defaultAllowedTools());
+    expect(defaultAllowedTools()).toEqual(['login', 'open', 'type', 'wait', 'close'].map((t) => `mcp__agent-kernel__${t}`));
+  });
+
+  it("gives the built-in tools the operator's file names", () => {
+    const { args } = claudeCodeHarness.invocation(setup({ builtin_tools: ['Read', 'TaskCreate'], allowed_tools: ['Read(//srv/agents/scout/**)'] }));
+    expect(flag(args, '--tools')).toBe('Read,TaskCreate');
+    expect(flag(args, '--allowedTools')).toBe('Read(//srv/agents/scout/**)');
   });
 
   it('passes the model, tool rules, system prompt and limits from agent_config.json', () => {
@@ -69,7 +77,7 @@ describe('claude-code invocation', () => {
     expect(claudeProjectDirName('/tmp/ccx')).toBe('-tmp-ccx');
     expect(claudeProjectDirName('/srv/a_b.c')).toBe('-srv-a-b-c');
     expect(claudeCodeHarness.sessionTranscriptPath?.(setup(), { CLAUDE_CONFIG_DIR: '/cfg' })).toBe(
-      '/cfg/projects/-srv-agents-scout/6a1f1d8e-1111-4222-8333-444455556666.jsonl',
+      '/cfg/projects/-home-op--local-state-agent-kernel-instances-scout-kernel-harness/6a1f1d8e-1111-4222-8333-444455556666.jsonl',
     );
     expect(claudeCodeHarness.sessionTranscriptPath?.(setup(), { HOME: '/home/u' })).toMatch(/^\/home\/u\/\.claude\/projects\//);
   });

@@ -53,6 +53,7 @@ describe('harness invocations', () => {
     setup = {
       instanceName: 'a',
       dataDir: '/data/a',
+      cwd: '/state/a/kernel/harness',
       tick: 1,
       sessionId: 's',
       prompt: 'hello agent',
@@ -74,7 +75,7 @@ describe('harness invocations', () => {
 
   it('opencode: run with the prompt, our server in its own format, inline and on disk', async () => {
     const inv = opencodeHarness.invocation(setup);
-    expect(inv).toMatchObject({ command: 'opencode', args: ['run', '--model', 'm-1', '--', 'hello agent'], cwd: '/data/a', interactiveStdin: false });
+    expect(inv).toMatchObject({ command: 'opencode', args: ['run', '--model', 'm-1', '--', 'hello agent'], cwd: '/state/a/kernel/harness', interactiveStdin: false });
     const expected = {
       type: 'local',
       command: ['/usr/bin/node', '/ak/dist/cli/agent-kernel.js', 'serve', '/data/a'],
@@ -178,7 +179,10 @@ describe('checkHarnessAvailable (watch start)', () => {
     await mkdir(data, { recursive: true });
     await writeFile(path.join(data, 'claude'), '#!/bin/sh\n', { mode: 0o755 });
     await writeFile(path.join(dir, 'claude'), '#!/bin/sh\n', { mode: 0o755 });
-    expect(() => checkHarnessAvailable(instance({ harness: 'claude-code', command: './claude' }), { PATH: dir })).toThrow(/inside the data directory, which the agent can write/);
+    // A relative command is found where the harness runs (a host-private folder), never in the data directory.
+    expect(() => checkHarnessAvailable(instance({ harness: 'claude-code', command: './claude' }), { PATH: dir })).toThrow(/needs "\.\/claude", which is not an executable file/);
+    const intoData = path.relative(instance({}).paths.harnessCwd, path.join(data, 'claude'));
+    expect(() => checkHarnessAvailable(instance({ harness: 'claude-code', command: intoData }), { PATH: dir })).toThrow(/inside the data directory, which the agent can write/);
     expect(() => checkHarnessAvailable(instance({ harness: 'claude-code', command: `${data}/claude` }), { PATH: dir })).toThrow(/inside the data directory/);
     expect(() => checkHarnessAvailable(instance({ harness: 'claude-code' }), { PATH: `${dir}:.` })).toThrow(/PATH holds a relative folder/);
     expect(checkHarnessAvailable(instance({ harness: 'claude-code' }), { PATH: dir })).toBe(path.join(dir, 'claude'));
