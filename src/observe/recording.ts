@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { RECORDING, parseTickFileName, tickFileName } from './tick-files.js';
 
 /**
  * One terminal's output as an asciicast v2 file (what `asciinema play` and
@@ -134,11 +135,10 @@ async function openAppend(file: string): Promise<FileHandle> {
 
 /** `tty_N-tick-NNN.cast`: one recording per terminal per tick (`-2`, `-3`... when the number is reused in the tick). */
 export function recordingName(tty: number, tick: number, part = 1): string {
-  return `tty_${tty}-tick-${String(tick).padStart(3, '0')}${part > 1 ? `-${part}` : ''}.cast`;
+  return tickFileName(RECORDING, tty, tick, part);
 }
 
 /** Pure: the terminal, tick and part of a recording's file name, or undefined for another name. */
 export function parseRecordingName(name: string): { tty: number; tick: number; part: number } | undefined {
-  const match = /^tty_(\d{1,2})-tick-(\d{3,9})(?:-(\d{1,4}))?\.cast$/.exec(name);
-  return match ? { tty: Number(match[1]), tick: Number(match[2]), part: match[3] ? Number(match[3]) : 1 } : undefined;
+  return parseTickFileName(RECORDING, name);
 }

@@ -1,8 +1,7 @@
-import { existsSync } from 'node:fs';
-import { readdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { EventLog } from './events/event-log.js';
-import { Recording, parseRecordingName, recordingName } from './recording.js';
+import { Recording, recordingName } from './recording.js';
+import { RECORDING, freshTickFile, pruneOldTicks } from './tick-files.js';
 
 /** What the observer needs to know about a terminal when its recording starts. */
 export interface ObservedTerminal {
@@ -53,20 +52,12 @@ export class TerminalObserver {
     this.tick = tick;
     for (const recording of this.recordings.values()) void recording.close();
     this.recordings.clear();
-    void this.prune();
+    void pruneOldTicks(RECORDING, this.options.recordingsDir, this.options.maxTotalBytes, tick);
   }
 
   /** The recording of a terminal in this tick (its path: the `wait` pointer names it). */
   recordingPath(tty: number): string {
     return this.recordings.get(tty)?.file ?? path.join(this.options.recordingsDir, recordingName(tty, this.tick));
-  }
-
-  /** A file name not used yet in this tick (a terminal number can be closed and opened again). */
-  private freshPath(tty: number): string {
-    for (let part = 1; ; part++) {
-      const file = path.join(this.options.recordingsDir, recordingName(tty, this.tick, part));
-      if (!existsSync(file)) return file;
-    }
   }
 
   /** For the pointer of elided output: the recording, and the command the output belongs to. */
@@ -135,30 +126,12 @@ export class TerminalObserver {
       const terminal = this.options.describe(tty) ?? { command: '?', cols: 120, rows: 40, screenAnsi: '' };
       const { cols, rows } = terminal;
       const title = `TTY ${tty}: ${terminal.command} (tick ${this.tick})`;
-      recording = new Recording(this.freshPath(tty), { cols, rows, title }, this.options.maxRecordingBytes);
+      // A terminal number can be closed and opened again in a tick: a new file, not the old one.
+      recording = new Recording(freshTickFile(RECORDING, this.options.recordingsDir, tty, this.tick), { cols, rows, title }, this.options.maxRecordingBytes);
       // Start from what the screen shows (a terminal adopted after a restart, a new tick): clear, home, then the screen.
       if (terminal.screenAnsi) recording.output(`\x1b[H\x1b[2J${terminal.screenAnsi}`);
       this.recordings.set(tty, recording);
     }
     return recording;
-  }
-
-  /** Keep the recordings under their total cap, oldest ticks first (never this tick's). */
-  private async prune(): Promise<void> {
-    const dir = this.options.recordingsDir;
-    const names = await readdir(dir).catch(() => [] as string[]);
-    const files: Array<{ file: string; tick: number; size: number }> = [];
-    for (const name of names) {
-      const parsed = parseRecordingName(name);
-      if (!parsed) continue;
-      const info = await stat(path.join(dir, name)).catch(() => undefined);
-      if (info?.isFile()) files.push({ file: path.join(dir, name), tick: parsed.tick, size: info.size });
-    }
-    let total = files.reduce((sum, f) => sum + f.size, 0);
-    for (const file of files.sort((a, b) => a.tick - b.tick)) {
-      if (total <= this.options.maxTotalBytes || file.tick >= this.tick) break;
-      await unlink(file.file).catch(() => {});
-      total -= file.size;
-    }
   }
 }

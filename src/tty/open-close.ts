@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { KernelError, describeError } from '../errors.js';
+import { ARCHIVE, freshTickFile, pruneOldTicks } from '../observe/tick-files.js';
 import { createTty } from './new-tty.js';
 import type { Persistence } from './persistence.js';
 import { type EndedProcess, endTerminalProcesses, terminalMarker } from './process-tree.js';
@@ -11,6 +12,9 @@ import type { Tty } from './tty.js';
 import { type TtyContext, agentPath } from './tty-context.js';
 import type { OpenResult } from './types.js';
 import { type UntilSpec, compileUntil } from './until.js';
+
+/** Cap of all archived terminals of an instance (`<logs>/sessions`): the oldest ticks' go first. */
+const ARCHIVES_TOTAL_BYTES = 1024 ** 3;
 
 export interface OpenOptions {
   /** Run this shell command line instead of the integrated bash. */
@@ -77,8 +81,10 @@ export async function closeTty(ctx: TtyContext, persistence: Persistence, tty: T
   await tty.emulator.drain();
   tty.emulator.flushRowsAbove();
   const finalRows = tty.emulator.readRows(tty.emulator.flushedAbs, tty.emulator.contentEndAbs());
-  const archivedTo = path.join(ctx.paths.sessionArchive, `tty_${tty.number}-tick-${String(ctx.tick()).padStart(3, '0')}`);
+  // A number closed twice in a tick gets a second archive, not the first one written over.
+  const archivedTo = freshTickFile(ARCHIVE, ctx.paths.sessionArchive, tty.number, ctx.tick());
   await tty.files.archive(archivedTo, finalRows);
+  await pruneOldTicks(ARCHIVE, ctx.paths.sessionArchive, ARCHIVES_TOTAL_BYTES, ctx.tick());
   tty.emulator.dispose();
   await persistence.saveState();
   await persistence.writeRegistry();

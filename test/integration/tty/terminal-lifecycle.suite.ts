@@ -71,6 +71,20 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       expect(left.stdout.trim()).toBe('0');
     });
 
+    it('keeps both archives of a terminal number closed twice in one tick', async () => {
+      const archives: string[] = [];
+      for (const life of ['first-life', 'second-life']) {
+        const tty = await openShell(t);
+        await run(t, tty, `echo ${life}`);
+        archives.push((await t.manager.close(tty)).archivedTo);
+      }
+      // openShell takes the lowest free number: the same one both times, so the second archive is a later part.
+      expect(archives[1]).toMatch(/tty_\d+-tick-000-\d+$/);
+      expect(archives[1]).not.toBe(archives[0]);
+      expect(await readFile(hostView(t.test.instance.paths, archives[0]!), 'utf8')).toContain('first-life');
+      expect(await readFile(hostView(t.test.instance.paths, archives[1]!), 'utf8')).toContain('second-life');
+    });
+
     it('wait names background jobs still running under an idle shell, briefly', async () => {
       const tty = await openShell(t);
       const report = reportOf(await run(t, tty, 'sleep 4545 & echo job-started'), tty);

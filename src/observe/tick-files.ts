@@ -1,0 +1,53 @@
+import { existsSync } from 'node:fs';
+import { readdir, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+
+/**
+ * Files kept per terminal per tick in a host-private folder: recordings (`tty_N-tick-NNN.cast`)
+ * and archived scrollback (`tty_N-tick-NNN`). A terminal number reused in the same tick gets
+ * `-2`, `-3`...: no file is ever written over. Each folder has a total cap; the oldest ticks go first.
+ */
+export interface TickFileKind {
+  /** `.cast`, or '' for none. */
+  extension: string;
+}
+
+export const RECORDING: TickFileKind = { extension: '.cast' };
+export const ARCHIVE: TickFileKind = { extension: '' };
+
+/** `tty_N-tick-NNN[-part]<extension>`. */
+export function tickFileName(kind: TickFileKind, tty: number, tick: number, part = 1): string {
+  return `tty_${tty}-tick-${String(tick).padStart(3, '0')}${part > 1 ? `-${part}` : ''}${kind.extension}`;
+}
+
+/** Pure: the terminal, tick and part of such a name, or undefined for another name. */
+export function parseTickFileName(kind: TickFileKind, name: string): { tty: number; tick: number; part: number } | undefined {
+  if (!name.endsWith(kind.extension)) return undefined;
+  const match = /^tty_(\d{1,2})-tick-(\d{3,9})(?:-(\d{1,4}))?$/.exec(name.slice(0, name.length - kind.extension.length));
+  return match ? { tty: Number(match[1]), tick: Number(match[2]), part: match[3] ? Number(match[3]) : 1 } : undefined;
+}
+
+/** The first name of this terminal and tick not used yet in `dir`. */
+export function freshTickFile(kind: TickFileKind, dir: string, tty: number, tick: number): string {
+  for (let part = 1; ; part++) {
+    const file = path.join(dir, tickFileName(kind, tty, tick, part));
+    if (!existsSync(file)) return file;
+  }
+}
+
+/** Remove the files of the oldest ticks until those in `dir` take at most `maxTotalBytes` (never the current tick's). */
+export async function pruneOldTicks(kind: TickFileKind, dir: string, maxTotalBytes: number, currentTick: number): Promise<void> {
+  const files: Array<{ file: string; tick: number; size: number }> = [];
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const parsed = parseTickFileName(kind, name);
+    if (!parsed) continue;
+    const info = await stat(path.join(dir, name)).catch(() => undefined);
+    if (info?.isFile()) files.push({ file: path.join(dir, name), tick: parsed.tick, size: info.size });
+  }
+  let total = files.reduce((sum, f) => sum + f.size, 0);
+  for (const file of files.sort((a, b) => a.tick - b.tick)) {
+    if (total <= maxTotalBytes || file.tick >= currentTick) break;
+    await unlink(file.file).catch(() => {});
+    total -= file.size;
+  }
+}
