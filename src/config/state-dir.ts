@@ -2,6 +2,7 @@ import { chmod, lstat, mkdir, readFile, realpath, writeFile } from 'node:fs/prom
 import path from 'node:path';
 import { KernelError } from '../errors.js';
 import type { InstancePaths } from './paths.js';
+import { isWithin } from '../util/within.js';
 
 /**
  * Create the instance's host-private state directory (see paths.ts): the instance root and
@@ -10,8 +11,7 @@ import type { InstancePaths } from './paths.js';
  * or one that is a link: the container could then write where the host keeps its state.
  */
 export async function ensureStateDirs(paths: InstancePaths): Promise<void> {
-  const rel = path.relative(paths.root, paths.stateRoot);
-  if (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))) {
+  if (isWithin(paths.stateRoot, paths.root)) {
     throw new KernelError(
       'CONFIG_REFUSED',
       `The state directory ${paths.stateRoot} is inside the data directory ${paths.root}, which the container can write. Set AGENT_KERNEL_STATE_DIR (or XDG_STATE_HOME) to a folder outside it.`,

@@ -155,11 +155,11 @@ export class DockerSandbox implements Sandbox {
 async function killExec(exec: Dockerode.Exec): Promise<void> {
   try {
     const info = await exec.inspect();
-    if (!info.Running || !info.Pid) return;
-    // Make sure the PID is the exec's process and not a reused number: it must be in a container's PID namespace.
-    const status = readFileSync(`/proc/${info.Pid}/status`, 'utf8');
-    const nspid = /^NSpid:\s+(.*)$/m.exec(status)?.[1]?.trim().split(/\s+/) ?? [];
-    if (nspid.length < 2) return;
+    if (!info.Running || !info.Pid || !/^[0-9a-f]{64}$/.test(info.ContainerID)) return;
+    // The PID must be a process of this container on this machine: not a number reused since, nor a PID of a
+    // remote engine's machine that names another process here. Its cgroup path (the kernel's) names the container.
+    const cgroup = readFileSync(`/proc/${info.Pid}/cgroup`, 'utf8');
+    if (!cgroup.includes(info.ContainerID)) return;
     process.kill(info.Pid, 'SIGKILL');
   } catch {
     // abandoned

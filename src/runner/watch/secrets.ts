@@ -5,6 +5,7 @@ import { configHome } from '../../config/registry.js';
 import { type Logger, registerSecrets } from '../../log/logger.js';
 import { KernelError } from '../../errors.js';
 import { MIN_SECRET_LENGTH } from '../../log/secrets.js';
+import { isWithin } from '../../util/within.js';
 
 /**
  * Secrets for the harness environment: a directory where each file is one variable
@@ -22,8 +23,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  */
 export function secretsDir(name: string, dataDir: string, configured: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   const dir = configured ? path.resolve(configHome(env), configured) : path.join(configHome(env), 'secrets', name);
-  const rel = path.relative(path.resolve(dataDir), dir);
-  if (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))) {
+  if (isWithin(dir, dataDir)) {
     throw new KernelError(
       'CONFIG_REFUSED',
       `runner.secrets_dir ${dir} is inside the data directory, which the agent can write: it could add variables to the harness environment. Keep secrets outside it (default ${path.join(configHome(env), 'secrets', name)}).`,
