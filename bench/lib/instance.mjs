@@ -16,7 +16,7 @@ const [{ instancePaths }, { loadInstance }, { containerName }, { removeInstanceR
   dist('sandbox/container.js'),
   dist('sandbox/remove-instance.js'),
   dist('sandbox/engine.js'),
-  dist('sandbox/image.js'),
+  dist('sandbox/instance-image.js'),
   dist('log/logger.js'),
 ]);
 

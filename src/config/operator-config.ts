@@ -17,14 +17,15 @@ import { PARSED_ONCE, readJsonFile } from './parse.js';
  */
 
 /**
- * The fields the agent's own file may set (true: the whole section). Not `tty.history_limit`,
- * `raw_log_max_bytes` or `scrollback_max_bytes`: they size what the host keeps (files in the
- * host-private state folder, history the server reads back at adoption).
+ * The fields the agent's own file may set: true, the whole section; a list, those fields; `except`, the
+ * section but those fields (a key the section does not have stays the agent's, and is an error). Not
+ * `tty.history_limit`, `raw_log_max_bytes` or `scrollback_max_bytes`: they size what the host keeps
+ * (files in the host-private state folder, history the server reads back at adoption).
  */
-const AGENT_TUNABLE: Record<string, true | readonly string[]> = {
+const AGENT_TUNABLE: Record<string, true | readonly string[] | { except: readonly string[] }> = {
   $schema: true,
   hook_env_prefix: true,
-  tty: ['cols', 'rows', 'max_ttys', 'settle_ms', 'max_text_bytes', 'shell', 'detect_input'],
+  tty: { except: ['history_limit', 'raw_log_max_bytes', 'scrollback_max_bytes'] },
   runner: ['prompt', 'prompt_file', 'append_system_prompt', 'wrap_up_ratio', 'context_window'],
 };
 
@@ -43,7 +44,8 @@ export function splitAgentFields(raw: Json): { tunable: Json; rest: Json } {
     if (rule === true) tunable[key] = value;
     else if (rule && isObject(value)) {
       for (const [field, inner] of Object.entries(value)) {
-        const into = rule.includes(field) ? tunable : rest;
+        const agents = 'except' in rule ? !rule.except.includes(field) : rule.includes(field);
+        const into = agents ? tunable : rest;
         into[key] = { ...(into[key] as Json | undefined), [field]: inner };
       }
     } else rest[key] = value;

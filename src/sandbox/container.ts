@@ -7,7 +7,8 @@ import type { Logger } from '../log/logger.js';
 import { type Engine, inspectNamed, statusCode } from './engine.js';
 import { ensureEgress, removeEgress } from './egress-proxy.js';
 import { hardenedCreateOptions, hostFacts } from './hardening.js';
-import { type ImageRef, LABEL, type ProgressCallback, currentImageRef, ensureImage, imageTag, shortReference } from './image.js';
+import { type ImageRef, LABEL, type ProgressCallback, currentImageRef, imageTag, shortReference } from './image.js';
+import { ensureImage } from './instance-image.js';
 
 /**
  * The instance's one persistent container, `agent-kernel-<name>`. It only ever runs an init

@@ -9,7 +9,7 @@ import { type Engine, inspectNamed, statusCode } from './engine.js';
 import { ULIMIT_NOFILE, ULIMIT_NPROC } from './hardening.js';
 import { type BuildContext, LABEL, type ProgressCallback, baseImages, contextHash, ensureBaseImage, imageExists, readContainerfile, runBuild } from './image.js';
 import { trustedContext } from './build-context.js';
-import { PROXY_URL, squidConfig } from './egress-squid.js';
+import { PROXY_URL, proxyEnv, squidConfig } from './egress-squid.js';
 import { readdir } from 'node:fs/promises';
 
 /**
@@ -31,6 +31,10 @@ export function proxyContainerName(instanceName: string): string {
 }
 export function linkContainerName(instanceName: string): string {
   return `agent-kernel-${instanceName}--egress-link`;
+}
+/** The link image builds run their steps behind (egress-build.ts). */
+export function buildLinkContainerName(instanceName: string): string {
+  return `agent-kernel-${instanceName}--egress-build`;
 }
 export function socketVolumeName(instanceName: string): string {
   return `agent-kernel-${instanceName}--egress`;
@@ -153,15 +157,15 @@ export async function applyAllowlist(engine: Engine, instance: Instance): Promis
   return { changed: true };
 }
 
-/**
- * Bring the instance's egress up to date with its config: proxy, link and allowlist for
- * `allowlist` (the instance container must be running), nothing at all otherwise.
- */
-export async function ensureEgress(engine: Engine, instance: Instance, agent: Dockerode.ContainerInspectInfo, options: EgressOptions): Promise<void> {
-  if (instance.config.container.network !== 'allowlist') {
-    await removeEgress(engine, instance);
-    return;
-  }
+/** A running proxy enforcing the instance's allowlist; its image, socket volume and labels, for links to it. */
+export interface RunningProxy {
+  image: string;
+  volume: string;
+  labels: Record<string, string>;
+}
+
+/** Create (or keep) the instance's proxy, running with its current allowlist. */
+export async function ensureProxy(engine: Engine, instance: Instance, options: EgressOptions): Promise<RunningProxy> {
   const image = await ensureEgressImage(engine, options);
   const volume = socketVolumeName(instance.name);
   await engine.docker.createVolume({ Name: volume, Labels: { [LABEL.instance]: instance.name, [LABEL.egressRole]: 'socket' } }).catch((error: unknown) => {
@@ -192,19 +196,40 @@ export async function ensureEgress(engine: Engine, instance: Instance, agent: Do
     options.onProgress,
   );
   await applyAllowlist(engine, instance);
+  return { image, volume, labels };
+}
+
+/**
+ * A link: 127.0.0.1:3128 in a network namespace (NetworkMode `container:…`, or `none` for its
+ * own) → the proxy's socket, mounted read-only. Nothing else in that namespace has a route.
+ */
+export function linkOptions(proxy: RunningProxy, name: string, networkMode: string, labels: Record<string, string>): Dockerode.ContainerCreateOptions & { name: string } {
+  return {
+    name,
+    Image: proxy.image,
+    Cmd: ['/usr/local/bin/agent-kernel-egress', 'link'],
+    User: 'nobody',
+    Labels: { ...proxy.labels, ...labels },
+    HostConfig: { ...LOCKED_DOWN, Memory: 64 * 1024 ** 2, MemorySwap: 64 * 1024 ** 2, NetworkMode: networkMode, Mounts: [{ Type: 'volume', Source: proxy.volume, Target: '/run/egress', ReadOnly: true }] },
+  };
+}
+
+/**
+ * Bring the instance's egress up to date with its config: proxy, link and allowlist for
+ * `allowlist` (the instance container must be running), nothing at all otherwise.
+ */
+export async function ensureEgress(engine: Engine, instance: Instance, agent: Dockerode.ContainerInspectInfo, options: EgressOptions): Promise<void> {
+  if (instance.config.container.network !== 'allowlist') {
+    await removeEgress(engine, instance);
+    return;
+  }
+  const proxy = await ensureProxy(engine, instance, options);
   // The link lives in the instance container's network namespace: a restart of that container makes a new one.
   const netnsOf = `${agent.Id}@${agent.State.StartedAt}`;
   await ensureRunning(
     engine,
     instance,
-    {
-      name: linkContainerName(instance.name),
-      Image: image,
-      Cmd: ['/usr/local/bin/agent-kernel-egress', 'link'],
-      User: 'nobody',
-      Labels: { ...labels, [LABEL.egressRole]: 'link', [LABEL.netnsOf]: `${netnsOf}/${image}` },
-      HostConfig: { ...LOCKED_DOWN, Memory: 64 * 1024 ** 2, MemorySwap: 64 * 1024 ** 2, NetworkMode: `container:${agent.Id}`, Mounts: [{ Type: 'volume', Source: volume, Target: '/run/egress', ReadOnly: true }] },
-    },
+    linkOptions(proxy, linkContainerName(instance.name), `container:${agent.Id}`, { [LABEL.egressRole]: 'link', [LABEL.netnsOf]: `${netnsOf}/${proxy.image}` }),
     'link',
     LABEL.netnsOf,
     options.onProgress,
@@ -213,10 +238,51 @@ export async function ensureEgress(engine: Engine, instance: Instance, agent: Do
   if (files.exitCode !== 0) options.logger.warn({ stderr: files.stderr }, 'writing the proxy settings into the container failed');
 }
 
+/** Where an image build runs its steps (Docker's `networkmode` and `buildargs`); release() once it is done. */
+export interface BuildNetwork {
+  networkmode?: string;
+  buildargs?: Record<string, string>;
+  release(): Promise<void>;
+}
+
+/**
+ * The network an image build of this instance gets: no more than its terminals. The agent
+ * writes the Containerfile, so its RUN steps are the agent's code. `open`: the engine's
+ * bridge; `none`: nothing; `allowlist`: a namespace of their own whose only way out is a
+ * link to the instance's proxy (127.0.0.1:3128, in the proxy variables every tool reads).
+ */
+export async function buildNetwork(engine: Engine, instance: Instance, options: EgressOptions): Promise<BuildNetwork> {
+  const policy = instance.config.container.network;
+  const nothing = async (): Promise<void> => undefined;
+  if (policy === 'none') return { networkmode: 'none', release: nothing };
+  if (policy !== 'allowlist') return { release: nothing };
+  const proxy = await ensureProxy(engine, instance, options);
+  const name = buildLinkContainerName(instance.name);
+  // One left by a build that was cut off: a fresh one.
+  const left = await inspectOurs(engine, name, instance, 'build-link');
+  if (left) await removeIfPresent(engine, left.Id);
+  await ensureRunning(engine, instance, linkOptions(proxy, name, 'none', { [LABEL.egressRole]: 'build-link' }), 'build-link', LABEL.imageHash, options.onProgress);
+  await untilListening(engine, name);
+  // Docker's predefined proxy arguments: set for every step, kept out of the image and its history and cache keys.
+  return { networkmode: `container:${name}`, buildargs: proxyEnv(), release: () => removeIfPresent(engine, name) };
+}
+
+/** Wait until the link accepts connections on 127.0.0.1:3128 (a LISTEN socket in its namespace). */
+async function untilListening(engine: Engine, container: string): Promise<void> {
+  const listening = / 0100007F:0C38 00000000:0000 0A /;
+  for (let i = 0; i < 100; i++) {
+    const tcp = await execIn(engine, container).run(['cat', '/proc/net/tcp'], { timeoutMs: 5_000 });
+    if (listening.test(tcp.stdout)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new KernelError('CONTAINER_FAILED', `The egress link ${container} for the image build does not listen on 127.0.0.1:3128. Its log: docker logs ${container}`);
+}
+
 /** Remove the instance's egress containers and volume (by name, and only when the labels say they are its). */
 export async function removeEgress(engine: Engine, instance: Instance): Promise<void> {
   for (const [name, role] of [
     [linkContainerName(instance.name), 'link'],
+    [buildLinkContainerName(instance.name), 'build-link'],
     [proxyContainerName(instance.name), 'proxy'],
   ] as const) {
     const info = await inspectOurs(engine, name, instance, role);

@@ -1,11 +1,10 @@
-import path from 'node:path';
 import type Dockerode from 'dockerode';
 import type { Instance } from '../config/instance.js';
 import { KernelError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { type Engine, statusCode } from './engine.js';
 import { type EngineEvent, eventLine, readEngineEvents } from './progress.js';
-import { type BuildContext, buildContext, contextHash, packContext, readContainerfile } from './build-context.js';
+import { type BuildContext, buildContext, contextHash, packContext } from './build-context.js';
 
 export { type BuildContext, DEFAULT_CONTAINERFILE, buildContext, contextHash, readContainerfile } from './build-context.js';
 
@@ -72,7 +71,7 @@ export async function imageExists(engine: Engine, name: string): Promise<boolean
 }
 
 /** An image's inspect data; undefined when there is none. */
-async function inspectImage(engine: Engine, name: string): Promise<Dockerode.ImageInspectInfo | undefined> {
+export async function inspectImage(engine: Engine, name: string): Promise<Dockerode.ImageInspectInfo | undefined> {
   try {
     return await engine.docker.getImage(name).inspect();
   } catch (error) {
@@ -81,7 +80,7 @@ async function inspectImage(engine: Engine, name: string): Promise<Dockerode.Ima
   }
 }
 
-function baseMissing(image: string, why: string): KernelError {
+export function baseMissing(image: string, why: string): KernelError {
   return new KernelError(
     'BASE_IMAGE_MISSING',
     `The base image ${image} is not on this engine and cannot be pulled (${why}). Build it offline from Debian packages: agent-kernel image bootstrap ${image}`,
@@ -114,7 +113,7 @@ export interface EnsureImageOptions {
   timeoutMs?: number;
 }
 
-const PULL_FAILURE = /pull access denied|repository does not exist|manifest unknown|no such host|dial tcp|failed to resolve|not found: manifest|i\/o timeout/i;
+export const PULL_FAILURE = /pull access denied|repository does not exist|manifest unknown|no such host|dial tcp|failed to resolve|not found: manifest|i\/o timeout/i;
 
 /** A build step line: Docker says "Step 3/7 : RUN ...", Podman "STEP 3/7: RUN ...". */
 export const BUILD_STEP = /^step \d+\/\d+ ?: /i;
@@ -125,7 +124,7 @@ export function shortReference(reference: string): string {
 }
 
 /** The build hit a layer that another process deleted meanwhile (a race between build cache and image removal). */
-const CACHE_LAYER_VANISHED = /failed to get digest|no such image|layer does not exist|unknown parent image|error getting parent/i;
+export const CACHE_LAYER_VANISHED = /failed to get digest|no such image|layer does not exist|unknown parent image|error getting parent/i;
 
 export interface BuildAttempt {
   failed: boolean;
@@ -134,7 +133,19 @@ export interface BuildAttempt {
   tail: string[];
 }
 
-export async function runBuild(engine: Engine, context: BuildContext, tag: string, labels: Record<string, string>, options: EnsureImageOptions): Promise<BuildAttempt> {
+/** Where the build's RUN steps run: Docker's `networkmode` and `buildargs` (egress-proxy.ts buildNetwork); the engine's default without. */
+export interface BuildNetworkOptions {
+  networkmode?: string;
+  buildargs?: Record<string, string>;
+}
+
+export async function runBuild(
+  engine: Engine,
+  context: BuildContext,
+  tag: string,
+  labels: Record<string, string>,
+  options: EnsureImageOptions & { network?: BuildNetworkOptions },
+): Promise<BuildAttempt> {
   const { logger, onProgress } = options;
   const tail: string[] = [];
   let step = '';
@@ -142,7 +153,7 @@ export async function runBuild(engine: Engine, context: BuildContext, tag: strin
     .buildImage(
       // A tar the host packed itself: the engine never resolves a path in the agent's folder.
       packContext(context),
-      { t: tag, dockerfile: context.containerfile, labels, rm: true, forcerm: true, nocache: options.force === true },
+      { t: tag, dockerfile: context.containerfile, labels, rm: true, forcerm: true, nocache: options.force === true, ...options.network },
     )
     .catch((error: unknown) => {
       throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag} failed to start: ${describeError(error)}`, { cause: error });
@@ -180,49 +191,3 @@ export async function runBuild(engine: Engine, context: BuildContext, tag: strin
   return { failed: failed !== undefined, message: failed ? (failed.errorDetail?.message ?? failed.error ?? 'unknown error') : '', step, tail };
 }
 
-/**
- * The instance's image, built when its build context changed (or when forced). Build output
- * goes to the logger and, line by line, to onProgress. Failures: IMAGE_BUILD_FAILED with the
- * failing step and the tail of its output; BASE_IMAGE_MISSING when FROM cannot be had.
- */
-export async function ensureImage(engine: Engine, instance: Instance, options: EnsureImageOptions): Promise<ImageRef> {
-  const { logger, onProgress } = options;
-  const { tag, hash, context } = await currentImageRef(instance);
-  // One round trip at every start-up: the image, if any, with its labels.
-  const existing = options.force ? undefined : await inspectImage(engine, tag);
-  if (existing && (existing.Config?.Labels ?? {})[LABEL.hash] === hash) return { tag, hash };
-
-  const containerfileText = await readContainerfile(context);
-  for (const base of baseImages(containerfileText)) await ensureBaseImage(engine, base, logger, onProgress);
-
-  const source = context.builtIn ? 'the built-in Containerfile' : path.join(context.dir, context.containerfile);
-  onProgress?.(`building ${tag} from ${source}`);
-  logger.info({ tag, source }, 'building image');
-
-  const buildOptions = { ...options, timeoutMs: options.timeoutMs ?? instance.config.container.build_timeout };
-  let attempt = await runBuild(engine, context, tag, { [LABEL.instance]: instance.name, [LABEL.hash]: hash }, buildOptions);
-  if (attempt.failed && CACHE_LAYER_VANISHED.test(attempt.message)) {
-    // Another process removed an image whose layer this build was reusing: the next try picks other layers.
-    logger.warn({ tag, error: attempt.message }, 'a cached layer vanished during the build; building again');
-    onProgress?.('a cached layer was removed during the build; building again');
-    attempt = await runBuild(engine, context, tag, { [LABEL.instance]: instance.name, [LABEL.hash]: hash }, buildOptions);
-  }
-  const { tail, step } = attempt;
-  if (attempt.failed) {
-    const message = attempt.message;
-    const from = /^step \d+\/\d+ ?: FROM\s+(\S+)/i.exec(step);
-    if (from && PULL_FAILURE.test(message)) {
-      throw baseMissing(from[1] ?? '?', message);
-    }
-    throw new KernelError(
-      'IMAGE_BUILD_FAILED',
-      [`Building ${tag} from ${source} failed${step ? ` at ${step}` : ''}:`, ...tail.map((l) => `  ${l}`), `Fix the Containerfile and run: agent-kernel container rebuild ${instance.name}`].join('\n'),
-      { details: { tag, step, error: message } },
-    );
-  }
-  if (!(await imageExists(engine, tag))) {
-    throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag} ended without an image. Last output:\n${tail.join('\n')}`);
-  }
-  logger.info({ tag }, 'image built');
-  return { tag, hash };
-}

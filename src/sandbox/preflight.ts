@@ -11,7 +11,8 @@ import { DEFAULT_BASE_IMAGE } from './bootstrap.js';
 import { egressStatus, ensureEgressImage } from './egress-proxy.js';
 import { type Engine, connectEngine, describeEngine } from './engine.js';
 import { ULIMIT_NOFILE, ULIMIT_NPROC } from './hardening.js';
-import { LABEL, type ProgressCallback, baseImages, buildContext, ensureImage, imageExists, readContainerfile } from './image.js';
+import { LABEL, type ProgressCallback, baseImages, buildContext, imageExists, readContainerfile } from './image.js';
+import { ensureImage } from './instance-image.js';
 
 /**
  * The checks behind `agent-kernel doctor`: each row says what was checked, what was found

@@ -4,10 +4,12 @@ import type { TestProject } from 'vitest/node';
 import { silentLogger } from '../../src/log/logger.js';
 import { DEFAULT_BASE_IMAGE, bootstrapBaseImage } from '../../src/sandbox/bootstrap.js';
 import { connectEngine, describeEngine } from '../../src/sandbox/engine.js';
-import { ensureEgressImage } from '../../src/sandbox/egress-proxy.js';
-import { ensureImage, imageExists } from '../../src/sandbox/image.js';
+import { ensureEgressImage, removeEgress } from '../../src/sandbox/egress-proxy.js';
+import { imageExists } from '../../src/sandbox/image.js';
+import { ensureImage } from '../../src/sandbox/instance-image.js';
 import type { EngineAvailability } from './engine.js';
-import { createTestInstance } from './test-instance.js';
+import { GIT_BUILD_CONTAINERFILE, GIT_TEST_IMAGE } from './git-image.js';
+import { TEST_IMAGE, createTestInstance } from './test-instance.js';
 
 function banner(lines: string[]): void {
   const rule = '!'.repeat(78);
@@ -16,7 +18,7 @@ function banner(lines: string[]): void {
 
 /**
  * Once per run: is there a container engine, and a base image? Then build Containerfile.test
- * once so that every test's own image comes out of the build cache.
+ * (and its variant with git) once so that every test's own image comes out of the build cache.
  * With CI=true anything missing fails the run; elsewhere container tests skip, loudly.
  */
 async function checkEngine(): Promise<EngineAvailability> {
@@ -27,17 +29,29 @@ async function checkEngine(): Promise<EngineAvailability> {
     process.stderr.write(`global-setup: ${DEFAULT_BASE_IMAGE} is missing; bootstrapping it with mmdebstrap (about 40 s)\n`);
     await bootstrapBaseImage(engine, { logger });
   }
-  // Kept between runs on purpose: it is the build cache that makes each test's image instant.
-  const cache = await createTestInstance({ name: 'agent-kernel-test-cache' });
   const started = Date.now();
-  try {
-    await ensureImage(engine, cache.instance, { logger });
-    // Every allowlist instance (the default) starts an egress proxy: build its image once, here.
-    await ensureEgressImage(engine, { logger });
-  } finally {
-    // Its data directory and its claim on the name go; only the engine's build cache stays.
-    await rm(path.dirname(cache.dataDir), { recursive: true, force: true });
-    await rm(cache.instance.paths.stateRoot, { recursive: true, force: true });
+  // Every allowlist instance (the default) starts an egress proxy: build its image once, here.
+  await ensureEgressImage(engine, { logger });
+  // Kept between runs on purpose: it is the build cache that makes each test's image instant, also for
+  // instances whose network is `none` (their builds have no network: apt-get would fail without the cache).
+  // Tagged for instances whose network is `none` (TEST_IMAGE, GIT_TEST_IMAGE): their builds cannot run apt-get,
+  // and a cache hit is not certain while another test file builds the same steps without the cache.
+  for (const [name, containerfile, tag] of [
+    ['agent-kernel-test-cache', undefined, TEST_IMAGE],
+    ['agent-kernel-test-cache-git', GIT_BUILD_CONTAINERFILE, GIT_TEST_IMAGE],
+  ] as const) {
+    const cache = await createTestInstance({ name, containerfile });
+    try {
+      const built = await ensureImage(engine, cache.instance, { logger });
+      const [repo, version] = tag.split(':') as [string, string];
+      await engine.docker.getImage(built.tag).tag({ repo, tag: version });
+    } finally {
+      // Its build went through its egress proxy (allowlist, the default): that goes too.
+      await removeEgress(engine, cache.instance);
+      // Its data directory and its claim on the name go; only the engine's build cache stays.
+      await rm(path.dirname(cache.dataDir), { recursive: true, force: true });
+      await rm(cache.instance.paths.stateRoot, { recursive: true, force: true });
+    }
   }
   const seconds = (Date.now() - started) / 1000;
   if (seconds > 1) process.stderr.write(`global-setup: built the test and egress images in ${seconds.toFixed(1)} s\n`);

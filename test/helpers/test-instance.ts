@@ -10,6 +10,8 @@ import { removeInstanceResources } from '../../src/sandbox/remove-instance.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const TEST_CONTAINERFILE = path.join(ROOT, 'Containerfile.test');
+/** Containerfile.test, built once per run by global-setup.ts (with the network) and tagged. */
+export const TEST_IMAGE = 'agent-kernel-test/base:current';
 
 export interface TestInstanceOptions {
   /** Default `t-<random>`. */
@@ -20,7 +22,10 @@ export interface TestInstanceOptions {
   agentConfig?: Record<string, unknown>;
   /** Where the operator's configuration goes (AGENT_KERNEL_CONFIG_DIR; default the run's, vitest.config.ts). */
   configDir?: string;
-  /** Containerfile text for system/container/Containerfile; default Containerfile.test; false: none (the built-in default is used). */
+  /**
+   * Containerfile text for system/container/Containerfile; default Containerfile.test (for an instance whose network is
+   * `none`, `FROM` TEST_IMAGE: its builds have no network for apt-get); false: none (the built-in default is used).
+   */
   containerfile?: string | false;
   /** More files to put in the data directory, by relative path. */
   files?: Record<string, string>;
@@ -72,7 +77,9 @@ export async function createTestInstance(options: TestInstanceOptions = {}): Pro
   await writeFile(operatorFile, JSON.stringify(options.config ?? {}, null, 2) + '\n');
   if (options.containerfile !== false) {
     await mkdir(paths.containerContext, { recursive: true });
-    if (options.containerfile === undefined) await copyFile(TEST_CONTAINERFILE, paths.containerfile);
+    const offline = (options.config?.container as { network?: string } | undefined)?.network === 'none';
+    if (options.containerfile === undefined && offline) await writeFile(paths.containerfile, `FROM ${TEST_IMAGE}\n`);
+    else if (options.containerfile === undefined) await copyFile(TEST_CONTAINERFILE, paths.containerfile);
     else await writeFile(paths.containerfile, options.containerfile);
   }
   for (const [rel, content] of Object.entries(options.files ?? {})) {

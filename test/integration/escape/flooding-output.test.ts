@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
 import { runHooks } from '../../../src/runner/hooks.js';
 import { connectEngine } from '../../../src/sandbox/engine.js';
-import { ensureImage } from '../../../src/sandbox/image.js';
+import { ensureImage } from '../../../src/sandbox/instance-image.js';
 import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
 import { MAX_OUTPUT_BYTES } from '../../../src/sandbox/run-collect.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';

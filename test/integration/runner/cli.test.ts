@@ -1,11 +1,11 @@
 import { execFile, spawn } from 'node:child_process';
-import { access, copyFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { access, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { instancePaths } from '../../../src/config/paths.js';
-import { removeEngineResources, TEST_CONTAINERFILE } from '../../helpers/test-instance.js';
+import { removeEngineResources, TEST_IMAGE } from '../../helpers/test-instance.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { FAKE_CLAUDE, KERNEL_RUNNER_BIN } from './tick-helpers.js';
 
@@ -141,7 +141,8 @@ describeWithEngine('kernel-runner tick (the bin)', () => {
   it('prints a one-line summary and exits 0, then 3 once paused', async () => {
     dir = path.join(home, 'agents', name);
     expect((await runner(['init', name, dir])).code).toBe(0);
-    await copyFile(TEST_CONTAINERFILE, path.join(dir, 'system/container/Containerfile'));
+    // Network none: its builds have no network for apt-get, so the test image global-setup.ts built.
+    await writeFile(path.join(dir, 'system/container/Containerfile'), `FROM ${TEST_IMAGE}\n`);
     const operatorConfig = instancePaths(name, dir, env).operatorConfig;
     await writeFile(operatorConfig, JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE } }));
 

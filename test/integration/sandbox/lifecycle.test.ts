@@ -12,7 +12,8 @@ import {
   prune,
 } from '../../../src/sandbox/container.js';
 import { type Engine, connectEngine } from '../../../src/sandbox/engine.js';
-import { LABEL, ensureImage, imageExists } from '../../../src/sandbox/image.js';
+import { LABEL, imageExists } from '../../../src/sandbox/image.js';
+import { ensureImage } from '../../../src/sandbox/instance-image.js';
 import { DockerSandbox } from '../../../src/sandbox/docker-sandbox.js';
 import { removeInstanceResources } from '../../../src/sandbox/remove-instance.js';
 import { describeWithEngine } from '../../helpers/engine.js';

@@ -78,6 +78,8 @@ describe('operator configuration: the agent tunes only what has no host effect',
     const { config, ignored } = effectiveConfig({ tty: { scrollback_max_bytes: 4 * 1024 ** 2 } }, agent, FILES);
     expect(config.tty).toMatchObject({ cols: 90, history_limit: 50_000, raw_log_max_bytes: 8 * 1024 ** 2, scrollback_max_bytes: 4 * 1024 ** 2 });
     expect(ignored.sort()).toEqual(['tty.history_limit', 'tty.raw_log_max_bytes', 'tty.scrollback_max_bytes']);
+    // A key the section does not have is still the agent's mistake, said as one.
+    expect(() => effectiveConfig({}, { tty: { colz: 90 } }, FILES)).toThrow(/^system\/agent_config\.json: tty: /);
   });
 
   it("the operator's file wins even for fields the agent may tune", () => {
