@@ -193,6 +193,12 @@ if (tp && !tp.error) {
       `${(w.ttyMBps / w.tmuxControlMBps).toFixed(2)}x rate`,
     );
     row(
+      `${label} through a TTY, vs tmux copying the pane's bytes unescaped to a \`pipe-pane\` command that discards them (the ceiling for any reader of a tmux pane)`,
+      `${w.ttyMBps.toFixed(1)} MB/s`,
+      `tmux + \`pipe-pane\` to /dev/null: ${ms(w.tmuxPipe.median)} (${w.tmuxPipeMBps.toFixed(1)} MB/s, ${(w.tmuxPipeMBps / w.tmuxAloneMBps).toFixed(2)}x of tmux alone)`,
+      `${(w.ttyMBps / w.tmuxPipeMBps).toFixed(2)}x rate`,
+    );
+    row(
       `${label} through a TTY, vs tmux with a control client read through docker exec and discarded on the host (the ceiling for a server on the host)`,
       `${w.ttyMBps.toFixed(1)} MB/s`,
       `tmux + \`tmux -C\` through docker exec: ${ms(w.tmuxExec.median)} (${w.tmuxExecMBps.toFixed(1)} MB/s)`,

@@ -29,11 +29,14 @@ async function expected(instanceName, shell) {
  * With `controlClient`, a control-mode client (`tmux -C`, what the server reads terminals
  * through) is attached and throws the output away, inside the container: the ceiling for a
  * design that reads tmux's output through control mode (tmux escapes every byte for it).
+ * With `pipePane`, tmux instead copies the pane's bytes as they are, unescaped, to a
+ * `pipe-pane` command that throws them away: the ceiling for any reader of a tmux pane.
  * Timed in the container from the command's start until the pane printed its last line, or,
- * with the client, until the client got it: a command sent through the client after the
- * command ended is answered after every byte before it.
+ * with the client, until the client got it (a command sent through the client after the
+ * command ended is answered after every byte before it), or, with the pipe, until the pipe's
+ * reader got a line the pane printed after the command.
  */
-async function tmuxAlone(instanceName, command, { controlClient = false } = {}) {
+async function tmuxAlone(instanceName, command, { controlClient = false, pipePane = false } = {}) {
   const socket = `bench-tmux-alone-${process.pid}`;
   const tmux = `tmux -L ${socket} -f /dev/null`;
   const t = (name) => `/tmp/${socket}.${name}`;
@@ -44,11 +47,15 @@ async function tmuxAlone(instanceName, command, { controlClient = false } = {}) 
   const attach =
     `mkfifo ${t('in')}; (${tmux} -C attach -t bench < ${t('in')} | { grep -q -m1 '^AK_BENCH_SYNC$'; ${now('got')}; }) > /dev/null 2>&1 & ` +
     `exec 3> ${t('in')}; until ${tmux} list-clients | grep -q .; do sleep 0.01; done`;
-  const sync = `echo 'display-message -p AK_BENCH_SYNC' >&3; i=0; until [ -s ${t('got')} ] || [ $i -gt 3000 ]; do sleep 0.01; i=$((i + 1)); done;`;
+  const waitGot = `i=0; until [ -s ${t('got')} ] || [ $i -gt 3000 ]; do sleep 0.01; i=$((i + 1)); done;`;
+  const sync = `echo 'display-message -p AK_BENCH_SYNC' >&3; ${waitGot}`;
   // tmux waits for its control client to go before it exits: end both for sure.
   const finish = `p=$(${tmux} display -p '#{pid}'); c=$(${tmux} list-clients -F '#{client_pid}'); s=$(${tmux} display -p '#{socket_path}'); kill -9 $c $p 2>/dev/null; rm -f "$s" ${t('*')}`;
-  const pane = `${tmux} wait-for go; ${now('start')}; ${command}; ${now('end')}; ${tmux} wait-for -S done; sleep 60`;
-  const script = `${tmux} new-session -d -s bench -x 120 -y 40 "${pane}"; ${controlClient ? `${attach};` : ''} ${tmux} wait-for -S go; ${tmux} wait-for done; ${controlClient ? sync : ''} ${cpu}; cat ${t('start')} ${t(controlClient ? 'got' : 'end')}; ${finish}`;
+  // The pipe's reader notes the time it reads the line after the command (underscores: never in seq's or base64's output).
+  // tmux runs the pipe's command through strftime: %% is a %.
+  const pipe = `${tmux} pipe-pane -O -t bench '{ grep -q -m1 AK_BENCH_END; ${now('got').replaceAll('%', '%%')}; cat > /dev/null; }'`;
+  const pane = `${tmux} wait-for go; ${now('start')}; ${command}; ${pipePane ? 'echo AK_BENCH_END; ' : ''}${now('end')}; ${tmux} wait-for -S done; sleep 60`;
+  const script = `${tmux} new-session -d -s bench -x 120 -y 40 "${pane}"; ${controlClient ? `${attach};` : ''} ${pipePane ? `${pipe};` : ''} ${tmux} wait-for -S go; ${tmux} wait-for done; ${controlClient ? sync : ''} ${pipePane ? waitGot : ''} ${cpu}; cat ${t('start')} ${t(controlClient || pipePane ? 'got' : 'end')}; ${finish}`;
   const r = await rawExec(instanceName, ['sh', '-c', script]);
   const [utime, stime, start, end] = r.head.trim().split(/\s+/).map(Number);
   if (r.exitCode !== 0 || ![utime, stime, start, end].every(Number.isFinite)) throw new Error(`tmux alone: ${r.head} ${r.stderr}`);
@@ -176,12 +183,14 @@ export async function throughput({ instance, seqRuns, catRuns, rawRuns }) {
       const alone = [];
       const aloneCpu = [];
       const withClient = [];
+      const withPipe = [];
       const throughExec = [];
       for (let i = 0; i < Math.min(2, rawRuns); i++) {
         const r = await tmuxAlone(instance.name, w.command);
         alone.push(r.elapsedMs);
         aloneCpu.push(r.cpuSeconds);
         withClient.push((await tmuxAlone(instance.name, w.command, { controlClient: true }).catch(() => ({ elapsedMs: NaN }))).elapsedMs);
+        withPipe.push((await tmuxAlone(instance.name, w.command, { pipePane: true }).catch(() => ({ elapsedMs: NaN }))).elapsedMs);
         throughExec.push((await tmuxControlThroughExec(instance.name, w.command).catch(() => ({ elapsedMs: NaN }))).elapsedMs);
       }
       const times = [];
@@ -212,6 +221,8 @@ export async function throughput({ instance, seqRuns, catRuns, rawRuns }) {
         tmuxAloneMBps: want.bytes / 1e6 / (median(alone) / 1000),
         tmuxControl: summary(withClient),
         tmuxControlMBps: want.bytes / 1e6 / (median(withClient) / 1000),
+        tmuxPipe: summary(withPipe),
+        tmuxPipeMBps: want.bytes / 1e6 / (median(withPipe) / 1000),
         tmuxExec: summary(throughExec),
         tmuxExecMBps: want.bytes / 1e6 / (median(throughExec) / 1000),
         cpuPerMB: { server: perMB(cpu.server), tmux: perMB(cpu.tmux), tmuxAlone: perMB(aloneCpu) },

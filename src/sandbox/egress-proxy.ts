@@ -7,7 +7,7 @@ import type { Logger } from '../log/logger.js';
 import { DockerSandbox } from './docker-sandbox.js';
 import { type Engine, inspectNamed, statusCode } from './engine.js';
 import { ULIMIT_NOFILE, ULIMIT_NPROC } from './hardening.js';
-import { type BuildContext, LABEL, type ProgressCallback, baseImages, contextHash, ensureBaseImage, imageExists, readContainerfile, runBuild } from './image.js';
+import { type BuildContext, type BuildNetworkOptions, LABEL, type ProgressCallback, baseImages, contextHash, ensureBaseImage, imageExists, readContainerfile, runBuild } from './image.js';
 import { trustedContext } from './build-context.js';
 import { PROXY_URL, proxyEnv, squidConfig } from './egress-squid.js';
 import { readdir } from 'node:fs/promises';
@@ -32,7 +32,7 @@ export function proxyContainerName(instanceName: string): string {
 export function linkContainerName(instanceName: string): string {
   return `agent-kernel-${instanceName}--egress-link`;
 }
-/** The link image builds run their steps behind (egress-build.ts). */
+/** The link image builds run their steps behind (buildNetwork). */
 export function buildLinkContainerName(instanceName: string): string {
   return `agent-kernel-${instanceName}--egress-build`;
 }
@@ -239,9 +239,7 @@ export async function ensureEgress(engine: Engine, instance: Instance, agent: Do
 }
 
 /** Where an image build runs its steps (Docker's `networkmode` and `buildargs`); release() once it is done. */
-export interface BuildNetwork {
-  networkmode?: string;
-  buildargs?: Record<string, string>;
+export interface BuildNetwork extends BuildNetworkOptions {
   release(): Promise<void>;
 }
 

@@ -153,7 +153,16 @@ export async function runBuild(
     .buildImage(
       // A tar the host packed itself: the engine never resolves a path in the agent's folder.
       packContext(context),
-      { t: tag, dockerfile: context.containerfile, labels, rm: true, forcerm: true, nocache: options.force === true, ...options.network },
+      {
+        t: tag,
+        dockerfile: context.containerfile,
+        labels,
+        rm: true,
+        forcerm: true,
+        nocache: options.force === true,
+        ...(options.network?.networkmode ? { networkmode: options.network.networkmode } : {}),
+        ...(options.network?.buildargs ? { buildargs: options.network.buildargs } : {}),
+      },
     )
     .catch((error: unknown) => {
       throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag} failed to start: ${describeError(error)}`, { cause: error });

@@ -5,6 +5,7 @@ import type { Instance } from '../../config/instance.js';
 import { KernelError } from '../../errors.js';
 import { MCP_SERVER_NAME } from './harness.js';
 import { getHarness } from './index.js';
+import { isWithin } from '../../util/within.js';
 
 /** Pure-ish: the first executable called `command` on PATH (or the path itself when it has a slash). */
 export function findExecutable(command: string, pathVariable: string | undefined, cwd: string): string | undefined {
@@ -77,17 +78,14 @@ export function checkHarnessAvailable(instance: Instance, env: NodeJS.ProcessEnv
  * nor one a relative PATH entry could find there (whatever folder the harness, or what it starts, is in).
  */
 function refuseDataDirCommand(instance: Instance, command: string, found: string, pathVariable: string | undefined): void {
-  const real = (file: string) => {
-    try {
-      return realpathSync(file);
-    } catch {
-      return path.resolve(file);
-    }
-  };
-  const data = real(instance.dataDir);
-  const target = real(found);
+  let target = path.resolve(found);
+  try {
+    target = realpathSync(found);
+  } catch {
+    // not there: its name is what counts
+  }
   const relativeEntry = !command.includes('/') && (pathVariable ?? '').split(path.delimiter).some((dir) => dir === '' || !path.isAbsolute(dir));
-  if (target === data || target.startsWith(`${data}/`) || relativeEntry) {
+  if (isWithin(target, instance.dataDir) || relativeEntry) {
     throw new KernelError(
       'CONFIG_REFUSED',
       relativeEntry
