@@ -1,8 +1,8 @@
 import { constants } from 'node:fs';
-import { type FileHandle, copyFile, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { TTY_STATUS_FILE, type TtyStatusFile } from '../config/tty-status-file.js';
-import { writeFileAtomic } from '../util/atomic-write.js';
+import { concatFilesAtomic, writeFileAtomic } from '../util/atomic-write.js';
 import type { Row } from './screen-source.js';
 import { type LinePosition, type LineRange, ScrollbackFile } from './scrollback-file.js';
 
@@ -169,13 +169,7 @@ export class TtyFiles {
   async archive(archivePath: string, finalRows: readonly Row[]): Promise<void> {
     this.appendRows(finalRows);
     await this.close();
-    await mkdir(path.dirname(archivePath), { recursive: true });
-    const files = this.lines.files();
-    if (files.length === 1) await copyFile(files[0]!, archivePath).catch(async () => writeFileAtomic(archivePath, ''));
-    else {
-      const parts = await Promise.all(files.map((f) => readFile(f).catch(() => Buffer.alloc(0))));
-      await writeFileAtomic(archivePath, Buffer.concat(parts.flatMap((p, i) => (i > 0 && p.length > 0 ? [Buffer.from('\n'), p] : [p]))));
-    }
+    await concatFilesAtomic(archivePath, this.lines.files());
     await rm(this.dir, { recursive: true, force: true });
   }
 

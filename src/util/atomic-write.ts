@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -20,5 +21,43 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, m
     throw error;
   }
   await handle.close();
+  await rename(temp, file);
+}
+
+/**
+ * Write `files` one after the other, a newline between non-empty ones, to `file`, the same
+ * way (a temp file, then rename), a block at a time: a terminal's kept scrollback can be
+ * several files of many MB. A file that cannot be opened (gone, or a link) is left out.
+ */
+export async function concatFilesAtomic(file: string, files: readonly string[]): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const out = await open(temp, 'w');
+  const block = Buffer.allocUnsafe(1 << 16);
+  try {
+    let wrote = false;
+    for (const part of files) {
+      const input = await open(part, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => undefined);
+      if (!input) continue;
+      try {
+        for (let position = 0; ; ) {
+          const { bytesRead } = await input.read(block, 0, block.length, position);
+          if (bytesRead === 0) break;
+          if (position === 0 && wrote) await out.write('\n');
+          await out.write(block, 0, bytesRead);
+          position += bytesRead;
+          wrote = true;
+        }
+      } finally {
+        await input.close();
+      }
+    }
+    await out.sync();
+  } catch (error) {
+    await out.close();
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+  await out.close();
   await rename(temp, file);
 }

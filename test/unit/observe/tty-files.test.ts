@@ -205,6 +205,20 @@ describe('TtyFiles', () => {
     await expect(stat(dir)).rejects.toThrow(/ENOENT/);
   });
 
+  it('archives every kept rotated file in order, then the live one and the final rows, a block at a time', async () => {
+    // Lines of 40 KB against a 64 KB cap: each file holds two lines, and a line spans blocks of the copy.
+    const f = await files(1000, 64 * 1024);
+    f.anchorAt(0);
+    const texts = Array.from({ length: 9 }, (_, i) => `${i}`.repeat(40 * 1024));
+    for (let i = 0; i < 9; i++) f.appendRows(rows(i, [texts[i]!]));
+    await f.flush();
+    expect((await readdir(dir)).filter((n) => /^scrollback\.\d+$/.test(n)).length).toBeGreaterThan(2);
+    const archive = path.join(root, 'logs', 'sessions', 'tty_3-tick-007');
+    await f.archive(archive, rows(9, ['last screen']));
+    expect((await readFile(archive, 'utf8')).split('\n')).toEqual([...texts, 'last screen']);
+    expect((await readdir(path.dirname(archive))).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+  });
+
   it('archives an empty file for a terminal that never scrolled', async () => {
     const f = await files();
     const archive = path.join(root, 'archive');
