@@ -1,7 +1,8 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { resolveInstance } from '../../config/instance.js';
 import { KernelError } from '../../errors.js';
 import { attachArgv, dockerHostFor, listWindowsArgv } from '../../tty/attach-command.js';
+import { TerminalOutputFilter } from '../../util/terminal-filter.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT, err } from '../command.js';
 
@@ -43,11 +44,51 @@ export const attachCommand: Command = {
     if (!check.stdout.split('\n').includes(String(tty))) {
       throw new KernelError('TTY_NOT_FOUND', `TTY ${tty} of ${instance.name} is not open. Run agent-kernel ls ${target} to see the open ones.`);
     }
-    if (!write) err(`Watching TTY ${tty} of ${instance.name} read-only (detach: Ctrl-b d; --write to type).\n`);
-    const child = spawn(argv[0] as string, argv.slice(1), { stdio: 'inherit', env });
-    return new Promise<number>((resolve, reject) => {
-      child.on('error', reject);
-      child.on('exit', (code) => resolve(code ?? EXIT.FAILED));
-    });
+    if (!write) err(`Watching TTY ${tty} of ${instance.name} read-only (detach: Ctrl-b d or Ctrl-c; --write to type).\n`);
+    return attachThroughFilter(argv, env, write);
   },
 };
+
+/**
+ * Run the attach in a PTY of this process and pass its output to the person's terminal through
+ * TerminalOutputFilter. The `tmux` that draws it runs in the container, where the agent is root
+ * and can replace it: raw, its output could write the person's clipboard (OSC 52) or title, or
+ * ask the terminal to answer into the person's input. Resizes go the other way; keys too with
+ * `write`. Read-only is kept here, not by that tmux: keys stay on the host, and Ctrl-b d or
+ * Ctrl-c ends the attach.
+ */
+async function attachThroughFilter(argv: string[], env: NodeJS.ProcessEnv, write: boolean): Promise<number> {
+  const { default: nodePty } = await import('node-pty');
+  const size = (): { cols: number; rows: number } => ({ cols: process.stdout.columns || 80, rows: process.stdout.rows || 24 });
+  const term = nodePty.spawn(argv[0] as string, argv.slice(1), { name: 'xterm-256color', ...size(), env, encoding: null });
+  const filter = new TerminalOutputFilter();
+  let prefix = false;
+  let detached = false;
+  const onInput = (data: Buffer): void => {
+    if (write) return term.write(data);
+    for (const byte of data) {
+      if (byte === 0x03 || (prefix && byte === 0x64)) {
+        detached = true;
+        return term.kill();
+      }
+      prefix = byte === 0x02;
+    }
+  };
+  const onResize = (): void => {
+    const { cols, rows } = size();
+    term.resize(cols, rows);
+  };
+  process.stdin.setRawMode(true);
+  process.stdin.on('data', onInput);
+  process.stdout.on('resize', onResize);
+  term.onData((data) => process.stdout.write(filter.push(data as unknown as Buffer)));
+  return new Promise<number>((resolve) => {
+    term.onExit(({ exitCode }) => {
+      process.stdin.off('data', onInput);
+      process.stdout.off('resize', onResize);
+      process.stdin.setRawMode(false);
+      process.stdin.pause();
+      resolve(detached ? EXIT.OK : (exitCode ?? EXIT.FAILED));
+    });
+  });
+}

