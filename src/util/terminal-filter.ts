@@ -46,7 +46,8 @@ export class TerminalOutputFilter {
         return;
       case 'escape-intermediate':
         this.pending.push(byte);
-        if (byte < 0x20 || byte > 0x2f) this.flush(out);
+        if (byte === ESC) this.begin(byte);
+        else if (byte < 0x20 || byte > 0x2f) this.flush(out);
         return;
       case 'csi':
         this.pending.push(byte);

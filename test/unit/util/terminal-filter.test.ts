@@ -47,7 +47,7 @@ describe('TerminalOutputFilter', () => {
 
   it('never lets a string sequence through, whatever bytes surround it (random trials)', () => {
     const random = seededRandom(11);
-    const pieces = ['plain', '\x1b[1m', '\x1b]52;c;QQ==\x07', '\x1b]2;t\x1b\\', '\x1bPq#0\x1b\\', '\x1b', '\x1b[', '\r\n', 'é', '\x07'];
+    const pieces = ['plain', '\x1b[1m', '\x1b]52;c;QQ==\x07', '\x1b]2;t\x1b\\', '\x1bPq#0\x1b\\', '\x1b', '\x1b[', '\x1b(', '\x1b#', '\r\n', 'é', '\x07'];
     for (let trial = 0; trial < 500; trial++) {
       let text = '';
       for (let i = 0; i < 12; i++) text += pieces[Math.floor(random() * pieces.length)];
