@@ -1,20 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
-/**
- * Write a file so that a reader sees either the old content or the new, never a torn
- * mix: a temp file beside it, fsync (unless `durable: false`: a snapshot rewritten
- * every moment need not survive a power cut), then rename over the target.
- */
-export async function writeFileAtomic(file: string, data: string | Uint8Array, mode?: number, options: { durable?: boolean } = {}): Promise<void> {
+/** Fill a temp file beside `file` with `write`, then rename it over `file`; on a failure the temp file goes. */
+async function replaceAtomically(file: string, mode: number | undefined, write: (handle: FileHandle) => Promise<void>): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const handle = await open(temp, 'w', mode);
   try {
-    await handle.writeFile(data);
-    if (options.durable !== false) await handle.sync();
+    await write(handle);
   } catch (error) {
     await handle.close();
     await unlink(temp).catch(() => {});
@@ -25,16 +20,25 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, m
 }
 
 /**
+ * Write a file so that a reader sees either the old content or the new, never a torn
+ * mix: a temp file beside it, fsync (unless `durable: false`: a snapshot rewritten
+ * every moment need not survive a power cut), then rename over the target.
+ */
+export async function writeFileAtomic(file: string, data: string | Uint8Array, mode?: number, options: { durable?: boolean } = {}): Promise<void> {
+  await replaceAtomically(file, mode, async (handle) => {
+    await handle.writeFile(data);
+    if (options.durable !== false) await handle.sync();
+  });
+}
+
+/**
  * Write `files` one after the other, a newline between non-empty ones, to `file`, the same
- * way (a temp file, then rename), a block at a time: a terminal's kept scrollback can be
- * several files of many MB. A file that cannot be opened (gone, or a link) is left out.
+ * way, a block at a time: a terminal's kept scrollback can be several files of many MB. A
+ * file that cannot be opened (gone, or a link) is left out.
  */
 export async function concatFilesAtomic(file: string, files: readonly string[]): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const out = await open(temp, 'w');
   const block = Buffer.allocUnsafe(1 << 16);
-  try {
+  await replaceAtomically(file, undefined, async (out) => {
     let wrote = false;
     for (const part of files) {
       const input = await open(part, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => undefined);
@@ -53,11 +57,5 @@ export async function concatFilesAtomic(file: string, files: readonly string[]):
       }
     }
     await out.sync();
-  } catch (error) {
-    await out.close();
-    await unlink(temp).catch(() => {});
-    throw error;
-  }
-  await out.close();
-  await rename(temp, file);
+  });
 }
