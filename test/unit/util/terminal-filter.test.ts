@@ -26,6 +26,10 @@ describe('TerminalOutputFilter', () => {
     expect(filtered(hostile)).toBe('abclinkdefgh');
   });
 
+  it('drops C1 controls written as UTF-8 (CSI and OSC to a terminal that honours them) and keeps the rest of Latin-1', () => {
+    expect(filtered('a\u009b2Jb\u009d52;c;QQ==\u0007c\u00a0\u00e9\u00ffd', [2, 1, 3])).toBe('a2Jb52;c;QQ==\u0007c\u00a0\u00e9\u00ffd');
+  });
+
   it('drops window operations (move, resize, report the title into the input) and keeps other CSI', () => {
     expect(filtered('a\x1b[21tb\x1b[8;100;200tc\x1b[6nd')).toBe('abc\x1b[6nd');
   });
@@ -47,12 +51,13 @@ describe('TerminalOutputFilter', () => {
 
   it('never lets a string sequence through, whatever bytes surround it (random trials)', () => {
     const random = seededRandom(11);
-    const pieces = ['plain', '\x1b[1m', '\x1b]52;c;QQ==\x07', '\x1b]2;t\x1b\\', '\x1bPq#0\x1b\\', '\x1b', '\x1b[', '\x1b(', '\x1b#', '\r\n', 'é', '\x07'];
+    const pieces = ['plain', '\x1b[1m', '\x1b]52;c;QQ==\x07', '\x1b]2;t\x1b\\', '\x1bPq#0\x1b\\', '\x1b', '\x1b[', '\x1b(', '\x1b#', '\r\n', 'é', '\x07', '\u009d', '\u00a0'];
     for (let trial = 0; trial < 500; trial++) {
       let text = '';
       for (let i = 0; i < 12; i++) text += pieces[Math.floor(random() * pieces.length)];
       const out = filtered(text, [1 + Math.floor(random() * 5)]);
       for (const introducer of [']', 'P', 'X', '^', '_']) expect(out).not.toContain(`\x1b${introducer}`);
+      expect(out).not.toMatch(/[\u0080-\u009f]/);
       expect(out).not.toContain(';c;QQ==');
     }
   });
