@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -144,6 +144,12 @@ describeWithEngine('escape: files the agent plants in the data directory', () =>
       const result = await sandbox.run(['sh', '-c', `ln -s '${canary}' '${target}/planted' || touch '${target}/planted'`]);
       expect(result.exitCode, target).not.toBe(0);
     }
+    // The next archive name the host would pick and prune (`tty_N-tick-NNN-part`, in logs/sessions): not the agent's to plant.
+    await mkdir(test.instance.paths.sessionArchive, { recursive: true });
+    const archives = path.join(test.instance.paths.shownLogs, 'sessions');
+    const planted = await sandbox.run(['sh', '-c', `ln -s '${canary}' '${archives}/tty_0-tick-000-2' || mkfifo '${archives}/tty_0-tick-000-3'`]);
+    expect(planted.exitCode).not.toBe(0);
+    expect(planted.stderr).toMatch(/Read-only file system/);
     // state.json used to be in system/: a link there does not receive the runner's writes.
     await agent(`ln -sf '${canary}' '${d('system/state.json')}'`);
     await beginTickRecord(test.instance.paths.state, { started: new Date().toISOString() });

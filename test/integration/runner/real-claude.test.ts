@@ -1,7 +1,9 @@
-import { access, mkdir, readFile, readdir, readlink, writeFile } from 'node:fs/promises';
+import { access, readFile, readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, expect, it, vi } from 'vitest';
+import { silentLogger } from '../../../src/log/logger.js';
 import { DEFAULT_BUILTIN_TOOLS } from '../../../src/runner/harnesses/claude-code.js';
+import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
 import { startTick } from '../../../src/runner/tick.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { REAL_CLAUDE, type TickTestInstance, pollUntil, readJsonLines, tickTestInstance } from './tick-helpers.js';
@@ -40,14 +42,18 @@ describeWithEngine('kernel-runner tick with the real Claude Code CLI (logged out
   it('gets our server connected, classifies "Not logged in" as fatal, pauses, and leaves no process', async () => {
     await access(REAL_CLAUDE);
     t = await tickTestInstance({ command: REAL_CLAUDE });
-    // What the agent can write into its data repo for Claude Code to find where it runs: a project
-    // settings file whose hooks would run on the host, and a CLAUDE.md importing a host file.
+    // What the agent writes into its data repo, from inside its container, for Claude Code to find where it runs:
+    // a project settings file whose hooks would run on the host, and a CLAUDE.md importing a host file.
     const canary = path.join(t.instance.paths.stateRoot, 'claude-project-hook-ran');
-    await mkdir(path.join(t.dataDir, '.claude'), { recursive: true });
-    const hook = { hooks: [{ type: 'command', command: `touch ${canary}` }] };
-    await writeFile(path.join(t.dataDir, '.claude', 'settings.json'), JSON.stringify({ hooks: { SessionStart: [hook], UserPromptSubmit: [hook] } }));
-    await writeFile(path.join(t.dataDir, '.claude', 'settings.local.json'), JSON.stringify({ hooks: { SessionStart: [hook] } }));
-    await writeFile(path.join(t.dataDir, 'CLAUDE.md'), `@${t.instance.paths.operatorConfig}\n`);
+    const hook = JSON.stringify({ hooks: [{ type: 'command', command: `touch ${canary}` }] });
+    const plant = [
+      `mkdir -p '${t.dataDir}/.claude'`,
+      `printf '%s' '{"hooks":{"SessionStart":[${hook}],"UserPromptSubmit":[${hook}]}}' > '${t.dataDir}/.claude/settings.json'`,
+      `cp '${t.dataDir}/.claude/settings.json' '${t.dataDir}/.claude/settings.local.json'`,
+      `printf '@%s\\n' '${t.instance.paths.operatorConfig}' > '${t.dataDir}/CLAUDE.md'`,
+    ].join(' && ');
+    const sandbox = await openSandbox(t.instance, { logger: silentLogger() });
+    expect((await sandbox.run(['sh', '-c', plant])).exitCode).toBe(0);
     const running = await startTick(await t.reloaded(), { logger: t.logger, env: t.env });
     const outcome = await running.done;
 
