@@ -89,8 +89,9 @@ export class TerminalOutputFilter {
       this.pending.push(byte);
       this.flush(out);
     } else {
-      // ESC, a control or a byte of a UTF-8 character: the sequence ends unfinished, and the byte is judged as text.
-      this.flush(out);
+      // ESC, a control or a byte of a UTF-8 character: the unfinished sequence is dropped (a terminal runs a control
+      // inside an escape without leaving it, so ESC LF ] would be an OSC to it), and the byte is judged as text.
+      this.drop();
       this.step(byte, out);
     }
   }
