@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -36,15 +37,20 @@ async function checkEngine(): Promise<EngineAvailability> {
   // instances whose network is `none` (their builds have no network: apt-get would fail without the cache).
   // Tagged for instances whose network is `none` (TEST_IMAGE, GIT_TEST_IMAGE): their builds cannot run apt-get,
   // and a cache hit is not certain while another test file builds the same steps without the cache.
+  // Named per run: test runs in several work trees of one machine share the engine, and a fixed name
+  // made them remove each other's egress proxy mid-build.
+  const run = randomBytes(3).toString('hex');
   for (const [name, containerfile, tag] of [
-    ['agent-kernel-test-cache', undefined, TEST_IMAGE],
-    ['agent-kernel-test-cache-git', GIT_BUILD_CONTAINERFILE, GIT_TEST_IMAGE],
+    [`agent-kernel-test-cache-${run}`, undefined, TEST_IMAGE],
+    [`agent-kernel-test-cache-git-${run}`, GIT_BUILD_CONTAINERFILE, GIT_TEST_IMAGE],
   ] as const) {
     const cache = await createTestInstance({ name, containerfile });
     try {
       const built = await ensureImage(engine, cache.instance, { logger });
       const [repo, version] = tag.split(':') as [string, string];
       await engine.docker.getImage(built.tag).tag({ repo, tag: version });
+      // Only the shared tag stays (removing one of two tags just untags; the layers stay).
+      await engine.docker.getImage(built.tag).remove({ noprune: true });
     } finally {
       // Its build went through its egress proxy (allowlist, the default): that goes too.
       await removeEgress(engine, cache.instance);
