@@ -31,6 +31,16 @@ export function hookSocketPath(kernelStateDir: string): string {
   return path.join(os.tmpdir(), `agent-kernel-runner-${digest}.sock`);
 }
 
+/** Pure: one request line, checked (a kind we handle, an object for input); throws naming what is wrong. */
+export function parseHookRequest(line: string): { kind: HookEventKind; input: Record<string, unknown> } {
+  const request = JSON.parse(line) as unknown;
+  if (typeof request !== 'object' || request === null) throw new Error(`hook request is not an object: ${line.slice(0, 80)}`);
+  const { kind, input } = request as { kind?: unknown; input?: unknown };
+  if (!HOOK_EVENT_KINDS.includes(kind as HookEventKind)) throw new Error(`hook request has an unknown kind ${JSON.stringify(kind)}; expected one of ${HOOK_EVENT_KINDS.join(', ')}`);
+  if (input !== undefined && (typeof input !== 'object' || input === null || Array.isArray(input))) throw new Error('hook request input is not an object');
+  return { kind: kind as HookEventKind, input: (input ?? {}) as Record<string, unknown> };
+}
+
 export interface HookChannel {
   readonly socketPath: string;
   close(): Promise<void>;
@@ -43,23 +53,26 @@ export async function listenHookChannel(socketPath: string, handler: HookHandler
     let buffer = '';
     socket.setEncoding('utf8');
     socket.on('error', onError);
-    socket.on('data', (chunk: string) => {
+    const onData = (chunk: string): void => {
       buffer += chunk;
       const newline = buffer.indexOf('\n');
       if (newline < 0) return;
+      // One request per connection: whatever follows the first line is never handled.
+      socket.off('data', onData);
       const line = buffer.slice(0, newline);
       buffer = '';
       void (async () => {
         let reply: HookReply = {};
         try {
-          const request = JSON.parse(line) as { kind: HookEventKind; input: Record<string, unknown> };
-          reply = await handler(request.kind, request.input ?? {});
+          const request = parseHookRequest(line);
+          reply = await handler(request.kind, request.input);
         } catch (error) {
           onError(error);
         }
         socket.end(JSON.stringify(reply) + '\n');
       })();
-    });
+    };
+    socket.on('data', onData);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import net from 'node:net';
 import { access, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -61,6 +62,43 @@ describe('hook-cli (the command Claude Code runs for our hooks)', () => {
     const compact = await hook('pre-compact', socket, { trigger: 'auto' });
     expect(compact.code).toBe(0);
     expect(JSON.parse(compact.stdout)).toMatchObject({ decision: 'block' });
+  });
+
+  /** Write raw bytes to the channel and read what it answers before it closes. */
+  function raw(socket: string, text: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      let answer = '';
+      const connection = net.createConnection(socket, () => connection.write(text));
+      connection.setEncoding('utf8');
+      connection.on('data', (chunk: string) => (answer += chunk));
+      connection.on('end', () => resolve(answer));
+      connection.on('error', reject);
+    });
+  }
+
+  it('handles one request per connection, and only kinds it knows', async () => {
+    const socket = hookSocketPath(dir);
+    const errors: string[] = [];
+    channel = await listenHookChannel(
+      socket,
+      async (kind, input) => {
+        seen.push({ kind, input });
+        return { stdout: 'handled' };
+      },
+      (error) => errors.push((error as Error).message),
+    );
+    // A second line on the same connection must not run the handler a second time.
+    const twice = JSON.stringify({ kind: 'stop', input: { n: 1 } }) + '\n' + JSON.stringify({ kind: 'stop', input: { n: 2 } }) + '\n';
+    expect(await raw(socket, twice)).toBe('{"stdout":"handled"}\n');
+    expect(await raw(socket, JSON.stringify({ kind: 'rm -rf', input: {} }) + '\n')).toBe('{}\n');
+    expect(await raw(socket, JSON.stringify({ kind: 'stop', input: 'text' }) + '\n')).toBe('{}\n');
+    expect(await raw(socket, '[1]\n')).toBe('{}\n');
+    expect(seen).toEqual([{ kind: 'stop', input: { n: 1 } }]);
+    expect(errors).toEqual([
+      'hook request has an unknown kind "rm -rf"; expected one of pre-compact, post-tool-use, stop',
+      'hook request input is not an object',
+      'hook request has an unknown kind undefined; expected one of pre-compact, post-tool-use, stop',
+    ]);
   });
 
   it('keeps unix socket paths short enough', () => {
