@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { z } from 'zod';
 import { writeFileAtomic } from './atomic-write.js';
 
 /** Whether a process exists (EPERM means it does, owned by someone else). */
@@ -13,12 +14,9 @@ export function isProcessAlive(pid: number): boolean {
   }
 }
 
-/** What a lock file holds: the holder's PID, when it took the lock, and whatever the holder adds. */
-export interface LockHolder {
-  pid: number;
-  started: string;
-  [key: string]: unknown;
-}
+/** What a lock file holds: the holder's PID, when it took the lock, and whatever the holder adds (the tick...). */
+const LockHolderSchema = z.looseObject({ pid: z.number().int().positive(), started: z.string() });
+export type LockHolder = z.infer<typeof LockHolderSchema>;
 
 export interface PidLock {
   readonly file: string;
@@ -37,13 +35,14 @@ async function readLock(file: string): Promise<Read> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'absent' };
     throw error;
   }
+  let json: unknown;
   try {
-    const holder = JSON.parse(text) as Partial<LockHolder>;
-    if (typeof holder.pid === 'number' && typeof holder.started === 'string') return { kind: 'held', holder: holder as LockHolder, text };
+    json = JSON.parse(text);
   } catch {
     // Not JSON: left by something else, never by a taker (takers only link complete files).
   }
-  return { kind: 'garbage', text };
+  const holder = LockHolderSchema.safeParse(json);
+  return holder.success ? { kind: 'held', holder: holder.data, text } : { kind: 'garbage', text };
 }
 
 export async function readLockHolder(file: string): Promise<LockHolder | undefined> {

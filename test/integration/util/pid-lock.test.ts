@@ -80,4 +80,16 @@ describe('PID lock', () => {
     await expect(acquirePidLock(lockFile, (holder) => new Error(`held by ${holder.pid}`))).rejects.toThrow(`held by ${process.pid}`);
     await lock.release();
   });
+
+  it('takes over a lock file whose holder is not a PID it can check (never signals or trusts it)', async () => {
+    const lockFile = path.join(dir, 'the.lock');
+    // 1 is init, always alive: a lock naming it as a string, or a negative or fractional PID, is no holder.
+    for (const text of ['{"pid":"1","started":"x"}', '{"pid":-1,"started":"x"}', '{"pid":1.5,"started":"x"}', '{"pid":1}', '[1]']) {
+      await writeFile(lockFile, text);
+      expect(await readLockHolder(lockFile)).toBeUndefined();
+      const lock = await acquirePidLock(lockFile, (holder) => new Error(`held by ${holder.pid}`));
+      expect((await readLockHolder(lockFile))?.pid).toBe(process.pid);
+      await lock.release();
+    }
+  });
 });
