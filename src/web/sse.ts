@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import path from 'node:path';
 import type { Instance } from '../config/instance.js';
-import { followEvents, readEvents } from '../observe/events/event-log.js';
+import { followEvents, pause, readEvents } from '../observe/events/event-log.js';
 import { readUntrustedRange, relativeInside } from '../util/untrusted-fs.js';
 import { currentRecording } from './web-data.js';
 
@@ -26,16 +26,6 @@ export function openSse(req: http.IncomingMessage, res: http.ServerResponse): { 
 const LIVE_START_MAX_BYTES = 2 * 1024 * 1024;
 const POLL_MS = 100;
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
-}
-
 /**
  * A terminal, live: its newest recording's header (`header`), then every asciicast event
  * (`cast`) as it is appended; when a newer recording starts (a new tick), a new header.
@@ -56,7 +46,7 @@ export async function streamTerminal(instance: Instance, tty: number, req: http.
         const headerEnd = text.indexOf('\n');
         if (headerEnd < 0) {
           file = undefined;
-          await sleep(POLL_MS, signal);
+          await pause(POLL_MS, signal);
           continue;
         }
         send('header', JSON.stringify({ ...(JSON.parse(text.slice(0, headerEnd)) as object), file: path.basename(file) }));
@@ -69,7 +59,7 @@ export async function streamTerminal(instance: Instance, tty: number, req: http.
       }
     }
     if (!file) {
-      await sleep(POLL_MS * 5, signal);
+      await pause(POLL_MS * 5, signal);
       continue;
     }
     const chunk = await readUntrustedRange(instance.paths.stateRoot, relativeInside(instance.paths.stateRoot, file), { from: position, maxBytes: 1024 * 1024 });
@@ -79,7 +69,7 @@ export async function streamTerminal(instance: Instance, tty: number, req: http.
       position += end;
       continue;
     }
-    await sleep(POLL_MS, signal);
+    await pause(POLL_MS, signal);
   }
 }
 
