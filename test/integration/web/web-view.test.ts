@@ -29,8 +29,8 @@ function transcript(): string {
   return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
 }
 
-async function xtermText(page: Page, tty: number): Promise<string> {
-  return page.evaluate((n) => document.querySelector(`.tty-screen[data-tty="${n}"] .xterm-rows`)?.textContent ?? '', tty);
+async function xtermText(page: Page, id: string): Promise<string> {
+  return page.evaluate((n) => document.querySelector(`.card[data-id="${n}"] .xterm-rows`)?.textContent ?? '', id);
 }
 
 // Outside CI a machine without chromium skips loudly; in CI the browser tests must run.
@@ -105,13 +105,13 @@ run('agent-kernel web (real chromium)', () => {
   });
 
   it('lists every instance and shows the paused one as paused, with why', async () => {
-    const page = await browser.newPage();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(web.url);
-    const row = page.locator(`tr[data-instance="${paused.name}"]`);
+    const row = page.locator(`.instance[data-instance="${paused.name}"]`);
     await row.waitFor();
-    expect(await row.locator('.state').innerText()).toContain('paused');
+    expect(await row.locator('.badge').first().innerText()).toContain('paused');
     expect(await row.innerText()).toContain('billing: the API key has no credit left');
-    expect(await page.locator(`tr[data-instance="${t.test.name}"]`).innerText()).toContain('not running');
+    expect(await page.locator(`.instance[data-instance="${t.test.name}"]`).innerText()).toContain('not running');
     await screenshot(page, 'instances');
     await page.close();
   });
@@ -119,16 +119,17 @@ run('agent-kernel web (real chromium)', () => {
   it('shows what a terminal prints within a second, and does not run markup the terminal prints', async () => {
     const { tty } = await t.manager.open();
     await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
-    const page = await browser.newPage();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(`${web.url}#/i/${t.test.name}/terminals`);
-    await page.locator(`.tty-screen[data-tty="${tty}"] .xterm-rows`).waitFor();
-    await pollUntil(async () => /[#$]/.test(await xtermText(page, tty)), 10_000, 'the prompt in the browser');
+    const id = `${t.test.name}/${tty}`;
+    await page.locator(`.card[data-id="${id}"] .xterm-rows`).waitFor();
+    await pollUntil(async () => /[#$]/.test(await xtermText(page, id)), 10_000, 'the prompt in the browser');
     const typed = Date.now();
     await t.manager.type({ tty, expect: 'bash', text: `echo live-$((20+3)) '${XSS_TEXT}'` });
-    const ms = await pollUntil(async () => (await xtermText(page, tty)).includes('live-23'), 5000, 'live-23 in the browser');
+    const ms = await pollUntil(async () => (await xtermText(page, id)).includes('live-23'), 5000, 'live-23 in the browser');
     console.log(`web view: output reached the browser ${Date.now() - typed} ms after type() (${ms} ms of polling)`);
     expect(Date.now() - typed).toBeLessThan(1000);
-    await pollUntil(async () => (await page.locator('.tty-title .exit').innerText().catch(() => '')).includes('exit 0'), 5000, 'the exit code in the title');
+    await pollUntil(async () => (await page.locator(`.card[data-id="${id}"] .state`).innerText().catch(() => '')).includes('exit 0'), 5000, 'the exit code on the card');
     expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
     await screenshot(page, 'terminals');
     await t.manager.wait(2);
@@ -136,15 +137,15 @@ run('agent-kernel web (real chromium)', () => {
   });
 
   it('is read-only without --write: typing is refused and nothing reaches the terminal', async () => {
-    const page = await browser.newPage();
-    await page.goto(`${web.url}#/i/${t.test.name}/terminals`);
-    await page.locator('.tty-screen[data-tty="0"] .xterm-rows').waitFor();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`${web.url}#/i/${t.test.name}/tty/0`);
+    await page.locator('.focus-screen .xterm-rows').waitFor();
     const status = await page.evaluate(async (name) => {
       const res = await fetch(`/api/instances/${name}/terminals/0/input`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data: 'echo nope\r' }) });
       return res.status;
     }, t.test.name);
     expect(status).toBe(403);
-    await page.locator('.tty-screen[data-tty="0"]').click();
+    await page.locator('.focus-screen').click();
     await page.keyboard.type('echo sneaked-in\n');
     const result = await t.manager.wait(1);
     expect(JSON.stringify(result)).not.toContain('sneaked-in');
@@ -155,10 +156,10 @@ run('agent-kernel web (real chromium)', () => {
     const writable = await startWeb(env, ['--write']);
     try {
       await personInputSince(t.test.instance.paths.events);
-      const page = await browser.newPage();
-      await page.goto(`${writable.url}#/i/${t.test.name}/terminals`);
-      await page.locator('.tty-screen[data-tty="0"] .xterm-rows').waitFor();
-      await page.locator('.tty-screen[data-tty="0"]').click();
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      await page.goto(`${writable.url}#/i/${t.test.name}/tty/0`);
+      await page.locator('.focus-screen .xterm-rows').waitFor();
+      await page.locator('.focus-screen').click();
       await page.keyboard.type('echo from-a-person\n');
       await waitFor(t.manager, 0, (text) => text.includes('from-a-person'));
       let notice: string | undefined;
@@ -172,9 +173,9 @@ run('agent-kernel web (real chromium)', () => {
   });
 
   it('replays a recording with its list of commands', async () => {
-    const page = await browser.newPage();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(`${web.url}#/i/${t.test.name}/recordings`);
-    await page.locator('a', { hasText: 'replay' }).first().click();
+    await page.locator('td a', { hasText: 'TTY 0' }).first().click();
     await page.locator('.commands li').first().waitFor();
     const commands = await page.locator('.commands').innerText();
     expect(commands).toContain('echo live-$((20+3))');
@@ -187,32 +188,34 @@ run('agent-kernel web (real chromium)', () => {
   });
 
   it('shows tick history and renders a transcript as text: agent words, tool calls, results, runner decisions; no markup runs', async () => {
-    const page = await browser.newPage();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${web.url}#/i/${paused.name}/ticks`);
-    await page.locator('table').waitFor();
-    const history = await page.locator('table').innerText();
+    await page.locator('.run').first().waitFor();
+    const history = await page.locator('.runs').innerText();
     expect(history).toContain('#1');
     expect(history).toContain('42s');
     expect(history).toContain('$0.01');
+    expect(history).toContain('All done.');
     await screenshot(page, 'ticks');
-    await page.locator('a', { hasText: '#1' }).click();
-    await page.locator('.transcript').waitFor();
-    const text = await page.locator('.transcript').innerText();
+    await page.locator('.run', { hasText: '#1' }).click();
+    await page.locator('.log .line').first().waitFor();
+    const text = await page.locator('.log').innerText();
     expect(text).toContain('Looking around. <img src=x onerror=');
     expect(text).toContain('type');
-    expect(text).toContain('pre-stop-block');
+    expect(text).toContain('Stop hook: not yet');
     expect(text).toContain('All done.');
-    await page.locator('.item.tool details summary', { hasText: 'result' }).click();
-    expect(await page.locator('.item.tool').innerText()).toContain('Sent text. <img');
-    expect(await page.locator('.transcript img').count()).toBe(0);
-    expect(await page.locator('.transcript script').count()).toBe(0);
+    await page.locator('.line.tool summary').first().click();
+    expect(await page.locator('.line.tool').innerText()).toContain('Sent text. <img');
+    expect(await page.locator('.log img').count()).toBe(0);
+    expect(await page.locator('.log script').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
     expect(errors).toEqual([]);
     await screenshot(page, 'transcript');
     await page.goto(`${web.url}#/i/${t.test.name}/events`);
     await page.locator('.events li').first().waitFor();
+    await pollUntil(async () => (await page.locator('.events').innerText()).includes('command.finished'), 5000, 'the events');
     expect(await page.locator('.events').innerText()).toContain('command.finished');
     await screenshot(page, 'events');
     await page.close();
