@@ -53,6 +53,8 @@ function thumbnail(t) {
   const frame = h('div', { class: 'thumb-frame' }, screen);
   const card = h('a', { class: 'card', href: href(t.instance, 'tty', String(t.tty)), 'data-id': `${t.instance}/${t.tty}`, title: 'Open full size' }, title, frame, h('div', { class: 'card-foot' }));
   const term = agentTerminal(screen, { cols: 120, rows: 40, fontSize: 12, scrollback: 0, cursorBlink: false });
+  // xterm.js draws a terminal only while it is on screen; its buffer is always current (tests read it).
+  card.terminal = term;
   const fit = () => {
     const inner = screen.querySelector('.xterm-screen');
     if (!inner || !inner.offsetWidth) return;
@@ -92,7 +94,7 @@ export async function overviewView(body, only) {
   const lists = new Map();
   const grid = h('div', { class: 'grid' });
   const instances = h('div', { class: 'instances' });
-  const sizes = { S: '16rem', M: '22rem', L: '34rem' };
+  const sizes = { S: '13rem', M: '18rem', L: '30rem' };
   const size = localStorage.getItem('ak-thumb') ?? 'M';
   grid.style.setProperty('--thumb', sizes[size] ?? sizes.M);
   const sizer = h(
