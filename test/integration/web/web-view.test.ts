@@ -248,12 +248,12 @@ run('agent-kernel web (real chromium)', () => {
     await page.goto(`${web.url}#/i/${paused.name}/replay/${name}`);
     await page.locator('.ap-player').waitFor();
     await page.locator('.commands button').first().click();
-    const rows = async () => page.evaluate(() => [...document.querySelectorAll('.ap-term .ap-line')].map((l) => (l.textContent ?? '').replace(/\s+$/, '')));
+    const rows = async () => page.evaluate(() => Array.from(document.querySelectorAll('.ap-term .ap-line')).map((l) => (l.textContent ?? '').replace(/\s+$/, '')));
     await pollUntil(async () => (await rows()).some((r) => r.includes('row 30')), 15_000, 'the end of the replay');
     expect(await rows()).toEqual(expected);
     const boxes = await page.evaluate(() => {
       const term = document.querySelector('.ap-term')!.getBoundingClientRect();
-      return { term: { top: term.top, bottom: term.bottom }, lines: [...document.querySelectorAll('.ap-term .ap-line')].map((l) => { const r = l.getBoundingClientRect(); return { top: r.top, bottom: r.bottom, height: r.height }; }) };
+      return { term: { top: term.top, bottom: term.bottom }, lines: Array.from(document.querySelectorAll('.ap-term .ap-line')).map((l) => { const r = l.getBoundingClientRect(); return { top: r.top, bottom: r.bottom, height: r.height }; }) };
     });
     expect(boxes.lines).toHaveLength(24);
     for (const [i, line] of boxes.lines.entries()) {
