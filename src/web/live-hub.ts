@@ -1,6 +1,6 @@
-import { loadRegistry } from '../../config/registry.js';
-import { instanceByName } from '../web-data.js';
-import { InstanceFeed } from './instance-feed.js';
+import { loadRegistry } from '../config/registry.js';
+import { instanceByName } from './web-data.js';
+import { InstanceFeed } from './live/instance-feed.js';
 
 /** How long a feed nobody watches stays (a page moving between views keeps its mirrors). */
 const LINGER_MS = 30_000;

@@ -1,13 +1,13 @@
 import type http from 'node:http';
 import path from 'node:path';
-import { pause } from '../../observe/events/event-log.js';
-import { openSse } from '../sse.js';
-import { TranscriptParser } from '../transcript.js';
-import { listInstances, listTicks } from '../web-data.js';
-import type { InstanceFeed } from './instance-feed.js';
+import { pause } from '../observe/events/event-log.js';
+import { openSse } from './sse.js';
+import { TranscriptParser } from './transcript.js';
+import { listInstances, listTicks } from './web-data.js';
+import type { InstanceFeed } from './live/instance-feed.js';
 import type { LiveHub } from './live-hub.js';
-import { LineFollower } from './line-follower.js';
-import type { MirrorListener } from './terminal-mirror.js';
+import { LineFollower } from './live/line-follower.js';
+import type { MirrorListener } from './live/terminal-mirror.js';
 
 /** Output sent together (one message per terminal per flush). */
 const FLUSH_MS = 40;
