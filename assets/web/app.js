@@ -1,5 +1,7 @@
 import { h, getJson } from './dom.js';
-import { instancesView, terminalsView, ticksView, transcriptView, recordingsView, replayView, eventsView } from './views.js';
+import { overviewView } from './overview.js';
+import { terminalView } from './terminal.js';
+import { ticksView, transcriptView, recordingsView, replayView, eventsView } from './views.js';
 
 const view = document.getElementById('view');
 const crumbs = document.getElementById('crumbs');
@@ -19,15 +21,20 @@ async function route() {
   view.replaceChildren(body);
   crumbs.replaceChildren();
   try {
+    if (parts[0] === 'events') {
+      cleanup = await eventsView(body, undefined);
+      return;
+    }
     if (parts[0] !== 'i' || !parts[1]) {
-      cleanup = await instancesView(body);
+      cleanup = await overviewView(body, undefined);
       return;
     }
     const name = parts[1];
     const what = parts[2] ?? 'terminals';
     crumbs.replaceChildren(h('span', {}, ' / '), h('a', { href: `#/i/${encodeURIComponent(name)}/terminals` }, name));
-    view.prepend(tabs(name, what === 'tick' ? 'ticks' : what === 'replay' ? 'recordings' : what));
-    if (what === 'terminals') cleanup = await terminalsView(body, name, config);
+    view.prepend(tabs(name, { tick: 'ticks', replay: 'recordings', tty: 'terminals' }[what] ?? what));
+    if (what === 'terminals') cleanup = await overviewView(body, name);
+    else if (what === 'tty') cleanup = await terminalView(body, name, Number(parts[3]), config);
     else if (what === 'ticks') cleanup = await ticksView(body, name);
     else if (what === 'tick') cleanup = await transcriptView(body, name, Number(parts[3]));
     else if (what === 'recordings') cleanup = await recordingsView(body, name);
@@ -40,6 +47,6 @@ async function route() {
 }
 
 config = await getJson('/api/config').catch(() => config);
-document.getElementById('mode').replaceChildren(h('span', { class: config.write ? 'badge warn' : 'badge' }, config.write ? 'write: people can type' : 'read-only'));
+document.getElementById('mode').replaceChildren(h('a', { href: '#/events', class: 'muted' }, 'events'), ' ', h('span', { class: config.write ? 'badge warn' : 'badge' }, config.write ? 'write: people can type' : 'read-only'));
 window.addEventListener('hashchange', route);
 await route();

@@ -13,6 +13,7 @@ void runCli(
     doctor: async () => (await import('./commands/doctor.js')).doctorCommand,
     events: async () => (await import('./commands/events.js')).eventsCommand,
     web: async () => (await import('./commands/web.js')).webCommand,
+    play: async () => (await import('./commands/play.js')).playCommand,
   },
   process.argv.slice(2),
 );

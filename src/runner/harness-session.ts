@@ -17,6 +17,7 @@ import { type EndReason, type SessionResult, copySessionTranscript, sessionResul
 import { SessionHookHandler } from './session-hooks.js';
 import { emptyTally, tallyEvent } from './session-tally.js';
 import { hookSettings, mcpConfig, writeTickFiles } from './tick-files.js';
+import { stampLine } from './transcript-records.js';
 
 export type { EndReason, SessionResult } from './session-result.js';
 export type { SessionTokens } from './session-tally.js';
@@ -112,7 +113,7 @@ export class HarnessSession {
     }
     this.writeLine(this.options.harness.encodeUserMessage(midTickMessage(message)));
     this.writtenSinceResult++;
-    this.marker({ event: 'message-delivered', chars: message.length });
+    this.marker({ event: 'message-delivered', chars: message.length, text: message });
     return true;
   }
 
@@ -158,6 +159,7 @@ export class HarnessSession {
     if (!invocation.interactiveStdin) {
       proc.child.stdin?.end();
       this.promptSent = true;
+      this.marker({ event: 'prompt', text: this.options.prompt });
     }
 
     proc.child.stderr?.setEncoding('utf8');
@@ -219,6 +221,7 @@ export class HarnessSession {
     if (wait.kind === 'failed') this.end('mcp', mcpFailureMessage(this.options.instance, wait.status));
     if (gone()) return;
     this.writeLine(harness.encodeUserMessage!(this.options.prompt));
+    this.marker({ event: 'prompt', text: this.options.prompt });
     this.promptSent = true;
     for (const message of this.queued.splice(0)) this.deliver(message);
   }
@@ -242,7 +245,7 @@ export class HarnessSession {
   private onLine(line: string): void {
     if (!line.trim()) return;
     this.lastEventAt = Date.now();
-    this.options.tickLog.write(line + '\n');
+    this.options.tickLog.write(stampLine(line) + '\n');
     for (const event of this.options.harness.parseLine(line)) this.onEvent(event);
   }
 

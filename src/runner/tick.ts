@@ -46,6 +46,8 @@ export interface StartTickOptions {
   maxRateLimitWaitMs?: number;
   /** Container start-up progress lines (image builds). */
   onProgress?: (line: string) => void;
+  /** What started the tick (message, schedule, restart, manual): in its event and transcript. */
+  trigger?: string;
 }
 
 export type TickStatus = 'ok' | 'interrupted' | 'failed';
@@ -106,7 +108,7 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
     sandbox = await openSandbox(instance, { logger: options.logger, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
     record = await beginTickRecord(instance.paths.state, { started: new Date().toISOString(), pid: process.pid });
     await lock.update({ tick: record.tick });
-    await appendEvent(instance.paths.events, { type: 'tick.started', tick: record.tick });
+    await appendEvent(instance.paths.events, { type: 'tick.started', tick: record.tick, trigger: options.trigger ?? 'manual' });
   } catch (error) {
     await lock.release();
     throw error;
@@ -159,6 +161,7 @@ class TickRun {
     const tickLog = createWriteStream(logFile, { flags: 'a' });
     // A transcript that cannot be written is logged; it does not end the tick.
     tickLog.on('error', (error) => this.logger.error({ err: describeError(error), logFile }, 'cannot write the tick transcript'));
+    tickLog.write(JSON.stringify({ type: 'kernel_runner', tick: this.record.tick, time: new Date().toISOString(), event: 'tick-start', trigger: this.options.trigger ?? 'manual', messages: this.messages.length }) + '\n');
     const workDir = path.join(paths.kernelState, `tick-${String(this.record.tick).padStart(3, '0')}`);
     let outcome: TickOutcome | undefined;
     try {

@@ -114,6 +114,7 @@ async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: Te
   tty.observed(now, normalizeProgram(now.command));
   if (now.dead) tty.died(now.exitStatus);
   else if (saved?.commandStartedAt !== undefined) resumeOrEnd(tty, saved.commandStartedAt, now);
+  if (!now.dead) tty.adoptedAtPrompt();
   const changed = !saved || tty.digest(normalCursor(now)) !== saved.markDigest || now.historySize < saved.markHistory;
   tty.tracker.adopted(emulator, changed);
   const shown = saved?.shown && now.historySize >= saved.shown.history ? saved.shown : undefined;

@@ -165,6 +165,11 @@ export class Tty {
   get runningSince(): number | undefined {
     return this.running ? this.commandStartedAt : undefined;
   }
+  /** Taken over idle at its prompt: the next command line starts at the cursor (this server saw no prompt mark yet). */
+  adoptedAtPrompt(): void {
+    if (!this.running && !this.emulator.alternateScreen) this.inputStart ??= { abs: this.emulator.cursorAbs, x: this.emulator.cursorX };
+  }
+
   /** A command an earlier server saw start runs on. */
   resumeCommand(startedAt: number): void {
     this.running = true;

@@ -1,23 +1,40 @@
 /**
- * A tick's transcript (`tick-NNN.jsonl`, Claude Code's stream-json plus kernel-runner's own
- * lines) turned into items a page can show: the agent's text, tool calls with their
- * arguments and results, hook and runner decisions, errors. Pure. Everything here is
- * agent-controlled text: the page must render it as text, never as markup.
+ * A tick's transcript (`tick-NNN.jsonl`: Claude Code's stream-json, each line stamped with the
+ * time it arrived, plus kernel-runner's own records) turned into items a person reads like a
+ * CI log: who spoke (agent, harness, hook, runner, operator), when, tool calls with a one-line
+ * summary, and a header with tokens and cost. Incremental (a live tick's lines arrive one by one)
+ * and pure. Everything here is agent-controlled text: the page renders it as text.
  */
 
-export type TranscriptItem =
-  | { kind: 'session'; text: string }
-  | { kind: 'text'; text: string }
-  | { kind: 'thinking'; text: string }
-  | { kind: 'tool'; id: string; name: string; input: string; result?: string; isError?: boolean }
-  | { kind: 'runner'; event: string; text: string }
-  | { kind: 'error'; text: string }
-  | { kind: 'result'; text: string; isError: boolean; costUsd?: number; durationMs?: number };
+export type Speaker = 'agent' | 'harness' | 'hook' | 'runner' | 'operator';
+
+export interface TranscriptItem {
+  index: number;
+  at?: string;
+  who: Speaker;
+  kind: 'prompt' | 'message' | 'text' | 'thinking' | 'tool' | 'note' | 'error' | 'result';
+  /** One line: what the item is about (a tool call's summary, a runner event's name). */
+  title?: string;
+  text: string;
+  tool?: { name: string; input: string; result?: string; resultLine?: string; isError?: boolean };
+}
+
+export interface TranscriptSummary {
+  started?: string;
+  ended?: string;
+  trigger?: string;
+  model?: string;
+  turns: number;
+  toolCalls: number;
+  tokens: { input: number; output: number; cacheRead: number; cacheCreation: number };
+  costUsd: number;
+  result?: { text: string; isError: boolean };
+}
 
 const MAX_FIELD = 20_000;
 
-function cut(text: string): string {
-  return text.length > MAX_FIELD ? `${text.slice(0, MAX_FIELD)}\n… (${text.length - MAX_FIELD} more characters)` : text;
+function cut(text: string, max = MAX_FIELD): string {
+  return text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
 }
 
 function obj(value: unknown): Record<string, unknown> {
@@ -28,67 +45,202 @@ function str(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
 
+function num(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+function firstLine(text: string, max = 140): string {
+  const line = text.split('\n').find((l) => l.trim()) ?? '';
+  return cut(line.trim(), max);
+}
+
 function resultText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) return content.map((part) => (obj(part).type === 'text' ? str(obj(part).text) : `[${str(obj(part).type) || 'part'}]`)).join('\n');
   return JSON.stringify(content ?? '');
 }
 
-export function parseTranscript(text: string): TranscriptItem[] {
-  const items: TranscriptItem[] = [];
-  const tools = new Map<string, Extract<TranscriptItem, { kind: 'tool' }>>();
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
+/** `mcp__agent-kernel__type` → `type`. */
+export function shortToolName(name: string): string {
+  const match = /^mcp__.+?__(.+)$/.exec(name);
+  return match ? match[1]! : name;
+}
+
+/** Pure: one line saying what a tool call asked for (`tty 0: ls /`, `wait 30 s`). */
+export function toolSummary(name: string, input: Record<string, unknown>): string {
+  const short = shortToolName(name);
+  const quote = (v: unknown) => JSON.stringify(firstLine(String(v), 100));
+  if (short === 'type' && input.tty !== undefined) return `tty ${String(input.tty)}${input.expect ? ` (${str(input.expect)})` : ''}: ${quote(input.text ?? '')}`;
+  if (short === 'open') return input.command === undefined ? 'a shell' : quote(input.command);
+  if (short === 'close' && input.tty !== undefined) return `tty ${String(input.tty)}`;
+  if (short === 'wait') return input.timeout === undefined ? '' : `up to ${String(input.timeout)} s`;
+  const parts = Object.entries(input).map(([k, v]) => `${k}=${typeof v === 'string' ? quote(v) : firstLine(JSON.stringify(v), 60)}`);
+  return cut(parts.join(' '), 140);
+}
+
+/** What the runner's own records say, for a person. */
+function runnerNote(event: string, fields: Record<string, unknown>): { who: Speaker; title: string; text: string } {
+  switch (event) {
+    case 'tick-start':
+      return { who: 'runner', title: 'tick started', text: `trigger: ${str(fields.trigger) || 'manual'}${num(fields.messages) ? `, ${num(fields.messages)} message(s) waiting` : ''}` };
+    case 'attempt-start':
+      return { who: 'runner', title: `attempt ${num(fields.attempt)} started`, text: Array.isArray(fields.command) ? fields.command.map(String).join(' ') : '' };
+    case 'attempt-end':
+      return {
+        who: 'runner',
+        title: `attempt ${num(fields.attempt)} ended`,
+        text: `exit ${fields.exit_code === null || fields.exit_code === undefined ? '-' : String(fields.exit_code)}${fields.signal ? ` (${str(fields.signal)})` : ''}${fields.ended_by ? `, ended by the runner: ${str(fields.ended_by)}` : ''}; ${num(fields.tool_calls)} tool calls, ${num(fields.turns)} turns`,
+      };
+    case 'pre-stop-block':
+      return { who: 'hook', title: 'Stop hook: not yet', text: Array.isArray(fields.issues) ? fields.issues.map(String).join('\n') : '' };
+    case 'pre-stop-gave-up':
+      return { who: 'hook', title: 'Stop hook: gave up reminding', text: Array.isArray(fields.issues) ? fields.issues.map(String).join('\n') : '' };
+    case 'wrap-up':
+      return { who: 'hook', title: 'told the agent to wrap up', text: `context ${Math.round(num(fields.context_used) / 1000)}k of ${Math.round(num(fields.context_window) / 1000)}k` };
+    case 'ending':
+      return { who: 'runner', title: `ending the session (${str(fields.reason)})`, text: str(fields.detail) };
+    case 'retry-wait':
+      return { who: 'runner', title: `retrying in ${Math.round(num(fields.delay_ms) / 1000)} s`, text: str(fields.reason) };
+    default: {
+      const { type: _t, tick: _k, time: _time, event: _e, ...rest } = fields;
+      return { who: 'runner', title: event || 'runner', text: Object.keys(rest).length ? JSON.stringify(rest) : '' };
+    }
+  }
+}
+
+export class TranscriptParser {
+  readonly items: TranscriptItem[] = [];
+  readonly summary: TranscriptSummary = { turns: 0, toolCalls: 0, tokens: { input: 0, output: 0, cacheRead: 0, cacheCreation: 0 }, costUsd: 0 };
+  private readonly tools = new Map<string, TranscriptItem>();
+  private changed = new Set<TranscriptItem>();
+  private sessionCost = 0;
+  private doneCost = 0;
+
+  /** Take one line; returns the items it added or changed (a tool call gains its result). */
+  push(line: string): TranscriptItem[] {
+    if (!line.trim()) return [];
     let event: Record<string, unknown>;
     try {
       event = obj(JSON.parse(line));
     } catch {
-      continue;
+      return [];
     }
+    this.changed = new Set();
+    const at = str(event.received_at) || str(event.time) || undefined;
+    if (at) {
+      this.summary.started ??= at;
+      this.summary.ended = at;
+    }
+    this.take(event, at);
+    this.summary.costUsd = this.doneCost + this.sessionCost;
+    return [...this.changed];
+  }
+
+  private add(item: Omit<TranscriptItem, 'index'>): TranscriptItem {
+    const full = { index: this.items.length, ...item };
+    this.items.push(full);
+    this.changed.add(full);
+    return full;
+  }
+
+  private take(event: Record<string, unknown>, at: string | undefined): void {
+    const when = at ? { at } : {};
     const type = str(event.type);
     if (type === 'system' && event.subtype === 'init') {
+      this.summary.model = str(event.model) || undefined;
       const servers = Array.isArray(event.mcp_servers) ? event.mcp_servers.map((s) => `${str(obj(s).name)} ${str(obj(s).status)}`).join(', ') : '';
-      items.push({ kind: 'session', text: `Session started: model ${str(event.model) || '?'}${servers ? `; MCP servers: ${servers}` : ''}` });
+      this.add({ ...when, who: 'harness', kind: 'note', title: 'session started', text: `model ${str(event.model) || '?'}${servers ? `; MCP servers: ${servers}` : ''}` });
     } else if (type === 'system' && event.subtype === 'api_retry') {
-      items.push({ kind: 'error', text: `API error ${String(event.error_status ?? '')}: retrying (attempt ${String(event.attempt ?? '?')})` });
+      this.add({ ...when, who: 'harness', kind: 'error', title: `API error ${String(event.error_status ?? '')}`, text: `retrying (attempt ${String(event.attempt ?? '?')})` });
     } else if (type === 'system') {
-      items.push({ kind: 'runner', event: str(event.subtype) || 'system', text: cut(JSON.stringify(event)) });
-    } else if (type === 'assistant' || type === 'user') {
-      const content = obj(event.message).content;
-      if (typeof content === 'string') {
-        if (type === 'assistant') items.push({ kind: 'text', text: cut(content) });
-        continue;
-      }
-      for (const part of Array.isArray(content) ? content.map(obj) : []) {
-        if (part.type === 'text' && type === 'assistant') items.push({ kind: 'text', text: cut(str(part.text)) });
-        else if (part.type === 'thinking') items.push({ kind: 'thinking', text: cut(str(part.thinking)) });
-        else if (part.type === 'tool_use') {
-          const item = { kind: 'tool' as const, id: str(part.id), name: str(part.name), input: cut(JSON.stringify(part.input ?? {}, null, 2)) };
-          tools.set(item.id, item);
-          items.push(item);
-        } else if (part.type === 'tool_result') {
-          const call = tools.get(str(part.tool_use_id));
-          const result = cut(resultText(part.content));
-          if (call) {
-            call.result = result;
-            if (part.is_error === true) call.isError = true;
-          } else items.push({ kind: 'tool', id: str(part.tool_use_id), name: '(unknown call)', input: '', result, isError: part.is_error === true });
-        }
-      }
+      const { received_at: _r, type: _t, ...rest } = event;
+      this.add({ ...when, who: 'harness', kind: 'note', title: str(event.subtype) || 'system', text: cut(JSON.stringify(rest), 2000) });
+    } else if (type === 'assistant') {
+      this.assistant(event, when);
+    } else if (type === 'user') {
+      this.user(event, when);
     } else if (type === 'result') {
-      items.push({
-        kind: 'result',
-        text: cut(str(event.result) || str(event.subtype)),
-        isError: event.is_error === true,
-        ...(typeof event.total_cost_usd === 'number' ? { costUsd: event.total_cost_usd } : {}),
-        ...(typeof event.duration_ms === 'number' ? { durationMs: event.duration_ms } : {}),
-      });
+      const isError = event.is_error === true;
+      const text = cut(str(event.result) || str(event.subtype));
+      this.sessionCost = num(event.total_cost_usd);
+      this.summary.turns += num(event.num_turns);
+      this.summary.result = { text: firstLine(text, 300), isError };
+      this.add({ ...when, who: 'harness', kind: 'result', title: isError ? 'ended with an error' : 'result', text });
     } else if (type === 'kernel_runner') {
-      const { type: _t, tick: _k, time: _time, event: name, ...rest } = event;
-      items.push({ kind: 'runner', event: str(name) || 'runner', text: cut(Object.keys(rest).length ? JSON.stringify(rest) : '') });
+      const name = str(event.event);
+      if (name === 'prompt') this.add({ ...when, who: 'operator', kind: 'prompt', title: 'prompt', text: cut(str(event.text)) });
+      else if (name === 'message-delivered') this.add({ ...when, who: 'operator', kind: 'message', title: 'message handed to the agent', text: cut(str(event.text) || `(${num(event.chars)} characters)`) });
+      else {
+        if (name === 'tick-start') this.summary.trigger = str(event.trigger) || undefined;
+        if (name === 'attempt-end') {
+          this.doneCost += this.sessionCost;
+          this.sessionCost = 0;
+        }
+        const note = runnerNote(name, event);
+        this.add({ ...when, who: note.who, kind: 'note', title: note.title, text: cut(note.text) });
+      }
     } else if (type === 'rate_limit_event') {
-      items.push({ kind: 'error', text: `Rate limited${event.resetsAt ? ` until ${String(event.resetsAt)}` : ''}` });
+      const info = obj(event.rate_limit_info);
+      if (str(info.status) !== 'allowed') this.add({ ...when, who: 'harness', kind: 'error', title: 'rate limited', text: info.resetsAt ? `until ${new Date(num(info.resetsAt) * 1000).toISOString()}` : '' });
     }
   }
-  return items;
+
+  private assistant(event: Record<string, unknown>, when: { at?: string }): void {
+    const message = obj(event.message);
+    // The CLI's own messages ("Not logged in", API errors) carry the model <synthetic>: not the agent's words.
+    const who: Speaker = str(message.model) === '<synthetic>' ? 'harness' : 'agent';
+    const usage = obj(message.usage);
+    if (who === 'agent' && event.parent_tool_use_id == null) {
+      this.summary.tokens.input += num(usage.input_tokens);
+      this.summary.tokens.output += num(usage.output_tokens);
+      this.summary.tokens.cacheRead += num(usage.cache_read_input_tokens);
+      this.summary.tokens.cacheCreation += num(usage.cache_creation_input_tokens);
+    }
+    const content = message.content;
+    if (typeof content === 'string') {
+      this.add({ ...when, who, kind: 'text', text: cut(content) });
+      return;
+    }
+    for (const part of Array.isArray(content) ? content.map(obj) : []) {
+      if (part.type === 'text') this.add({ ...when, who, kind: 'text', text: cut(str(part.text)) });
+      else if (part.type === 'thinking') this.add({ ...when, who, kind: 'thinking', text: cut(str(part.thinking)) });
+      else if (part.type === 'tool_use') {
+        const name = str(part.name);
+        this.summary.toolCalls++;
+        const item = this.add({ ...when, who, kind: 'tool', title: `${shortToolName(name)} ${toolSummary(name, obj(part.input))}`.trim(), text: '', tool: { name: shortToolName(name), input: cut(JSON.stringify(part.input ?? {}, null, 2)) } });
+        this.tools.set(str(part.id), item);
+      }
+    }
+  }
+
+  private user(event: Record<string, unknown>, when: { at?: string }): void {
+    const content = obj(event.message).content;
+    const parts = typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content.map(obj) : [];
+    for (const part of parts) {
+      if (part.type === 'tool_result') {
+        const result = cut(resultText(part.content));
+        const call = this.tools.get(str(part.tool_use_id));
+        const tool = call?.tool;
+        if (call && tool) {
+          tool.result = result;
+          tool.resultLine = firstLine(result);
+          if (part.is_error === true) tool.isError = true;
+          this.changed.add(call);
+        } else {
+          this.add({ ...when, who: 'harness', kind: 'tool', title: '(a result without its call)', text: '', tool: { name: '?', input: '', result, resultLine: firstLine(result), isError: part.is_error === true } });
+        }
+      } else if (part.type === 'text') {
+        const text = str(part.text);
+        // Text the CLI adds on the user's side: hook feedback, or the prompt echoed back.
+        this.add({ ...when, who: /hook/i.test(text) ? 'hook' : 'operator', kind: 'message', text: cut(text) });
+      }
+    }
+  }
+}
+
+/** A whole transcript at once. */
+export function parseTranscript(text: string): { items: TranscriptItem[]; summary: TranscriptSummary } {
+  const parser = new TranscriptParser();
+  for (const line of text.split('\n')) parser.push(line);
+  return { items: parser.items, summary: parser.summary };
 }

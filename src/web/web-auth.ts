@@ -29,6 +29,16 @@ function cookieValue(header: string | undefined, name: string): string | undefin
   return undefined;
 }
 
+/** The request's URL, any path (`//`, `//#/x` typed by hand: one slash; never an exception). */
+export function requestUrl(req: http.IncomingMessage): URL {
+  const raw = (req.url ?? '/').replace(/^\/{2,}/, '/');
+  try {
+    return new URL(raw.startsWith('/') ? raw : `/${raw}`, 'http://localhost');
+  } catch {
+    return new URL('/', 'http://localhost');
+  }
+}
+
 export class WebAuth {
   private readonly sessions = new Set<string>();
 
@@ -39,7 +49,7 @@ export class WebAuth {
     if (host) return { kind: 'refused', status: host.status, message: host.message };
     const origin = checkOrigin(req.headers.origin);
     if (origin) return { kind: 'refused', status: origin.status, message: origin.message };
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const url = requestUrl(req);
     const given = url.searchParams.get('token');
     if (given !== null && req.method === 'GET') {
       if (!sameBytes(given, this.token)) return { kind: 'refused', status: 401, message: 'Wrong token. Open the URL agent-kernel web printed.' };

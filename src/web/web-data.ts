@@ -3,12 +3,11 @@ import path from 'node:path';
 import { type Instance, resolveInstance } from '../config/instance.js';
 import { loadRegistry } from '../config/registry.js';
 import { describeError } from '../errors.js';
-import { readEvents } from '../observe/events/event-log.js';
 import { parseRecordingName } from '../observe/recording.js';
+import { parseCastEvent, parseCastHeader } from '../observe/recording-replay.js';
 import { parseState } from '../config/runner-state.js';
 import { type StatusRow, gatherStatus } from '../runner/watch/status-view.js';
-import { statusRow } from '../observe/tty-status.js';
-import { listUntrusted, readUntrustedRange } from '../util/untrusted-fs.js';
+import { listUntrusted, readUntrustedRange, readUntrustedTail } from '../util/untrusted-fs.js';
 
 /**
  * What the web view shows, read from files and the watch status API. Files in the data
@@ -94,22 +93,68 @@ export async function instanceByName(name: string): Promise<Instance | undefined
   return resolveInstance(name);
 }
 
-export interface TerminalSummary {
-  tty: number;
-  command: string;
-  program: string;
-  state: string;
-  lastCommand?: string;
-  lastExitCode?: number;
-  recording?: string;
-}
-
 export interface RecordingInfo {
   file: string;
   tty: number;
   tick: number;
   part: number;
   size: number;
+  /** ISO time the recording began. */
+  started?: string;
+  /** Seconds from its start to its last event. */
+  durationS: number;
+  cols?: number;
+  rows?: number;
+  /** Commands typed (their markers), first ones first. */
+  commands: string[];
+  commandCount: number;
+}
+
+interface ScanState {
+  size: number;
+  offset: number;
+  header?: { started?: string; cols: number; rows: number };
+  lastTime: number;
+  commands: string[];
+  commandCount: number;
+}
+
+/** Recordings only grow: each is read once, then from where the last look stopped. */
+const scans = new Map<string, ScanState>();
+const SCAN_CHUNK = 4 * 1024 * 1024;
+const COMMANDS_KEPT = 8;
+
+async function scanRecording(dir: string, name: string): Promise<ScanState | undefined> {
+  const key = path.join(dir, name);
+  let state = scans.get(key) ?? { size: 0, offset: 0, lastTime: 0, commands: [], commandCount: 0 };
+  for (;;) {
+    const chunk = await readUntrustedRange(dir, name, { from: state.offset, maxBytes: SCAN_CHUNK });
+    if (!chunk) return undefined;
+    if (chunk.size < state.offset) state = { size: 0, offset: 0, lastTime: 0, commands: [], commandCount: 0 };
+    state.size = chunk.size;
+    const end = chunk.data.lastIndexOf(0x0a) + 1;
+    if (end === 0) break;
+    for (const line of chunk.data.subarray(0, end).toString('utf8').split('\n')) {
+      if (!state.header && state.offset === 0) {
+        const header = parseCastHeader(line);
+        if (header) state.header = { cols: header.cols, rows: header.rows, ...(header.timestamp ? { started: new Date(header.timestamp * 1000).toISOString() } : {}) };
+        state.offset = -1;
+        continue;
+      }
+      const event = parseCastEvent(line);
+      if (!event) continue;
+      state.lastTime = Math.max(state.lastTime, event.time);
+      if (event.code === 'm' && event.data.startsWith('$ ')) {
+        state.commandCount++;
+        if (state.commands.length < COMMANDS_KEPT) state.commands.push(event.data.slice(2));
+      }
+    }
+    state.offset = Math.max(0, state.offset) + end;
+    if (end < chunk.data.length || chunk.data.length < SCAN_CHUNK) break;
+  }
+  if (scans.size > 5000) scans.clear();
+  scans.set(key, state);
+  return state;
 }
 
 export async function listRecordings(instance: Instance): Promise<RecordingInfo[]> {
@@ -118,36 +163,20 @@ export async function listRecordings(instance: Instance): Promise<RecordingInfo[
   for (const entry of entries) {
     const parsed = entry.isFile() ? parseRecordingName(entry.name) : undefined;
     if (!parsed) continue;
-    const read = await readUntrustedRange(instance.paths.recordings, entry.name, { maxBytes: 0 });
-    if (read) out.push({ file: entry.name, ...parsed, size: read.size });
+    const scan = await scanRecording(instance.paths.recordings, entry.name);
+    if (!scan) continue;
+    out.push({
+      file: entry.name,
+      ...parsed,
+      size: scan.size,
+      ...(scan.header?.started ? { started: scan.header.started } : {}),
+      ...(scan.header ? { cols: scan.header.cols, rows: scan.header.rows } : {}),
+      durationS: scan.lastTime,
+      commands: scan.commands,
+      commandCount: scan.commandCount,
+    });
   }
   return out.sort((a, b) => b.tick - a.tick || a.tty - b.tty || b.part - a.part);
-}
-
-/** The instance's terminals: the status files, the last command of each from the events, and its newest recording. */
-export async function listTerminals(instance: Instance): Promise<TerminalSummary[]> {
-  // Real directories only: a link planted in the data directory could point anywhere.
-  const names = (await readdir(instance.paths.sessions, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name);
-  const recordings = await listRecordings(instance);
-  const { events } = await readEvents(instance.paths.events);
-  const out: TerminalSummary[] = [];
-  for (const name of names) {
-    const match = /^tty_(\d{1,2})$/.exec(name);
-    if (!match) continue;
-    const tty = Number(match[1]);
-    const row = statusRow(await readJsonSafely(path.join(instance.paths.sessions, name, 'status')));
-    if (!row) continue;
-    const summary: TerminalSummary = { tty, command: row.command, program: row.program, state: row.state };
-    const finished = events.findLast((e) => e.type === 'command.finished' && e.tty === tty);
-    if (finished?.type === 'command.finished') {
-      if (finished.command !== undefined) summary.lastCommand = finished.command;
-      if (finished.exitCode !== undefined) summary.lastExitCode = finished.exitCode;
-    }
-    const recording = recordings.find((r) => r.tty === tty);
-    if (recording) summary.recording = recording.file;
-    out.push(summary);
-  }
-  return out.sort((a, b) => a.tty - b.tty);
 }
 
 export interface TickRow {
@@ -155,35 +184,71 @@ export interface TickRow {
   started: string;
   durationMs?: number;
   status: string;
+  trigger?: string;
+  /** One line: the agent's last words, or what went wrong. */
+  result?: string;
   errorClass?: string;
   error?: string;
   attempts?: number;
+  tokens?: { input: number; output: number; cacheRead: number; cacheCreation: number };
   context?: { used: number; window: number };
   costUsd?: number;
 }
 
-export async function listTicks(instance: Instance): Promise<TickRow[]> {
+/** The tick's outcome line from the end of its transcript (its last result), cached by size. */
+const resultLines = new Map<string, { size: number; line?: string; trigger?: string }>();
+
+async function transcriptFacts(instance: Instance, tick: number): Promise<{ line?: string; trigger?: string }> {
+  const file = instance.paths.tickLog(tick);
+  const info = await readUntrustedRange(path.dirname(file), path.basename(file), { maxBytes: 0 });
+  if (!info) return {};
+  const cached = resultLines.get(file);
+  if (cached && cached.size === info.size) return cached;
+  const head = await readUntrustedRange(path.dirname(file), path.basename(file), { maxBytes: 4096 });
+  const trigger = /"event":"tick-start","trigger":"([a-z-]+)"/.exec(head?.data.toString('utf8') ?? '')?.[1];
+  const tail = (await readUntrustedTail(path.dirname(file), path.basename(file), 64 * 1024)) ?? '';
+  let line: string | undefined;
+  for (const text of tail.split('\n').reverse()) {
+    if (!text.includes('"type":"result"')) continue;
+    try {
+      const event = JSON.parse(text) as { result?: unknown; subtype?: unknown };
+      const result = typeof event.result === 'string' && event.result ? event.result : String(event.subtype ?? '');
+      line = result.split('\n').find((l) => l.trim())?.trim().slice(0, 200);
+      break;
+    } catch {
+      // A torn line: look further up.
+    }
+  }
+  const facts = { size: info.size, ...(line ? { line } : {}), ...(trigger ? { trigger } : {}) };
+  resultLines.set(file, facts);
+  return facts;
+}
+
+export async function listTicks(instance: Instance, triggers: ReadonlyMap<number, string> = new Map()): Promise<TickRow[]> {
   const state = parseState(await readJsonSafely(instance.paths.state), instance.paths.state);
-  const records = [...state.history, ...(state.current ? [state.current] : [])];
-  return records
-    .map((r) => ({
+  const records = [...state.history.filter((r) => r.tick !== state.current?.tick), ...(state.current ? [state.current] : [])];
+  const rows: TickRow[] = [];
+  for (const r of records) {
+    const facts = await transcriptFacts(instance, r.tick);
+    const trigger = facts.trigger ?? triggers.get(r.tick);
+    const t = r.tokens;
+    rows.push({
       tick: r.tick,
       started: r.started,
       status: r.status,
       ...(r.duration_ms === undefined ? {} : { durationMs: r.duration_ms }),
+      ...(trigger ? { trigger } : {}),
+      ...(facts.line ? { result: facts.line } : {}),
       ...(r.error_class ? { errorClass: r.error_class } : {}),
       ...(r.error ? { error: r.error } : {}),
       ...(r.attempts === undefined ? {} : { attempts: r.attempts }),
-      ...(r.tokens && r.tokens.context_window > 0 ? { context: { used: r.tokens.context_used, window: r.tokens.context_window } } : {}),
-      ...(r.cost_usd === undefined ? {} : { costUsd: r.cost_usd }),
-    }))
-    .sort((a, b) => b.tick - a.tick);
-}
-
-/** The newest recording of one terminal, or undefined. */
-export async function currentRecording(instance: Instance, tty: number): Promise<string | undefined> {
-  const found = (await listRecordings(instance)).find((r) => r.tty === tty);
-  return found && path.join(instance.paths.recordings, found.file);
+      ...(t && t.input + t.output + t.cache_read + t.cache_creation > 0 ? { tokens: { input: t.input, output: t.output, cacheRead: t.cache_read, cacheCreation: t.cache_creation } } : {}),
+      // A tick that never reached the model has no context to show (not "0k of 1000k").
+      ...(t && t.context_window > 0 && t.context_used > 0 ? { context: { used: t.context_used, window: t.context_window } } : {}),
+      ...(r.cost_usd === undefined || (r.cost_usd === 0 && r.status !== 'ok') ? {} : { costUsd: r.cost_usd }),
+    });
+  }
+  return rows.sort((a, b) => b.tick - a.tick);
 }
 
 /** Pure: the command markers of a recording (`$ cmd` and `exit N`), with their times. */

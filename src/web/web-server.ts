@@ -7,10 +7,11 @@ import type { Instance } from '../config/instance.js';
 import { describeError, isKernelError } from '../errors.js';
 import { readUntrustedRange, readUntrustedTail, relativeInside } from '../util/untrusted-fs.js';
 import { MAX_PERSON_INPUT_BYTES, typeForPerson } from './person-keys.js';
-import { streamEvents, streamTerminal } from './sse.js';
+import { LiveHub } from './live-hub.js';
+import { liveStream, parseTopics } from './live-stream.js';
 import { parseTranscript } from './transcript.js';
-import { WebAuth } from './web-auth.js';
-import { instanceByName, listInstances, listRecordings, listTerminals, listTicks, recordingMarkers } from './web-data.js';
+import { WebAuth, requestUrl } from './web-auth.js';
+import { instanceByName, listInstances, listRecordings, listTicks, recordingMarkers } from './web-data.js';
 import { parseRecordingName } from '../observe/recording.js';
 
 /**
@@ -50,6 +51,7 @@ const TYPES: Record<string, string> = {
   '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.cast': 'application/x-asciicast',
+  '.svg': 'image/svg+xml',
 };
 
 const require = createRequire(import.meta.url);
@@ -62,10 +64,9 @@ function staticFiles(): Map<string, string> {
   const player = path.resolve(path.dirname(require.resolve('asciinema-player/dist/bundle/asciinema-player.css')), '..', '..');
   const files = new Map<string, string>([
     ['/', path.join(ASSETS, 'index.html')],
-    ['/app.js', path.join(ASSETS, 'app.js')],
-    ['/views.js', path.join(ASSETS, 'views.js')],
-    ['/dom.js', path.join(ASSETS, 'dom.js')],
-    ['/style.css', path.join(ASSETS, 'style.css')],
+    ...readdirSync(ASSETS)
+      .filter((n) => /^[a-z-]+\.(js|css|svg)$/.test(n))
+      .map((n): [string, string] => [`/${n}`, path.join(ASSETS, n)]),
     ['/vendor/xterm.mjs', path.join(xterm, 'lib', 'xterm.mjs')],
     ['/vendor/xterm.css', path.join(xterm, 'css', 'xterm.css')],
     ['/vendor/asciinema-player.css', path.join(player, 'dist', 'bundle', 'asciinema-player.css')],
@@ -86,6 +87,7 @@ export interface WebServerOptions {
 
 export interface WebServer {
   url: string;
+  hub: LiveHub;
   close(): Promise<void>;
 }
 
@@ -117,16 +119,21 @@ async function readBody(req: http.IncomingMessage, max: number): Promise<string>
 export async function startWebServer(options: WebServerOptions): Promise<WebServer> {
   const auth = new WebAuth(options.token);
   const files = staticFiles();
+  const hub = new LiveHub();
 
-  async function api(req: http.IncomingMessage, res: http.ServerResponse, parts: string[]): Promise<void> {
+  async function api(req: http.IncomingMessage, res: http.ServerResponse, parts: string[], query: URLSearchParams): Promise<void> {
     if (parts[0] === 'config') return sendJson(res, 200, { write: options.write });
+    if (parts[0] === 'live' && parts.length === 1) return liveStream(hub, parseTopics(query), req, res);
     if (parts[0] !== 'instances') return sendJson(res, 404, { error: 'unknown path' });
     if (parts.length === 1) return sendJson(res, 200, await listInstances());
     const instance: Instance | undefined = await instanceByName(parts[1] ?? '');
     if (!instance) return sendJson(res, 404, { error: `no registered instance named ${JSON.stringify(parts[1])}` });
     const [, , what, id, more] = parts;
-    if (what === 'terminals' && id === undefined) return sendJson(res, 200, await listTerminals(instance));
-    if (what === 'terminals' && /^\d{1,2}$/.test(id ?? '') && more === 'stream') return streamTerminal(instance, Number(id), req, res);
+    if (what === 'terminals' && id === undefined) {
+      const feed = await hub.acquire(instance.name);
+      if (feed) hub.release(feed);
+      return sendJson(res, 200, feed?.terminals ?? []);
+    }
     if (what === 'terminals' && /^\d{1,2}$/.test(id ?? '') && more === 'input') {
       if (req.method !== 'POST') return sendJson(res, 405, { error: 'POST the keys' });
       if (!options.write) return sendJson(res, 403, { error: 'This view is read-only. Start it with agent-kernel web --write to type into terminals.' });
@@ -148,12 +155,16 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
       if (more === 'markers') return sendJson(res, 200, recordingMarkers(read.data.toString('utf8')));
       return send(res, 200, read.data, TYPES['.cast']);
     }
-    if (what === 'events' && id === undefined) return streamEvents(instance, req, res);
     return sendJson(res, 404, { error: 'unknown path' });
   }
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const url = requestUrl(req);
+    if (url.pathname === '/favicon.ico') {
+      res.writeHead(204, SECURITY_HEADERS);
+      res.end();
+      return;
+    }
     const isPage = url.pathname === '/';
     const verdict = auth.check(req);
     if (verdict.kind === 'login') {
@@ -172,10 +183,13 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     }
     if (url.pathname.startsWith('/api/')) {
       const parts = url.pathname.slice('/api/'.length).split('/').filter(Boolean).map((p) => decodeURIComponent(p));
-      return api(req, res, parts);
+      return api(req, res, parts, url.searchParams);
     }
     const file = files.get(url.pathname);
-    if (!file || (req.method !== 'GET' && req.method !== 'HEAD')) return sendJson(res, 404, { error: 'not found' });
+    if (!file || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      if (req.headers.accept?.includes('text/html')) return send(res, 404, refusalPage(`Nothing at ${url.pathname}. The view is at /.`), TYPES['.html']);
+      return sendJson(res, 404, { error: 'not found' });
+    }
     const read = await readUntrustedRange(path.dirname(file), path.basename(file), { maxBytes: 16 * 1024 * 1024 });
     if (!read) return sendJson(res, 404, { error: 'not found' });
     return send(res, 200, read.data, TYPES[path.extname(file)] ?? 'application/octet-stream');
@@ -199,8 +213,10 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   return {
     url: `http://${host}:${port}/`,
+    hub,
     close: () =>
       new Promise<void>((resolve) => {
+        hub.close();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

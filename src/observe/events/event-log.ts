@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
-import { mkdir, open, rename, stat } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readUntrustedRange } from '../../util/untrusted-fs.js';
 import { type KernelEvent, type NewKernelEvent, parseEventLine } from './event-schema.js';
 
@@ -18,10 +19,15 @@ export class EventLog {
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
 
+  private readonly maxBytes: number;
+
   constructor(
     readonly file: string,
     private readonly tick: () => number | undefined = () => undefined,
-  ) {}
+    options: { maxBytes?: number } = {},
+  ) {
+    this.maxBytes = options.maxBytes ?? EVENT_LOG_MAX_BYTES;
+  }
 
   emit(event: NewKernelEvent): void {
     const tick = this.tick();
@@ -36,7 +42,7 @@ export class EventLog {
     const text = this.pending.join('');
     this.pending = [];
     if (!text) return this.chain;
-    this.chain = this.chain.then(() => appendLines(this.file, text)).catch(() => {});
+    this.chain = this.chain.then(() => appendLines(this.file, text, this.maxBytes)).catch(() => {});
     return this.chain;
   }
 }
@@ -48,18 +54,49 @@ export async function appendEvent(file: string, event: NewKernelEvent): Promise<
   await log.flush();
 }
 
-async function appendLines(file: string, text: string): Promise<void> {
+async function appendLines(file: string, text: string, maxBytes: number): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  const size = await stat(file).then(
-    (s) => s.size,
-    () => 0,
-  );
-  if (size + text.length > EVENT_LOG_MAX_BYTES) await rename(file, `${file}.1`).catch(() => {});
+  const size = await sizeOf(file);
+  if (size + Buffer.byteLength(text) > maxBytes) await rotate(file, maxBytes - Buffer.byteLength(text));
   const handle = await open(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
   try {
     await handle.write(text);
   } finally {
     await handle.close();
+  }
+}
+
+function sizeOf(file: string): Promise<number> {
+  return stat(file).then(
+    (s) => s.size,
+    () => 0,
+  );
+}
+
+/** A lock older than this was left by a writer that died while rotating. */
+const ROTATE_LOCK_STALE_MS = 10_000;
+
+/**
+ * Move the log to `.1`, once, however many writers (server, runner, web) find it full at the
+ * same moment: under a lock file, and only if the file is still past the cap (another writer may
+ * have rotated it already and started a fresh one, which must not go over `.1`). A writer that
+ * finds the lock taken appends to the current file; the next append rotates.
+ */
+async function rotate(file: string, limit: number): Promise<void> {
+  const lock = `${file}.rotating`;
+  let handle;
+  try {
+    handle = await open(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  } catch {
+    const age = await stat(lock).then((s) => Date.now() - s.mtimeMs, () => 0);
+    if (age > ROTATE_LOCK_STALE_MS) await rm(lock, { force: true });
+    return;
+  }
+  try {
+    if ((await sizeOf(file)) > limit) await rename(file, `${file}.1`).catch(() => {});
+  } finally {
+    await handle.close();
+    await rm(lock, { force: true });
   }
 }
 
@@ -83,11 +120,18 @@ function completeLinesEnd(data: Buffer | undefined): number {
   return data.lastIndexOf(0x0a) + 1;
 }
 
+export interface FollowOptions {
+  /** Between looks at the file when nothing new was there. */
+  pollMs?: number;
+  /** Called after each look that found nothing new (tests count them). */
+  onIdle?: () => void;
+}
+
 /**
  * Follow the log from `offset`: calls `onEvent` for each new event until `signal` aborts.
  * Polls (every 100 ms): cheap, and works across rotation (the file shrinks: start over).
  */
-export async function followEvents(file: string, offset: number, onEvent: (event: KernelEvent) => void, signal: AbortSignal, pollMs = 100): Promise<void> {
+export async function followEvents(file: string, offset: number, onEvent: (event: KernelEvent) => void, signal: AbortSignal, options: FollowOptions = {}): Promise<void> {
   let position = offset;
   while (!signal.aborted) {
     const chunk = await readUntrustedRange(path.dirname(file), path.basename(file), { from: position, maxBytes: 1024 * 1024 });
@@ -104,12 +148,12 @@ export async function followEvents(file: string, offset: number, onEvent: (event
       position += end;
       if (end > 0) continue;
     }
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, pollMs);
-      signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve();
-      }, { once: true });
-    });
+    options.onIdle?.();
+    await pause(options.pollMs ?? 100, signal);
   }
+}
+
+/** Sleep until `ms` passed or `signal` aborted; its abort listener goes with it (a 100 ms poll must not add one each time). */
+export async function pause(ms: number, signal: AbortSignal): Promise<void> {
+  await sleep(ms, undefined, { signal }).catch(() => {});
 }

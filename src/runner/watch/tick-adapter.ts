@@ -25,6 +25,7 @@ export function realStartTick(baseEnv: NodeJS.ProcessEnv = process.env): StartTi
       signal: options.signal,
       // The tick lays runner.env over this; secrets come between the runner's environment and it.
       env: { ...baseEnv, ...options.env },
+      ...(options.trigger ? { trigger: options.trigger } : {}),
     });
     return {
       tick: running.tick,

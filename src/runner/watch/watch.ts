@@ -26,6 +26,8 @@ export interface WatchTickOptions {
   readonly signal: AbortSignal;
   /** Extra environment for the harness: secrets, then runner.env. */
   readonly env: Readonly<Record<string, string>>;
+  /** What started the tick. */
+  readonly trigger?: string;
 }
 
 export interface WatchTickResult {
@@ -328,7 +330,7 @@ export class Watch {
     try {
       let running: WatchRunningTick;
       try {
-        running = await this.deps.startTick(this.instance, { logger: this.log, messages: texts, signal: tickController.signal, env });
+        running = await this.deps.startTick(this.instance, { logger: this.log, messages: texts, signal: tickController.signal, env, trigger });
       } catch (error) {
         // Not a failed tick: another runner holds the instance, or it was paused meanwhile. Try again later.
         if (isKernelError(error, 'TICK_RUNNING') || isKernelError(error, 'INSTANCE_PAUSED')) {

@@ -1,4 +1,6 @@
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import xterm from '@xterm/headless';
+import { Recording } from '../../../src/observe/recording.js';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -29,8 +31,8 @@ function transcript(): string {
   return lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
 }
 
-async function xtermText(page: Page, tty: number): Promise<string> {
-  return page.evaluate((n) => document.querySelector(`.tty-screen[data-tty="${n}"] .xterm-rows`)?.textContent ?? '', tty);
+async function xtermText(page: Page, id: string): Promise<string> {
+  return page.evaluate((n) => document.querySelector(`.card[data-id="${n}"] .xterm-rows`)?.textContent ?? '', id);
 }
 
 // Outside CI a machine without chromium skips loudly; in CI the browser tests must run.
@@ -105,13 +107,13 @@ run('agent-kernel web (real chromium)', () => {
   });
 
   it('lists every instance and shows the paused one as paused, with why', async () => {
-    const page = await browser.newPage();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(web.url);
-    const row = page.locator(`tr[data-instance="${paused.name}"]`);
+    const row = page.locator(`.instance[data-instance="${paused.name}"]`);
     await row.waitFor();
-    expect(await row.locator('.state').innerText()).toContain('paused');
+    expect(await row.locator('.badge').first().innerText()).toContain('paused');
     expect(await row.innerText()).toContain('billing: the API key has no credit left');
-    expect(await page.locator(`tr[data-instance="${t.test.name}"]`).innerText()).toContain('not running');
+    expect(await page.locator(`.instance[data-instance="${t.test.name}"]`).innerText()).toContain('not running');
     await screenshot(page, 'instances');
     await page.close();
   });
@@ -119,16 +121,17 @@ run('agent-kernel web (real chromium)', () => {
   it('shows what a terminal prints within a second, and does not run markup the terminal prints', async () => {
     const { tty } = await t.manager.open();
     await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
-    const page = await browser.newPage();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(`${web.url}#/i/${t.test.name}/terminals`);
-    await page.locator(`.tty-screen[data-tty="${tty}"] .xterm-rows`).waitFor();
-    await pollUntil(async () => /[#$]/.test(await xtermText(page, tty)), 10_000, 'the prompt in the browser');
+    const id = `${t.test.name}/${tty}`;
+    await page.locator(`.card[data-id="${id}"] .xterm-rows`).waitFor();
+    await pollUntil(async () => /[#$]/.test(await xtermText(page, id)), 10_000, 'the prompt in the browser');
     const typed = Date.now();
     await t.manager.type({ tty, expect: 'bash', text: `echo live-$((20+3)) '${XSS_TEXT}'` });
-    const ms = await pollUntil(async () => (await xtermText(page, tty)).includes('live-23'), 5000, 'live-23 in the browser');
+    const ms = await pollUntil(async () => (await xtermText(page, id)).includes('live-23'), 5000, 'live-23 in the browser');
     console.log(`web view: output reached the browser ${Date.now() - typed} ms after type() (${ms} ms of polling)`);
     expect(Date.now() - typed).toBeLessThan(1000);
-    await pollUntil(async () => (await page.locator('.tty-title .exit').innerText().catch(() => '')).includes('exit 0'), 5000, 'the exit code in the title');
+    await pollUntil(async () => (await page.locator(`.card[data-id="${id}"] .state`).innerText().catch(() => '')).includes('exit 0'), 5000, 'the exit code on the card');
     expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
     await screenshot(page, 'terminals');
     await t.manager.wait(2);
@@ -136,15 +139,15 @@ run('agent-kernel web (real chromium)', () => {
   });
 
   it('is read-only without --write: typing is refused and nothing reaches the terminal', async () => {
-    const page = await browser.newPage();
-    await page.goto(`${web.url}#/i/${t.test.name}/terminals`);
-    await page.locator('.tty-screen[data-tty="0"] .xterm-rows').waitFor();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`${web.url}#/i/${t.test.name}/tty/0`);
+    await page.locator('.focus-screen .xterm-rows').waitFor();
     const status = await page.evaluate(async (name) => {
       const res = await fetch(`/api/instances/${name}/terminals/0/input`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data: 'echo nope\r' }) });
       return res.status;
     }, t.test.name);
     expect(status).toBe(403);
-    await page.locator('.tty-screen[data-tty="0"]').click();
+    await page.locator('.focus-screen').click();
     await page.keyboard.type('echo sneaked-in\n');
     const result = await t.manager.wait(1);
     expect(JSON.stringify(result)).not.toContain('sneaked-in');
@@ -155,10 +158,10 @@ run('agent-kernel web (real chromium)', () => {
     const writable = await startWeb(env, ['--write']);
     try {
       await personInputSince(t.test.instance.paths.events);
-      const page = await browser.newPage();
-      await page.goto(`${writable.url}#/i/${t.test.name}/terminals`);
-      await page.locator('.tty-screen[data-tty="0"] .xterm-rows').waitFor();
-      await page.locator('.tty-screen[data-tty="0"]').click();
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      await page.goto(`${writable.url}#/i/${t.test.name}/tty/0`);
+      await page.locator('.focus-screen .xterm-rows').waitFor();
+      await page.locator('.focus-screen').click();
       await page.keyboard.type('echo from-a-person\n');
       await waitFor(t.manager, 0, (text) => text.includes('from-a-person'));
       let notice: string | undefined;
@@ -171,10 +174,125 @@ run('agent-kernel web (real chromium)', () => {
     }
   });
 
+
+  /** A program that asks the terminal everything it can (cursor, device, colours, modes) and turns on focus and mouse reports, and counts what comes back on its input. */
+  async function askingTerminal(got: string): Promise<number> {
+    const { tty } = await t.manager.open();
+    await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
+    const ask = String.raw`\e[?1004h\e[?1000h\e[?1003h\e[?1006h\e[6n\e[>c\e[c\e[=c\eP\$qm\e\\\e]10;?\a\e]11;?\a\e]4;1;?\a\e[?2026\$p\e[>q\e[18t`;
+    await t.manager.type({ tty, expect: 'bash', text: `stty raw -echo; (for i in $(seq 240); do printf '${ask}'; sleep 0.25; done) & timeout 90 cat > ${got}` });
+    await pollUntil(async () => (await stat(got).catch(() => undefined)) !== undefined, 10_000, 'the program to start');
+    return tty;
+  }
+
+  it('sends nothing the person did not type: the page answers no query and reports no focus or mouse, read-only and with --write', async () => {
+    const got = path.join(configDir, 'input-received');
+    const tty = await askingTerminal(got);
+    const before = (await readFile(t.test.instance.paths.events, 'utf8')).split('\n').filter((l) => l.includes('person.typed')).length;
+    const writable = await startWeb(env, ['--write']);
+    const sent: string[] = [];
+    const page0Text = async () => (await readFile(path.join(t.test.instance.paths.recordings, (await import('node:fs/promises').then((fs) => fs.readdir(t.test.instance.paths.recordings))).filter((n) => n.startsWith(`tty_${tty}-`)).sort().at(-1)!), 'utf8')).includes('\\u001b[6n');
+    try {
+      for (const url of [web.url, writable.url]) {
+        const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+        page.on('request', (request) => {
+          if (request.method() === 'POST' && request.url().includes('/input')) sent.push(request.postData() ?? '');
+        });
+        await page.goto(url);
+        await page.locator(`.card[data-id="${t.test.name}/${tty}"] .xterm-rows`).waitFor();
+        await page.waitForTimeout(1000);
+        await page.goto(`${url}#/i/${t.test.name}/tty/${tty}`);
+        await page.locator('.focus-screen .xterm-rows').waitFor();
+        // A person looks: clicks into the terminal, moves the mouse over it, leaves and comes back.
+        await page.locator('.focus-screen').click();
+        await page.mouse.move(300, 400);
+        await page.mouse.move(500, 500);
+        await page.locator('.search').click();
+        await page.locator('.focus-screen').click();
+        await page.waitForTimeout(1500);
+        await screenshot(page, url === web.url ? 'queries-read-only' : 'queries-write');
+        await page.close();
+      }
+      // (The program itself gets answers from tmux, the terminal it runs in; none from the page.)
+      expect(sent, 'keys the page sent').toEqual([]);
+      expect(await page0Text(), 'the queries reached the page').toBeTruthy();
+      const after = (await readFile(t.test.instance.paths.events, 'utf8')).split('\n').filter((l) => l.includes('person.typed')).length;
+      expect(after - before, 'person.typed events').toBe(0);
+    } finally {
+      await writable.stop();
+      await t.manager.close(tty).catch(() => {});
+    }
+  });
+
+  it('replays a recording as the emulator draws it: every row where it belongs, none overlapping, the last one visible', async () => {
+    const name = 'tty_5-tick-007.cast';
+    await mkdir(paused.instance.paths.recordings, { recursive: true });
+    const recording = new Recording(path.join(paused.instance.paths.recordings, name), { cols: 80, rows: 24, title: 'TTY 5: bash (tick 7)' }, 1024 * 1024);
+    recording.marker('$ make test');
+    let all = '';
+    for (let i = 1; i <= 30; i++) {
+      const line = `row ${String(i).padStart(2, '0')} __under_scores__ \x1b[1;3${i % 7}m${'gjpqy_'.repeat(4)}\x1b[0m |${i === 30 ? '' : '\r\n'}`;
+      all += line;
+      recording.output(line);
+    }
+    recording.marker('exit 0 after 12 ms');
+    await recording.close();
+    // The emulator's own rendering of the same output.
+    const term = new xterm.Terminal({ cols: 80, rows: 24, allowProposedApi: true });
+    await new Promise<void>((resolve) => term.write(`\x1b[H\x1b[2J${all}`, resolve));
+    const expected = Array.from({ length: 24 }, (_, i) => term.buffer.active.getLine(term.buffer.active.viewportY + i)?.translateToString(true) ?? '');
+    term.dispose();
+    expect(expected[23]).toContain('row 30');
+
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`${web.url}#/i/${paused.name}/replay/${name}`);
+    await page.locator('.ap-player').waitFor();
+    await page.locator('.commands button').first().click();
+    const rows = async () => page.evaluate(() => Array.from(document.querySelectorAll('.ap-term .ap-line')).map((l) => (l.textContent ?? '').replace(/\s+$/, '')));
+    await pollUntil(async () => (await rows()).some((r) => r.includes('row 30')), 15_000, 'the end of the replay');
+    expect(await rows()).toEqual(expected);
+    const boxes = await page.evaluate(() => {
+      const term = document.querySelector('.ap-term')!.getBoundingClientRect();
+      return { term: { top: term.top, bottom: term.bottom }, lines: Array.from(document.querySelectorAll('.ap-term .ap-line')).map((l) => { const r = l.getBoundingClientRect(); return { top: r.top, bottom: r.bottom, height: r.height }; }) };
+    });
+    expect(boxes.lines).toHaveLength(24);
+    for (const [i, line] of boxes.lines.entries()) {
+      expect(line.height).toBeGreaterThan(8);
+      if (i > 0) expect(line.top, `row ${i + 1} starts below row ${i}`).toBeGreaterThanOrEqual(boxes.lines[i - 1]!.bottom - 0.5);
+    }
+    expect(boxes.lines[23]!.bottom, 'the last row inside the player').toBeLessThanOrEqual(boxes.term.bottom + 0.5);
+    const list = await page.locator('.commands').innerText();
+    expect(list).toContain('make test');
+    expect(list).toContain('exit 0');
+    await screenshot(page, 'replay-rows');
+    await page.close();
+  });
+
+  it('answers a mistyped URL (//#/…) with the page or a page saying where to go, never a 500; no favicon 404', async () => {
+    const login = await fetch(web.url, { redirect: 'manual' });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const slashes = await fetch(`${web.base}/`, { headers: { cookie, accept: 'text/html' } });
+    expect(slashes.status).toBe(200);
+    expect(await slashes.text()).toContain('<main id="view">');
+    const odd = await fetch(`${web.base}nope//x`, { headers: { cookie, accept: 'text/html' } });
+    expect(odd.status).toBe(404);
+    expect(odd.headers.get('content-type')).toContain('text/html');
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const failed: string[] = [];
+    page.on('response', (r) => {
+      if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`);
+    });
+    await page.goto(`${web.url}`);
+    await page.locator('.instance').first().waitFor();
+    await page.waitForTimeout(500);
+    expect(failed).toEqual([]);
+    await page.close();
+  });
+
   it('replays a recording with its list of commands', async () => {
-    const page = await browser.newPage();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(`${web.url}#/i/${t.test.name}/recordings`);
-    await page.locator('a', { hasText: 'replay' }).first().click();
+    await page.locator('td a', { hasText: 'TTY 0' }).first().click();
     await page.locator('.commands li').first().waitFor();
     const commands = await page.locator('.commands').innerText();
     expect(commands).toContain('echo live-$((20+3))');
@@ -187,32 +305,34 @@ run('agent-kernel web (real chromium)', () => {
   });
 
   it('shows tick history and renders a transcript as text: agent words, tool calls, results, runner decisions; no markup runs', async () => {
-    const page = await browser.newPage();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${web.url}#/i/${paused.name}/ticks`);
-    await page.locator('table').waitFor();
-    const history = await page.locator('table').innerText();
+    await page.locator('.run').first().waitFor();
+    const history = await page.locator('.runs').innerText();
     expect(history).toContain('#1');
     expect(history).toContain('42s');
     expect(history).toContain('$0.01');
+    expect(history).toContain('All done.');
     await screenshot(page, 'ticks');
-    await page.locator('a', { hasText: '#1' }).click();
-    await page.locator('.transcript').waitFor();
-    const text = await page.locator('.transcript').innerText();
+    await page.locator('.run', { hasText: '#1' }).click();
+    await page.locator('.log .line').first().waitFor();
+    const text = await page.locator('.log').innerText();
     expect(text).toContain('Looking around. <img src=x onerror=');
     expect(text).toContain('type');
-    expect(text).toContain('pre-stop-block');
+    expect(text).toContain('Stop hook: not yet');
     expect(text).toContain('All done.');
-    await page.locator('.item.tool details summary', { hasText: 'result' }).click();
-    expect(await page.locator('.item.tool').innerText()).toContain('Sent text. <img');
-    expect(await page.locator('.transcript img').count()).toBe(0);
-    expect(await page.locator('.transcript script').count()).toBe(0);
+    await page.locator('.line.tool summary').first().click();
+    expect(await page.locator('.line.tool').innerText()).toContain('Sent text. <img');
+    expect(await page.locator('.log img').count()).toBe(0);
+    expect(await page.locator('.log script').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
     expect(errors).toEqual([]);
     await screenshot(page, 'transcript');
     await page.goto(`${web.url}#/i/${t.test.name}/events`);
     await page.locator('.events li').first().waitFor();
+    await pollUntil(async () => (await page.locator('.events').innerText()).includes('command.finished'), 5000, 'the events');
     expect(await page.locator('.events').innerText()).toContain('command.finished');
     await screenshot(page, 'events');
     await page.close();
