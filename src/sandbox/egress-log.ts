@@ -44,12 +44,18 @@ export async function readEgressLog(engine: Engine, instance: Instance, tail = 1
     .filter((r): r is EgressRecord => r !== undefined);
 }
 
-/** Pure: one line per connection, for people. */
+/**
+ * Pure: one line per connection, for people. Bytes are the agent's: what it sent (the request)
+ * and what it received (the reply, or the proxy's own error page for a refusal); a header names them.
+ */
 export function formatRecords(records: readonly EgressRecord[]): string {
   if (records.length === 0) return 'No connections yet.';
-  return records
-    .map((r) => `${new Date(r.time).toISOString()}  ${r.decision.padEnd(7)}  ${r.method.padEnd(7)} ${`${r.host}:${r.port}`.padEnd(40)} ${String(r.bytesIn).padStart(10)} in ${String(r.bytesOut).padStart(8)} out  ${r.result}`)
-    .join('\n');
+  const row = (time: string, decision: string, method: string, destination: string, sent: string, received: string, result: string): string =>
+    `${time.padEnd(24)}  ${decision.padEnd(8)} ${method.padEnd(7)} ${destination.padEnd(40)} ${sent.padStart(10)} ${received.padStart(12)}  ${result}`;
+  return [
+    row('time', 'decision', 'method', 'destination', 'agent sent', 'and received', 'squid'),
+    ...records.map((r) => row(new Date(r.time).toISOString(), r.decision, r.method, r.destination, `${r.bytesOut} B`, `${r.bytesIn} B`, r.result)),
+  ].join('\n');
 }
 
 export interface RefusedDestination {
@@ -63,7 +69,7 @@ export function topRefused(records: readonly EgressRecord[], limit = 20): Refuse
   const byDestination = new Map<string, RefusedDestination>();
   for (const r of records) {
     if (r.decision !== 'refused') continue;
-    const destination = `${r.host}:${r.port}`;
+    const destination = r.destination;
     const entry = byDestination.get(destination) ?? { destination, count: 0, last: 0 };
     entry.count += 1;
     entry.last = Math.max(entry.last, r.time);

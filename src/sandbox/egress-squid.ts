@@ -74,37 +74,69 @@ export interface EgressRecord {
   /** Milliseconds since the epoch. */
   time: number;
   decision: 'allowed' | 'refused' | 'failed';
-  /** Squid's result code, e.g. TCP_TUNNEL/200, TCP_DENIED/403. */
+  /** Squid's result code, e.g. TCP_TUNNEL/200, TCP_DENIED/403, NONE_NONE/400 (a request it could not parse). */
   result: string;
+  /** As the agent sent it, escaped for display (printable ASCII only). */
   method: string;
+  /** As squid logged it (its own %-escapes kept), escaped for display; `-` when the request named none. */
   host: string;
-  port: number;
-  /** Bytes sent to the agent. */
+  /** Undefined when the request named none (`-`). */
+  port: number | undefined;
+  /** `host:port` (or `host`), for people and for counting. */
+  destination: string;
+  /** Bytes the proxy sent to the agent (squid's `%<st`: the reply, its own error page included). */
   bytesIn: number;
-  /** Bytes the agent sent. */
+  /** Bytes the agent sent (squid's `%>st`: the request line, headers and body). */
   bytesOut: number;
 }
 
-/** Pure: one access-log line → a record, or undefined for anything else (squid's own messages). */
+/**
+ * Pure: anything the agent chose, made safe to print anywhere (a terminal, a log line, the
+ * agent's context): every byte outside printable ASCII becomes `%XX`, as squid writes most of
+ * them already. Nothing is dropped.
+ */
+export function escapeForDisplay(text: string): string {
+  return [...Buffer.from(text, 'utf8')].map((byte) => (byte > 0x20 && byte < 0x7f ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+}
+
+/** `TCP_DENIED…` is an http_access refusal; `NONE…` with a 4xx is a request squid refused before judging it (it could not parse it). */
+function decisionOf(code: string, status: number): EgressRecord['decision'] {
+  if (code.startsWith('TCP_DENIED') || (code.startsWith('NONE') && status >= 400 && status < 500)) return 'refused';
+  return status >= 200 && status < 400 ? 'allowed' : 'failed';
+}
+
+/**
+ * Pure: one access-log line → a record, or undefined for anything else (squid's own messages).
+ * The method and destination come from the agent's request and may hold any byte (squid writes
+ * `-:-` for a request it could not parse, `%5B::1%5D:443` for an IPv6 CONNECT, `%`-escapes for
+ * odd bytes, and a bare `%` as it came): they are taken whole and escaped, never a reason to drop the line.
+ */
 export function parseAccessLine(line: string): EgressRecord | undefined {
-  // The host comes from the agent's request: only plain host characters pass (no escapes reach a terminal).
-  const match = /^(\d+\.\d{3}) ([A-Z_]+)\/(\d{3}) ([A-Z_-]+) ([A-Za-z0-9._\-[\]]*):(\d*) (\d+) (\d+)$/.exec(line.trim());
+  const match = /^(\d+\.\d{3}) ([A-Z_]+)\/(\d{3}) (.*) (\S+) (\d+) (\d+)$/s.exec(line.replace(/\r?\n$/, ''));
   if (!match) return undefined;
-  const [, time, code, status, method, host, port, toClient, fromClient] = match as unknown as string[];
-  const decision = code === 'TCP_DENIED' ? 'refused' : Number(status) >= 200 && Number(status) < 400 ? 'allowed' : 'failed';
+  const [, time, code, statusText, rawMethod, rawDestination, toClient, fromClient] = match as unknown as string[];
+  const status = Number(statusText);
+  const method = escapeForDisplay(rawMethod ?? '');
+  const destination = escapeForDisplay(rawDestination ?? '');
+  const colon = destination.lastIndexOf(':');
+  const portText = colon >= 0 ? destination.slice(colon + 1) : '';
+  const host = (colon >= 0 && /^(\d{1,5}|-|)$/.test(portText) ? destination.slice(0, colon) : destination) || '-';
+  const port = /^\d{1,5}$/.test(portText) ? Number(portText) : undefined;
   return {
     time: Math.round(Number(time) * 1000),
-    decision,
-    result: `${code}/${status}`,
-    method: method ?? '',
-    host: host || '?',
-    port: Number(port) || (method === 'CONNECT' ? 443 : 80),
+    decision: decisionOf(code ?? '', status),
+    result: `${code}/${statusText}`,
+    method,
+    host,
+    port,
+    destination: port === undefined ? host : `${host}:${port}`,
     bytesIn: Number(toClient),
     bytesOut: Number(fromClient),
   };
 }
 
-/** Pure: the line `wait` shows the agent for a refused destination. */
-export function refusalNotice(record: Pick<EgressRecord, 'host' | 'port'>): string {
-  return `network: refused ${record.host}:${record.port} (not in this instance's allowlist)`;
+/** Pure: the line `wait` shows the agent for a refused request. */
+export function refusalNotice(record: Pick<EgressRecord, 'destination' | 'method' | 'result'>): string {
+  if (record.destination === '-') return `network: refused a request the proxy could not read (${record.method} ..., ${record.result}): send an HTTP request or CONNECT host:port`;
+  return `network: refused ${record.destination} (not in this instance's allowlist, or a private address)`;
 }

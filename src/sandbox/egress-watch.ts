@@ -68,7 +68,7 @@ export class EgressWatch {
     if (!record || record.time < this.since - 1000) return;
     this.onRecord?.(record);
     if (record.decision !== 'refused') return;
-    const key = `${record.host}:${record.port}`;
+    const key = record.destination;
     if (this.pending.has(key)) return;
     if (this.pending.size >= MAX_PENDING) this.dropped += 1;
     else this.pending.set(key, refusalNotice(record));

@@ -107,8 +107,8 @@ describeWithEngine('network policies (real containers, local servers only)', () 
     };
     // The proxy writes a line when a connection ends: poll until both are there. A client that hangs up
     // first is logged as TCP_MISS_ABORTED: the decision is the same.
-    const allowedLine = new RegExp(`allowed .*GET +${allowed.host}:${allowed.port} +\\d+ in +\\d+ out +TCP_MISS(_ABORTED)?/200`);
-    const refusedLine = /refused .*CONNECT +refused\.example:443 +\d+ in +\d+ out +TCP_DENIED\/403/;
+    const allowedLine = new RegExp(`allowed +GET +${allowed.host}:${allowed.port} +\\d+ B +\\d+ B  TCP_MISS(_ABORTED)?/200`);
+    const refusedLine = /refused +CONNECT +refused\.example:443 +\d+ B +\d+ B {2}TCP_DENIED\/403/;
     let log = '';
     await expect.poll(async () => allowedLine.test((log = await cli('egress', 'log', test.dataDir))) && refusedLine.test(log), { timeout: 10_000 }).toBe(true);
     const top = await cli('egress', 'top', test.dataDir);

@@ -32,7 +32,7 @@ describeWithEngine('a refused connection reaches the agent (MCP client, real con
     const script = 'import urllib.request as u; u.urlopen("https://refused.example/", timeout=20)';
     const typed = await session.call('type', { tty: 0, expect: 'bash', text: `python3 -c '${script}'; echo fetched-$?` });
     expect(typed.isError, textOf(typed)).toBeFalsy();
-    const text = await waitFor(session.call, /network: refused refused\.example:443 \(not in this instance's allowlist\)/);
+    const text = await waitFor(session.call, /network: refused refused\.example:443 \(not in this instance's allowlist, or a private address\)/);
     expect(text).toMatch(/fetched-1|403/);
     const again = await session.call('wait', { timeout: 1 });
     expect(textOf(again)).not.toContain('network: refused');
@@ -49,5 +49,23 @@ describeWithEngine('a refused connection reaches the agent (MCP client, real con
     await session.call('wait', { timeout: 2 });
     await session.call('type', { tty: 0, expect: 'bash', text: `python3 -c 'import urllib.request as u; u.urlopen("http://second.example/")'` });
     await waitFor(session.call, /network: refused second\.example:80 /);
+  });
+
+  it('a request with any bytes in it is a notice too, escaped: an IPv6 CONNECT, a C1 control, a line squid cannot read', async () => {
+    await session.call('wait', { timeout: 1 });
+    // Sent raw to the proxy: squid logs these as %5B::1%5D:443, with its own escapes, and as NONE_NONE/400 -:-.
+    const lines = ['b"CONNECT [::1]:443 HTTP/1.1\\r\\n\\r\\n"', 'b"GET http://ex\\xc2\\x9bample.com/ HTTP/1.1\\r\\n\\r\\n"', 'b"garbage\\r\\n\\r\\n"'];
+    const script = `import socket; [(lambda s: (s.sendall(l), s.recv(100), s.close()))(socket.create_connection(("127.0.0.1", 3128))) for l in [${lines.join(', ')}]]`;
+    await session.call('type', { tty: 0, expect: 'bash', text: `python3 -c '${script}'; echo sent-$?` });
+    const seen: string[] = [];
+    await expect
+      .poll(async () => {
+        seen.push(textOf(await session.call('wait', { timeout: 2 })));
+        const all = seen.join('\n');
+        return ['network: refused %5B::1%5D:443 ', 'network: refused ex', 'network: refused a request the proxy could not read (garbage'].filter((n) => !all.includes(n));
+      }, { timeout: 20_000 })
+      .toEqual([]);
+    // Whatever the request held, the notice is printable ASCII.
+    for (const line of seen.join('\n').split('\n').filter((l) => l.startsWith('network: refused'))) expect(line).toMatch(/^[\x20-\x7e]+$/);
   });
 });

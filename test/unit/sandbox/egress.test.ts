@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAgentConfig } from '../../../src/config/agent-config.js';
 import { DEFAULT_ALLOW, describeAllowEntry, parseAllowEntry } from '../../../src/config/egress-allow.js';
+import { formatRecords } from '../../../src/sandbox/egress-log.js';
 import { parseAccessLine, refusalNotice, squidConfig } from '../../../src/sandbox/egress-squid.js';
 
 describe('container.network and container.allow', () => {
@@ -80,6 +81,7 @@ describe('parseAccessLine', () => {
       method: 'CONNECT',
       host: 'example.com',
       port: 443,
+      destination: 'example.com:443',
       bytesIn: 3445,
       bytesOut: 36,
     });
@@ -88,14 +90,44 @@ describe('parseAccessLine', () => {
     expect(parseAccessLine('1795424526.387 TCP_MISS/503 GET nowhere.example:80 300 41')?.decision).toBe('failed');
   });
 
+  // Lines squid 5.7 wrote for requests sent raw to it (2026-11-27): every one is a refusal, and every one was dropped before.
+  it.each([
+    ['1795739866.985 TCP_DENIED_ABORTED/403 CONNECT %5B::1%5D:443 0 47', 'CONNECT', '%5B::1%5D:443'],
+    ['1795739867.011 TCP_DENIED_ABORTED/403 CONNECT %5b:443 0 34', 'CONNECT', '%5b:443'],
+    ['1795739867.116 TCP_DENIED/403 GET ex%c2%9bample.com:80 3455 42', 'GET', 'ex%c2%9bample.com:80'],
+    ['1795739867.161 NONE_NONE/400 garbage -:- 3412 11', 'garbage', '-'],
+    ['1795739867.890 NONE_NONE/400 GET -:- 3592 29', 'GET', '-'],
+    ['1795739867.901 TCP_DENIED_ABORTED/403 CONNECT a%b:1 0 26', 'CONNECT', 'a%b:1'],
+    ['1795739867.919 TCP_DENIED_ABORTED/403 GET %5Bfd00::1%5D:8 0 36', 'GET', '%5Bfd00::1%5D:8'],
+  ])('keeps the refusal %s', (line, method, destination) => {
+    expect(parseAccessLine(line)).toMatchObject({ decision: 'refused', method, destination });
+  });
+
+  it('escapes what a terminal would act on instead of dropping the line', () => {
+    const record = parseAccessLine('1795424526.389 TCP_DENIED/403 CONNECT \u001b]0;x\u0007.com\u00c2\u009b:443 3445 36');
+    expect(record).toMatchObject({ decision: 'refused', host: '%1B]0;x%07.com%C3%82%C2%9B', port: 443 });
+    expect(record?.destination).toMatch(/^[\x21-\x7e]+$/);
+    expect(parseAccessLine('1795424526.389 TCP_DENIED/403 GET\u009b2J x:80 3445 36')?.method).toBe('GET%C2%9B2J');
+  });
+
   it('ignores anything else', () => {
     expect(parseAccessLine('2026/11/23 09:01:48| Starting Squid')).toBeUndefined();
     expect(parseAccessLine('')).toBeUndefined();
-    // A host with a terminal escape in it (the agent chooses hosts) is not passed on.
-    expect(parseAccessLine('1795424526.389 TCP_DENIED/403 CONNECT \u001b]0;x\u0007.com:443 3445 36')).toBeUndefined();
   });
 
   it('words the notice the agent sees', () => {
-    expect(refusalNotice({ host: 'example.com', port: 443 })).toBe("network: refused example.com:443 (not in this instance's allowlist)");
+    expect(refusalNotice({ destination: 'example.com:443', method: 'CONNECT', result: 'TCP_DENIED/403' })).toBe(
+      "network: refused example.com:443 (not in this instance's allowlist, or a private address)",
+    );
+    expect(refusalNotice({ destination: '-', method: 'garbage', result: 'NONE_NONE/400' })).toMatch(/could not read \(garbage .*NONE_NONE\/400/);
+  });
+});
+
+describe('formatRecords', () => {
+  it('names whose bytes each column counts: a refused CONNECT sent the request and received the error page', () => {
+    const record = parseAccessLine('1795424526.389 TCP_DENIED/403 CONNECT example.com:443 3415 114');
+    const [header, line] = formatRecords(record ? [record] : []).split('\n');
+    expect(header).toMatch(/agent sent +and received/);
+    expect(line).toMatch(/refused +CONNECT example\.com:443 +114 B +3415 B {2}TCP_DENIED\/403$/);
   });
 });
