@@ -75,6 +75,12 @@ const containerSchema = z.strictObject({
     .max(1000)
     .default([...DEFAULT_ALLOW])
     .describe('destinations an allowlist instance may reach: host, *.domain, IPv4 or CIDR, each with an optional :port (default 80 and 443) or :*'),
+  boundary: z
+    .enum(['engine', 'gvisor', 'none'])
+    .default('engine')
+    .describe(
+      "the second boundary under the hardening. engine: what the engine gives (dockerd --userns-remap: container root is an unprivileged host uid); gvisor: the engine's runsc runtime (gVisor's kernel); none: container root is host root (turns the engine's remapping off for this container)",
+    ),
   memory: z
     .string()
     .regex(/^\d+[kmg]?$/i, 'expected a size such as "512m" or "2g"')

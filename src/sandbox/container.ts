@@ -9,6 +9,8 @@ import { ensureEgress, removeEgress } from './egress-proxy.js';
 import { hardenedCreateOptions, hostFacts } from './hardening.js';
 import { type ImageRef, LABEL, type ProgressCallback, currentImageRef, imageTag, shortReference } from './image.js';
 import { ensureImage } from './instance-image.js';
+import { giveDataDirTo } from './data-dir-owner.js';
+import { type EngineBoundary, boundaryCreateOptions, engineBoundary, instanceBoundary } from './user-namespace.js';
 
 /**
  * The instance's one persistent container, `agent-kernel-<name>`. It only ever runs an init
@@ -47,8 +49,8 @@ function hostnameFor(instanceName: string): string {
   return instanceName.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+|-+$/g, '').slice(0, 63) || 'agent';
 }
 
-/** The full create options: hardening plus our name, image, labels and keep-alive command. */
-export function createOptions(instance: Instance, image: ImageRef): Dockerode.ContainerCreateOptions {
+/** The full create options: hardening and the boundary, plus our name, image, labels and keep-alive command. */
+export function createOptions(instance: Instance, image: ImageRef, boundary: EngineBoundary): Dockerode.ContainerCreateOptions {
   const hardened = hardenedCreateOptions({
     config: instance.config.container,
     dataDir: instance.dataDir,
@@ -56,6 +58,7 @@ export function createOptions(instance: Instance, image: ImageRef): Dockerode.Co
     host: hostFacts(),
     configFile: instance.paths.operatorConfig,
   });
+  hardened.HostConfig = { ...hardened.HostConfig, ...boundaryCreateOptions(instance.config.container, boundary, instance.paths.operatorConfig) };
   const configHash = createHash('sha256').update(JSON.stringify(hardened)).digest('hex').slice(0, 16);
   return {
     name: containerName(instance.name),
@@ -120,7 +123,7 @@ export async function containerStatus(engine: Engine, instance: Instance): Promi
 /** True when `container up` would recreate the container (its image, config or policy changed). */
 export async function isContainerStale(engine: Engine, instance: Instance): Promise<boolean> {
   const image = await currentImageRef(instance);
-  return statusFrom(containerName(instance.name), await inspectContainer(engine, instance), image.hash, createOptions(instance, image)).stale;
+  return statusFrom(containerName(instance.name), await inspectContainer(engine, instance), image.hash, createOptions(instance, image, await engineBoundary(engine))).stale;
 }
 
 async function removeContainer(engine: Engine, id: string): Promise<void> {
@@ -180,7 +183,13 @@ export async function containerUpInStages(engine: Engine, instance: Instance, op
     configFile: instance.paths.operatorConfig,
   });
   const image = await ensureImage(engine, instance, { logger, onProgress, force });
-  const wanted = createOptions(instance, image);
+  const boundary = await engineBoundary(engine);
+  const wanted = createOptions(instance, image, boundary);
+  // Remapped container root owns the data directory (and makes the read-only views' mount points in it).
+  if (instanceBoundary(instance.config.container, boundary) === 'userns-remap' && boundary.hostIds) {
+    const shifted = await giveDataDirTo(instance.dataDir, boundary.hostIds);
+    if (shifted > 0) logger.info({ dataDir: instance.dataDir, entries: shifted, uid: boundary.hostIds.uid }, 'gave the data directory to the remapped container root');
+  }
   let info = await inspectContainer(engine, instance);
   const recreated = info !== undefined && (force || statusFrom(name, info, image.hash, wanted).stale);
   if (info && recreated) {
@@ -199,6 +208,7 @@ export async function containerUpInStages(engine: Engine, instance: Instance, op
   if (!info) {
     onProgress?.(`creating ${name}`);
     await ensureStateDirs(instance.paths); // the read-only mounts' sources must exist
+
     await createContainer(engine, wanted, instance);
     info = await inspectContainer(engine, instance);
   }

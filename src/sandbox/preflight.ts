@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describeIgnored } from '../config/operator-config.js';
-import { engineRootMapping } from './user-namespace.js';
+import { describeBoundary, engineBoundary, instanceBoundary } from './user-namespace.js';
 import type { Instance } from '../config/instance.js';
 import { describeError, isKernelError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
@@ -153,7 +153,7 @@ export async function preflight(instance: Instance | undefined, options: Preflig
   try {
     engine = await connectEngine({ socket: instance?.config.container.engine_socket });
     rows.push({ name: 'engine', status: 'ok', detail: describeEngine(engine) });
-    rows.push(await userNamespaceRow(engine));
+    rows.push(await boundaryRow(engine, instance));
   } catch (error) {
     rows.push({
       name: 'engine',
@@ -237,17 +237,23 @@ function configurationRow(instance: Instance): CheckRow {
   return { name: 'configuration', status: 'not-ready', detail: describeIgnored(ignored, instance), fix: `agent-kernel config ${instance.name} (then --adopt, or edit ${instance.paths.operatorConfig})` };
 }
 
-/** Defence in depth: is container root host root? Not a failure (the hardening holds either way), but said plainly. */
-async function userNamespaceRow(engine: Engine): Promise<CheckRow> {
-  const mapping = await engineRootMapping(engine).catch(() => undefined);
-  if (mapping === 'rootless') return { name: 'user namespace', status: 'ok', detail: 'rootless engine: root in the container is your unprivileged user on the host' };
-  if (mapping === 'remapped') return { name: 'user namespace', status: 'ok', detail: 'userns-remap: root in the container is an unprivileged subordinate user on the host' };
-  return {
-    name: 'user namespace',
-    status: 'ok',
-    detail:
-      mapping === undefined
-        ? 'unknown (the engine did not say)'
-        : 'none: root in the container is root on the host, kept in by the hardening (no extra capabilities, no-new-privileges, seccomp, nothing of the host mounted). For defence in depth run rootless Podman or dockerd --userns-remap=default (see README, Security)',
-  };
+/** Defence in depth: the layer under the hardening (user-namespace.ts). Not a failure when there is none (the hardening holds), but said plainly with the way to one. */
+async function boundaryRow(engine: Engine, instance: Instance | undefined): Promise<CheckRow> {
+  const boundary = await engineBoundary(engine).catch(() => undefined);
+  if (!boundary) return { name: 'boundary', status: 'ok', detail: 'unknown (the engine did not say)' };
+  let kind = boundary.kind;
+  if (instance) {
+    try {
+      kind = instanceBoundary(instance.config.container, boundary);
+      if (kind === 'gvisor' && !boundary.runtimes.includes('runsc')) {
+        return { name: 'boundary', status: 'failed', detail: 'container.boundary is "gvisor" but the engine has no runsc runtime', fix: 'apt-get install runsc, then start dockerd with --add-runtime runsc=/usr/bin/runsc (or remove container.boundary)' };
+      }
+    } catch (error) {
+      return { name: 'boundary', status: 'failed', detail: describeError(error) };
+    }
+  }
+  const detail = describeBoundary(kind, boundary.hostIds);
+  if (kind !== 'none') return { name: 'boundary', status: 'ok', detail };
+  const how = boundary.kind === 'userns-remap' ? 'remove container.boundary "none" to get the engine\'s userns-remap back' : 'start dockerd with --userns-remap=default (what npm run setup does when it starts the engine), or run rootless Podman, or set container.boundary "gvisor" with runsc installed (see README, Security)';
+  return { name: 'boundary', status: 'ok', detail: `${detail}. For a second boundary: ${how}` };
 }

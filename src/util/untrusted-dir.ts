@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { type Stats, constants } from 'node:fs';
 import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
 import { KernelError } from '../errors.js';
@@ -40,7 +40,18 @@ export class PinnedDir {
     private readonly handle: FileHandle,
     /** The folder's path as the caller named it (for messages only). */
     readonly file: string,
+    /**
+     * Who what the host creates here is given to: the data directory's own owner, when this
+     * process is root and that is someone else (a remapped container root must own the files
+     * `send` or `init` add, as it owns the rest: user-namespace.ts).
+     */
+    readonly newEntryOwner?: { uid: number; gid: number },
   ) {}
+
+  /** Give a new entry (by its descriptor) to the data directory's owner; a no-op when that is this process. */
+  async adopt(entry: FileHandle): Promise<void> {
+    if (this.newEntryOwner) await entry.chown(this.newEntryOwner.uid, this.newEntryOwner.gid);
+  }
 
   /** `name` inside this very folder: the kernel resolves /proc/self/fd/N to the open directory. */
   at(name: string): string {
@@ -53,12 +64,22 @@ export class PinnedDir {
     return `/proc/self/fd/${this.handle.fd}`;
   }
 
+  /** The folder's own owner and mode (fstat: never a path). */
+  stat(): Promise<Stats> {
+    return this.handle.stat();
+  }
+
+  /** Give the folder itself to `uid`:`gid` (fchown: never a path). */
+  chown(uid: number, gid: number): Promise<void> {
+    return this.handle.chown(uid, gid);
+  }
+
   close(): Promise<void> {
     return this.handle.close();
   }
 }
 
-async function openComponent(where: string, file: string, create: boolean, mode: number): Promise<FileHandle | undefined> {
+async function openComponent(where: string, file: string, create: boolean, mode: number, owner: { uid: number; gid: number } | undefined): Promise<FileHandle | undefined> {
   try {
     return await open(where, DIR_FLAGS);
   } catch (error) {
@@ -70,11 +91,21 @@ async function openComponent(where: string, file: string, create: boolean, mode:
   await mkdir(where, { mode }).catch((error: NodeJS.ErrnoException) => {
     if (error.code !== 'EEXIST') throw refused(file, `cannot be created (${error.code ?? String(error)})`, 'Check the folder.', error);
   });
+  let made: FileHandle;
   try {
-    return await open(where, DIR_FLAGS);
+    made = await open(where, DIR_FLAGS);
   } catch (error) {
     throw describeOpenError(error, file) ?? refused(file, 'vanished while being created', 'Try again.', error);
   }
+  if (owner) await made.chown(owner.uid, owner.gid);
+  return made;
+}
+
+/** The data directory's owner, when this process is root and the owner is not (see PinnedDir.newEntryOwner). */
+async function ownerToGive(root: FileHandle): Promise<{ uid: number; gid: number } | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  const { uid, gid } = await root.stat();
+  return uid === 0 && gid === 0 ? undefined : { uid, gid };
 }
 
 export interface OpenDirOptions {
@@ -103,17 +134,18 @@ export async function openUntrustedDir(root: string, rel: string, options: OpenD
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw refused(root, `cannot be opened as a folder (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 'Check the data directory.', error);
   }
+  const owner = await ownerToGive(dir);
   for (const part of parts) {
     let next: FileHandle | undefined;
     try {
-      next = await openComponent(`/proc/self/fd/${dir.fd}/${part}`, file, create, mode);
+      next = await openComponent(`/proc/self/fd/${dir.fd}/${part}`, file, create, mode, owner);
     } finally {
       await dir.close();
     }
     if (!next) return undefined;
     dir = next;
   }
-  return new PinnedDir(dir, file);
+  return new PinnedDir(dir, file, owner);
 }
 
 /** Run `use` on the pinned folder `<root>/<rel>` and close it; undefined when it is missing. */

@@ -16,7 +16,12 @@ const NEW_FILE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL
 
 async function createIn(dir: PinnedDir, name: string): Promise<FileHandle | undefined> {
   try {
-    return await open(dir.at(name), NEW_FILE_FLAGS, 0o644);
+    const handle = await open(dir.at(name), NEW_FILE_FLAGS, 0o644);
+    await dir.adopt(handle).catch(async (error: unknown) => {
+      await handle.close();
+      throw error;
+    });
+    return handle;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
     throw refused(path.join(dir.file, name), `cannot be created (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 'Check the folder.', error);

@@ -108,7 +108,7 @@ describeWithEngine('image builds (real engine)', () => {
     const rows = await preflight(t.instance, { logger, harnessCommand: 'true' });
     expect(rows.map((r) => [r.name, r.status])).toEqual([
       ['engine', 'ok'],
-      ['user namespace', 'ok'],
+      ['boundary', 'ok'],
       ['configuration', 'ok'],
       ['base image', 'ok'],
       ['image', 'ok'],
