@@ -10,6 +10,7 @@ import { ULIMIT_NOFILE, ULIMIT_NPROC } from './hardening.js';
 import { type BuildContext, type BuildNetworkOptions, LABEL, type ProgressCallback, baseImages, contextHash, ensureBaseImage, imageExists, readContainerfile, runBuild } from './image.js';
 import { trustedContext } from './build-context.js';
 import { PROXY_URL, proxyEnv, squidConfig } from './egress-squid.js';
+import { localDestinations } from './egress-ranges.js';
 import { readdir } from 'node:fs/promises';
 
 /**
@@ -101,6 +102,9 @@ async function removeIfPresent(engine: Engine, id: string): Promise<void> {
     });
 }
 
+/** Bumped when the proxy's create options change, so that running proxies are recreated with them. */
+const PROXY_REVISION = '+r2';
+
 const LOCKED_DOWN: Dockerode.HostConfig = {
   CapDrop: ['ALL'],
   SecurityOpt: ['no-new-privileges'],
@@ -144,9 +148,14 @@ function execIn(engine: Engine, container: string): DockerSandbox {
   return new DockerSandbox({ engine, containerName: container, cwd: '/', user: 'root' });
 }
 
+/** The proxy's squid.conf: the instance's allowlist, and this engine's networks and host addresses refused. */
+async function proxyConfig(engine: Engine, instance: Instance): Promise<string> {
+  return squidConfig(allowEntries(instance), await localDestinations(engine));
+}
+
 /** Install the allowlist in the running proxy; a no-op when it already has this one. */
 export async function applyAllowlist(engine: Engine, instance: Instance): Promise<{ changed: boolean }> {
-  const config = squidConfig(allowEntries(instance));
+  const config = await proxyConfig(engine, instance);
   const proxy = execIn(engine, proxyContainerName(instance.name));
   const current = await proxy.run(['cat', '/etc/squid/agent-kernel.conf'], { timeoutMs: 10_000 });
   if (current.exitCode === 0 && current.stdout === config) return { changed: false };
@@ -171,7 +180,8 @@ export async function ensureProxy(engine: Engine, instance: Instance, options: E
   await engine.docker.createVolume({ Name: volume, Labels: { [LABEL.instance]: instance.name, [LABEL.egressRole]: 'socket' } }).catch((error: unknown) => {
     throw new KernelError('CONTAINER_FAILED', `Cannot create the egress volume ${volume}: ${describeError(error)}`, { cause: error });
   });
-  const labels = { [LABEL.instance]: instance.name, [LABEL.imageHash]: image };
+  // The revision of the proxy's create options rides on the image label: a proxy made with older ones is recreated.
+  const labels = { [LABEL.instance]: instance.name, [LABEL.imageHash]: `${image}${PROXY_REVISION}` };
   await ensureRunning(
     engine,
     instance,
@@ -180,13 +190,16 @@ export async function ensureProxy(engine: Engine, instance: Instance, options: E
       Image: image,
       Cmd: ['/usr/local/bin/agent-kernel-egress', 'proxy'],
       // Starts with this allowlist, so that no reconfigure races squid's start-up.
-      Env: [`AGENT_KERNEL_SQUID_CONF=${Buffer.from(squidConfig(allowEntries(instance))).toString('base64')}`],
+      Env: [`AGENT_KERNEL_SQUID_CONF=${Buffer.from(await proxyConfig(engine, instance)).toString('base64')}`],
       Labels: { ...labels, [LABEL.egressRole]: 'proxy' },
       HostConfig: {
         ...LOCKED_DOWN,
         // Root sets up and drops to `proxy`: squid needs to change user and own its files.
         CapAdd: ['SETUID', 'SETGID', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'KILL'],
         NetworkMode: 'bridge',
+        // IPv6 on in its own namespace (Docker turns it off there without an IPv6 network): squid then judges IPv6
+        // answers like IPv4 ones (a refusal, 403), where it would otherwise drop them unjudged and fail the request (502).
+        Sysctls: { 'net.ipv6.conf.all.disable_ipv6': '0', 'net.ipv6.conf.lo.disable_ipv6': '0' },
         Mounts: [{ Type: 'volume', Source: volume, Target: '/run/egress' }],
         LogConfig: { Type: 'json-file', Config: { 'max-size': '10m', 'max-file': '3' } },
       },

@@ -1,4 +1,5 @@
 import type { AllowEntry } from '../config/egress-allow.js';
+import { NOT_INTERNET } from './egress-ranges.js';
 
 /**
  * Squid's side of the allowlist policy: the configuration the egress proxy runs with, and
@@ -7,8 +8,11 @@ import type { AllowEntry } from '../config/egress-allow.js';
  * Why these choices:
  * - Domain ACLs use `-n` and IP ACLs apply only to requests that name an IP literal, so
  *   judging a request never resolves a name: a refused name causes no DNS query at all.
- * - Allowed names that resolve to loopback or link-local addresses stay refused (a wildcard
- *   entry must not open the proxy's own host or a cloud metadata service).
+ * - An allowed name reaches only the public internet: after resolving it, squid refuses it when
+ *   any of its addresses is private, loopback, link-local, shared, multicast, metadata, an
+ *   IPv6 form of those, the engine's networks or the host's own addresses (egress-ranges.ts),
+ *   whatever the letter case, trailing dot or port. The operator reaches a private destination
+ *   by naming it as an IP or CIDR entry: those match only requests that name that address.
  * - The cache manager and anything not matched are refused; nothing is cached (a proxy
  *   for one agent gains little from a cache and must not keep what the agent fetched).
  */
@@ -32,8 +36,18 @@ function portsAcl(name: string, ports: AllowEntry['ports']): string[] {
   return ports === 'any' ? [] : [`acl ${name} port ${ports.join(' ')}`];
 }
 
-/** Pure: the full squid.conf for an allowlist. Entries are already validated (parseAllowEntry). */
-export function squidConfig(entries: readonly AllowEntry[]): string {
+/** Squid's `acl` lines for one name holding many values, a few values a line. */
+function aclLines(name: string, type: string, values: readonly string[]): string[] {
+  const lines: string[] = [];
+  for (let i = 0; i < values.length; i += 8) lines.push(`acl ${name} ${type} ${values.slice(i, i + 8).join(' ')}`);
+  return lines;
+}
+
+/**
+ * Pure: the full squid.conf for an allowlist. Entries are already validated (parseAllowEntry);
+ * `local` is the engine's networks and the host's addresses (egress-ranges.ts localDestinations).
+ */
+export function squidConfig(entries: readonly AllowEntry[], local: readonly string[] = []): string {
   const lines = [
     '# Written by agent-kernel from container.allow; changes here are overwritten.',
     `http_port 127.0.0.1:${PROXY_PORT}`,
@@ -49,8 +63,8 @@ export function squidConfig(entries: readonly AllowEntry[]): string {
     'access_log stdio:/var/log/squid/access.log agentkernel',
     'cache_log stdio:/var/log/squid/cache.log',
     'acl ip_literal dstdom_regex -n ^[0-9]+(\\.[0-9]+){3}$',
-    // A name that resolves to the proxy's own loopback or link-local (cloud metadata) stays refused.
-    'acl internal_dst dst 127.0.0.0/8 169.254.0.0/16 0.0.0.0/32',
+    // Where a name never leads: everything but the public internet, and this machine's own networks.
+    ...aclLines('not_internet', 'dst', [...NOT_INTERNET, ...local]),
     'http_access deny manager',
   ];
   entries.forEach((entry, index) => {
@@ -61,8 +75,8 @@ export function squidConfig(entries: readonly AllowEntry[]): string {
     if (entry.kind === 'ip' || entry.kind === 'cidr') {
       lines.push(`acl ${host} dst ${entry.host}`, ...portsAcl(port, entry.ports), `http_access allow ip_literal ${host}${portRule}`);
     } else {
-      // !internal_dst is checked last, so only an allowed name is ever resolved.
-      lines.push(`acl ${host} dstdomain -n ${entry.host}`, ...portsAcl(port, entry.ports), `http_access allow ${host}${portRule} !internal_dst`);
+      // !not_internet is checked last, so only an allowed name is ever resolved.
+      lines.push(`acl ${host} dstdomain -n ${entry.host}`, ...portsAcl(port, entry.ports), `http_access allow ${host}${portRule} !not_internet`);
     }
   });
   lines.push('http_access deny all', '');

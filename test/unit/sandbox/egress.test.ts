@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAgentConfig } from '../../../src/config/agent-config.js';
 import { DEFAULT_ALLOW, describeAllowEntry, parseAllowEntry } from '../../../src/config/egress-allow.js';
 import { formatRecords } from '../../../src/sandbox/egress-log.js';
+import { networkOf, squidAddress } from '../../../src/sandbox/egress-ranges.js';
 import { parseAccessLine, refusalNotice, squidConfig } from '../../../src/sandbox/egress-squid.js';
 
 describe('container.network and container.allow', () => {
@@ -50,13 +51,29 @@ describe('squidConfig', () => {
     const rules = config.split('\n').filter((l) => l.startsWith('http_access'));
     expect(rules).toEqual([
       'http_access deny manager',
-      'http_access allow allow0 allow0_ports !internal_dst',
-      'http_access allow allow1 allow1_ports !internal_dst',
+      'http_access allow allow0 allow0_ports !not_internet',
+      'http_access allow allow1 allow1_ports !not_internet',
       'http_access allow ip_literal allow2 allow2_ports',
       'http_access deny all',
     ]);
     expect(config).toContain('acl allow1 dstdomain -n .example.com');
     expect(config).toContain('acl allow1_ports port 443');
+  });
+
+  it('lets an allowed name reach only the public internet: every range that is not, and this machine\'s networks and addresses', () => {
+    const withLocal = squidConfig([parseAllowEntry('example.com')], ['172.17.0.0/16', '192.0.2.2', 'fd00::2']);
+    const refused = withLocal
+      .split('\n')
+      .filter((l) => l.startsWith('acl not_internet dst '))
+      .flatMap((l) => l.split(' ').slice(3));
+    for (const range of ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '127.0.0.0/8', '169.254.0.0/16', '100.64.0.0/10', '224.0.0.0/4', '168.63.129.16/32', '0.0.0.0/8', '::/96', '::ffff:0:0/96', 'fc00::/7', 'fe80::/10', 'ff00::/8', '64:ff9b::/96', '172.17.0.0/16', '192.0.2.2', 'fd00::2']) {
+      expect(refused).toContain(range);
+    }
+  });
+
+  it('turns the host\'s addresses and networks into what squid takes', () => {
+    expect(['192.0.2.2/24', '10.1.2.3/8', '1.2.3.4/32', 'fd00::2/64'].map(networkOf)).toEqual(['192.0.2.0/24', '10.0.0.0/8', '1.2.3.4/32', 'fd00::2/64']);
+    expect(['fe80::1%eth0', '10.0.0.1/24', '::1', 'x', '1.2.3.4/40'].map(squidAddress)).toEqual(['fe80::1', '10.0.0.1/24', '::1', undefined, undefined]);
   });
 
   it('never resolves a name to judge a request (no DNS for refused names)', () => {
