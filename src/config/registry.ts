@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { KernelError } from '../errors.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { parseWith, readJsonFile } from './parse.js';
+import { ensurePrivateDir } from './private-dir.js';
 
 /**
  * The per-user registry of instances: name → data directory, in
@@ -58,5 +59,6 @@ export async function registerInstance(name: string, dir: string, env: NodeJS.Pr
     );
   }
   registry.instances[name] = { dir: resolved, created: existing?.created ?? new Date().toISOString() };
-  await writeFileAtomic(registryFile(env), JSON.stringify(registry, null, 2) + '\n');
+  await ensurePrivateDir(configHome(env), configHome(env));
+  await writeFileAtomic(registryFile(env), JSON.stringify(registry, null, 2) + '\n', 0o600);
 }

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { instancePaths } from '../config/paths.js';
 import { ensureStateDirs } from '../config/state-dir.js';
-import { registerInstance, validateInstanceName } from '../config/registry.js';
+import { configHome, registerInstance, validateInstanceName } from '../config/registry.js';
+import { ensurePrivateDir } from '../config/private-dir.js';
 import { KernelError, isKernelError } from '../errors.js';
 import { kindOfUntrusted, relativeInside } from '../util/untrusted-fs.js';
 import { makeUntrustedDirs, writeUntrustedNew } from '../util/untrusted-write.js';
@@ -43,10 +44,10 @@ class DataWriter {
   }
 }
 
-/** The operator's file, in the host-private config folder: written unless it exists (never the data directory). */
-async function writeOperatorFile(file: string, content: string, created: string[]): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const wrote = await writeFile(file, content, { flag: 'wx' }).then(
+/** The operator's file, in the host-private config folder (0700, the file 0600): written unless it exists (never the data directory). */
+async function writeOperatorFile(file: string, content: string, created: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  await ensurePrivateDir(path.dirname(file), configHome(env));
+  const wrote = await writeFile(file, content, { flag: 'wx', mode: 0o600 }).then(
     () => true,
     (error: NodeJS.ErrnoException) => {
       if (error.code === 'EEXIST') return false;
@@ -169,7 +170,7 @@ export async function initInstance(name: string, dir: string, env: NodeJS.Proces
   const write = new DataWriter(dataDir);
   // The agent's file holds what it may tune; the operator's, out of its reach, everything with host effect.
   await write.file(paths.agentConfig, JSON.stringify({ hook_env_prefix: 'AGENT', tty: {}, runner: {} }, null, 2) + '\n');
-  await writeOperatorFile(paths.operatorConfig, JSON.stringify({ container: {}, runner: { harness: 'claude-code' } }, null, 2) + '\n', write.created);
+  await writeOperatorFile(paths.operatorConfig, JSON.stringify({ container: {}, runner: { harness: 'claude-code' } }, null, 2) + '\n', write.created, env);
   await write.file(paths.startup, JSON.stringify({ terminals: [{ tty: 0 }] }, null, 2) + '\n');
   await write.file(paths.containerfile, containerfileText);
   for (const [kind, dirPath] of [

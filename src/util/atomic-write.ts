@@ -5,7 +5,8 @@ import path from 'node:path';
 
 /** Fill a temp file beside `file` with `write`, then rename it over `file`; on a failure the temp file goes. */
 async function replaceAtomically(file: string, mode: number | undefined, write: (handle: FileHandle) => Promise<void>): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
+  // A file for its owner alone gets folders for its owner alone, where they are made now.
+  await mkdir(path.dirname(file), { recursive: true, ...(mode !== undefined && (mode & 0o077) === 0 ? { mode: 0o700 } : {}) });
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const handle = await open(temp, 'w', mode);
   try {
