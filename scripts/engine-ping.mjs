@@ -1,9 +1,11 @@
-// Exit 0 and print the engine when one answers (the same search as agent-kernel itself), else 1.
+// Exit 0 and print the engine and its boundary when one answers (the same search as agent-kernel itself), else 1.
 import { connectEngine, describeEngine } from '../dist/sandbox/engine.js';
+import { describeBoundary, engineBoundary } from '../dist/sandbox/user-namespace.js';
 
 try {
   const engine = await connectEngine({ timeoutMs: 2000 });
-  console.log(describeEngine(engine));
+  const boundary = await engineBoundary(engine).catch(() => undefined);
+  console.log(`${describeEngine(engine)}; boundary ${boundary ? describeBoundary(boundary.kind, boundary.hostIds) : 'unknown'}`);
   process.exit(0);
 } catch (error) {
   console.error(error instanceof Error ? error.message : String(error));

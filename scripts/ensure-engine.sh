@@ -2,12 +2,17 @@
 # Make sure this machine can run agent-kernel's containers:
 #   1. install Debian's docker.io, tmux and mmdebstrap when missing (apt-get update once first),
 #      and chromium and asciinema (the web view's browser tests, recording checks);
-#   2. start dockerd in the background when no engine answers (log in .engine/dockerd.log);
+#   2. start dockerd in the background when no engine answers (log in .engine/dockerd.log), with
+#      --userns-remap=default: root in the agent's containers is then an unprivileged host uid
+#      (the second boundary under the hardening; README, Security). An engine that already
+#      answers is used as it is, and its boundary is printed;
 #   3. bootstrap the base image (debian:bookworm-slim) offline with mmdebstrap when it is missing.
 # Idempotent. When it starts dockerd it writes the PID to .engine/dockerd.pid and, if set,
 # to $AGENT_KERNEL_STARTED_PID_FILE (with-engine.sh uses that to stop only what it started).
 # Knobs: DOCKER_HOST (a unix socket gets a dockerd there; anything else must already answer),
-# AGENT_KERNEL_DOCKERD_ARGS (extra dockerd flags), AGENT_KERNEL_DOCKERD_TIMEOUT (s, default 60),
+# AGENT_KERNEL_DOCKERD_ARGS (extra dockerd flags, e.g. --add-runtime runsc=/usr/bin/runsc for gVisor),
+# AGENT_KERNEL_BOUNDARY (userns-remap, the default, or none: dockerd without a user namespace),
+# AGENT_KERNEL_DOCKERD_TIMEOUT (s, default 60),
 # AGENT_KERNEL_BASE_IMAGE (default debian:bookworm-slim).
 set -euo pipefail
 LOG_PREFIX=ensure-engine
@@ -15,6 +20,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 BASE_IMAGE=${AGENT_KERNEL_BASE_IMAGE:-debian:bookworm-slim}
 DOCKERD_TIMEOUT=${AGENT_KERNEL_DOCKERD_TIMEOUT:-60}
+BOUNDARY=${AGENT_KERNEL_BOUNDARY:-userns-remap}
 
 install_packages() {
   local missing=()
@@ -38,14 +44,20 @@ start_dockerd() {
     unix://*) ;;
     *) die "DOCKER_HOST=$DOCKER_HOST does not answer, and only a local unix socket can be started here. Start that engine, or unset DOCKER_HOST." ;;
   esac
+  local boundary_args=()
+  case "$BOUNDARY" in
+    userns-remap) boundary_args=(--userns-remap=default) ;; # dockerd adds the dockremap user and its /etc/subuid range
+    none) ;;
+    *) die "AGENT_KERNEL_BOUNDARY=$BOUNDARY: use userns-remap (the default) or none" ;;
+  esac
   command -v dockerd >/dev/null 2>&1 || die "no engine answers and dockerd is not installed: apt-get install docker.io (or start Podman: podman system service --time=0 unix://\$XDG_RUNTIME_DIR/podman/podman.sock &)"
   [ "$(id -u)" = 0 ] || die "no engine answers; dockerd must be started as root: sudo dockerd &  (or systemctl start docker)"
   mkdir -p "$ENGINE_STATE_DIR"
   local logfile="$ENGINE_STATE_DIR/dockerd.log" start pid
   start=$(now)
-  log "no engine answers: starting dockerd -H $address (log: $logfile)"
+  log "no engine answers: starting dockerd -H $address ${boundary_args[*]} (log: $logfile)"
   # shellcheck disable=SC2086
-  nohup dockerd -H "$address" ${AGENT_KERNEL_DOCKERD_ARGS:-} >"$logfile" 2>&1 </dev/null &
+  nohup dockerd -H "$address" "${boundary_args[@]}" ${AGENT_KERNEL_DOCKERD_ARGS:-} >"$logfile" 2>&1 </dev/null &
   pid=$!
   echo "$pid" >"$ENGINE_STATE_DIR/dockerd.pid"
   if [ -n "${AGENT_KERNEL_STARTED_PID_FILE:-}" ]; then echo "$pid" >"$AGENT_KERNEL_STARTED_PID_FILE"; fi
@@ -67,7 +79,11 @@ start_dockerd() {
 ensure_built
 install_packages
 if engine_answers; then
-  log "engine: $(node "$ROOT/scripts/engine-ping.mjs")"
+  description=$(node "$ROOT/scripts/engine-ping.mjs")
+  log "engine: $description"
+  case "$description" in
+    *"boundary none:"*) log "note: this engine was started without a user namespace, and this script leaves a running engine alone. For the second boundary restart it with --userns-remap=default (README: Security, The second boundary)" ;;
+  esac
 else
   start_dockerd
 fi

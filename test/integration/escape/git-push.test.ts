@@ -114,9 +114,11 @@ describeWithEngine('escape: the post-tick git push', () => {
     // The trap is armed: host git opened in the data repo (what the runner did before) would run the agent's code.
     const armedRemote = path.join(hostDir, 'armed.git');
     await hostGit(['init', '-q', '--bare', armedRemote]);
-    await hostGit(['-C', d, 'status']).catch(() => '');
-    await hostGit(['-C', d, 'push', armedRemote, 'main']).catch(() => '');
-    await hostGit(['-C', d, 'push', 'origin', 'HEAD:refs/heads/armed']).catch(() => '');
+    // safe.directory=*: under a user namespace the data repo is the remapped container root's, and git's ownership check
+    // alone would stop host git there; an operator with safe.directory=* (usual on CI machines) has no such check.
+    await hostGit(['-c', 'safe.directory=*', '-C', d, 'status']).catch(() => '');
+    await hostGit(['-c', 'safe.directory=*', '-C', d, 'push', armedRemote, 'main']).catch(() => '');
+    await hostGit(['-c', 'safe.directory=*', '-C', d, 'push', 'origin', 'HEAD:refs/heads/armed']).catch(() => '');
     expect(await canariesFound()).toEqual(expect.arrayContaining(['fsmonitor', 'hooksPath-pre-push', 'receivepack']));
     await hostGit(['--git-dir', remote, 'update-ref', '-d', 'refs/heads/armed']);
     for (const name of await canariesFound()) await rm(path.join(canaries, name));
