@@ -3,7 +3,7 @@
  * one run: `npm run bench` (builds, makes sure an engine runs, then runs this).
  * Prints a Markdown table and writes everything to bench/results/latest.json.
  *
- *   node bench/run.mjs [--quick] [--only=round-trip,input-waits,throughput,context,startup,faults,memory,scale,tty-layer,egress]
+ *   node bench/run.mjs [--quick] [--only=round-trip,input-waits,throughput,context,startup,faults,memory,scale,tty-layer,egress,boundary]
  *
  * Absolute times drift on a shared machine; ratios to the baselines measured in the same
  * run hold. The load average is printed with the table.
@@ -17,6 +17,7 @@ import { ROOT } from './lib/paths.mjs';
 import { livePids, startServer } from './lib/server.mjs';
 import { mb, ms, ratio } from './lib/stats.mjs';
 import { contextCost } from './sections/context.mjs';
+import { boundary } from './sections/boundary.mjs';
 import { egress } from './sections/egress.mjs';
 import { inputWaits } from './sections/input-waits.mjs';
 import { faults, memory, startUp } from './sections/lifecycle.mjs';
@@ -27,12 +28,12 @@ import { throughput } from './sections/throughput.mjs';
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
-const SECTIONS = ['cold-start', 'round-trip', 'input-waits', 'throughput', 'context', 'startup', 'faults', 'memory', 'scale', 'tty-layer', 'egress'];
+const SECTIONS = ['cold-start', 'round-trip', 'input-waits', 'throughput', 'context', 'startup', 'faults', 'memory', 'scale', 'tty-layer', 'egress', 'boundary'];
 for (const name of only ?? []) if (!SECTIONS.includes(name)) throw new Error(`unknown section ${name}; sections: ${SECTIONS.join(', ')}`);
 const wanted = (name) => !only || only.includes(name) || name === 'cold-start';
 const N = quick
-  ? { rt: 10, input: 3, settle: 3, seq: 1, cat: 1, raw: 2, startup: 3, faults: 20, adopt: 2, scale: 5, downloads: 2, requests: 20 }
-  : { rt: 30, input: 10, settle: 5, seq: 3, cat: 2, raw: 3, startup: 5, faults: 100, adopt: 3, scale: 10, downloads: 5, requests: 50 };
+  ? { rt: 10, input: 3, settle: 3, seq: 1, cat: 1, raw: 2, startup: 3, faults: 20, adopt: 2, scale: 5, downloads: 2, requests: 20, boundary: 5 }
+  : { rt: 30, input: 10, settle: 5, seq: 3, cat: 2, raw: 3, startup: 5, faults: 100, adopt: 3, scale: 10, downloads: 5, requests: 50, boundary: 15 };
 
 const created = [];
 let cleaning;
@@ -139,6 +140,7 @@ try {
   });
   await section('tty-layer', ttyLayer);
   await section('egress', () => egress({ created, downloads: N.downloads, requests: N.requests }));
+  await section('boundary', () => boundary({ created, runs: N.boundary, seqRuns: N.seq, startRuns: N.startup }));
 } finally {
   log('cleaning up containers and images of this run');
   await cleanup();
@@ -267,6 +269,21 @@ if (eg && !eg.error) {
   row(`egress: ${mb(eg.bytes)} HTTP download inside the container, allowlist (through the proxy)`, rate(eg.allowlist.mbps), `open (direct): ${rate(eg.open.mbps)}`, `${(eg.allowlist.mbps.median / eg.open.mbps.median).toFixed(2)}x rate`);
   row('egress: small HTTP request on a new connection (connect + answer), allowlist', mp(eg.allowlist.requestMs), `open: ${mp(eg.open.requestMs)}`, ratio(eg.allowlist.requestMs.median, eg.open.requestMs.median));
 } else fail('egress');
+
+const bd = results.boundary;
+if (bd && !bd.error) {
+  const without = bd.engine === 'userns-remap' ? 'without (container.boundary "none": container root is host root)' : `the same (this engine has no user namespace: ${bd.engine})`;
+  for (const [key, label] of [
+    ['echo', 'type+wait `echo hi`, stdio'],
+    ['inputPrompt', 'type+wait until `input("name? ")` waits for input'],
+    ['replStart', 'type+wait until a python REPL starts waits for input'],
+    ['seq', 'type+wait `seq 1 1000000` until it finished'],
+    ['startUp', 'start-up: spawn serve to login answered (container running)'],
+    ['containerUp', 'container up from nothing (create, start, egress proxy and link; image built)'],
+  ]) {
+    row(`second boundary, ${bd.engine} (median / p95): ${label}`, mp(bd.with[key]), `${without}: ${mp(bd.without[key])}`, ratio(bd.with[key].median, bd.without[key].median));
+  }
+} else fail('boundary');
 
 const header = [
   `agent-kernel bench, ${results.date} (${results.durationS} s), command: ${results.command}${quick ? ' -- --quick' : ''}`,
