@@ -216,14 +216,22 @@ export async function ensureProxy(engine: Engine, instance: Instance, options: E
  * A link: 127.0.0.1:3128 in a network namespace (NetworkMode `container:…`, or `none` for its
  * own) → the proxy's socket, mounted read-only. Nothing else in that namespace has a route.
  */
-export function linkOptions(proxy: RunningProxy, name: string, networkMode: string, labels: Record<string, string>): Dockerode.ContainerCreateOptions & { name: string } {
+export function linkOptions(proxy: RunningProxy, name: string, networkMode: string, labels: Record<string, string>, usernsMode?: string): Dockerode.ContainerCreateOptions & { name: string } {
   return {
     name,
     Image: proxy.image,
     Cmd: ['/usr/local/bin/agent-kernel-egress', 'link'],
     User: 'nobody',
     Labels: { ...proxy.labels, ...labels },
-    HostConfig: { ...LOCKED_DOWN, Memory: 64 * 1024 ** 2, MemorySwap: 64 * 1024 ** 2, NetworkMode: networkMode, Mounts: [{ Type: 'volume', Source: proxy.volume, Target: '/run/egress', ReadOnly: true }] },
+    HostConfig: {
+      ...LOCKED_DOWN,
+      Memory: 64 * 1024 ** 2,
+      MemorySwap: 64 * 1024 ** 2,
+      NetworkMode: networkMode,
+      Mounts: [{ Type: 'volume', Source: proxy.volume, Target: '/run/egress', ReadOnly: true }],
+      // A namespace is joined from the user namespace that owns it: the agent's (container.boundary "none" turns remapping off there).
+      ...(usernsMode ? { UsernsMode: usernsMode } : {}),
+    },
   };
 }
 
@@ -242,7 +250,7 @@ export async function ensureEgress(engine: Engine, instance: Instance, agent: Do
   await ensureRunning(
     engine,
     instance,
-    linkOptions(proxy, linkContainerName(instance.name), `container:${agent.Id}`, { [LABEL.egressRole]: 'link', [LABEL.netnsOf]: `${netnsOf}/${proxy.image}` }),
+    linkOptions(proxy, linkContainerName(instance.name), `container:${agent.Id}`, { [LABEL.egressRole]: 'link', [LABEL.netnsOf]: `${netnsOf}/${proxy.image}` }, agent.HostConfig.UsernsMode || undefined),
     'link',
     LABEL.netnsOf,
     options.onProgress,

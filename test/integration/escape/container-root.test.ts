@@ -80,9 +80,10 @@ describeWithEngine('escape: container root is not host root', () => {
     expect(inbox.out).toMatch(/^0 \S+\nok$/);
   });
 
-  it('container.boundary "none" gives the operator host root back for one instance (the remapping off)', async (ctx) => {
+  it('container.boundary "none" gives the operator host root back for one instance (the remapping off), its egress link too', async (ctx) => {
     if (boundary.kind !== 'userns-remap') ctx.skip();
-    await writeFile(test.instance.paths.operatorConfig, JSON.stringify({ container: { network: 'none', boundary: 'none' } }));
+    // allowlist: the egress link joins the container's network namespace, from the same user namespace.
+    await writeFile(test.instance.paths.operatorConfig, JSON.stringify({ container: { boundary: 'none' } }));
     const none = await openSandbox(await test.reload(), { logger: silentLogger() });
     const result = await none.run(['sh', '-c', `touch ${test.dataDir}/made-without-boundary && cat /proc/self/uid_map`]);
     expect(result.stdout.trim().split(/\s+/)).toEqual(['0', '0', '4294967295']);
