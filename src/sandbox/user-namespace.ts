@@ -107,7 +107,7 @@ export function boundaryCreateOptions(config: Pick<ContainerConfig, 'boundary'>,
 export function describeBoundary(kind: BoundaryKind, hostIds?: HostIdRange): string {
   switch (kind) {
     case 'userns-remap':
-      return `userns-remap: root in the container is host uid ${hostIds?.uid ?? '(a subordinate uid)'}, an unprivileged user; the data directory belongs to it`;
+      return `userns-remap: root in the container is host uid ${hostIds?.uid ?? '(a subordinate uid)'}, an unprivileged user that the data directory is given to (at container up)`;
     case 'rootless':
       return "rootless engine: root in the container is the engine's unprivileged user on the host";
     case 'gvisor':
