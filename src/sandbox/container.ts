@@ -187,7 +187,15 @@ export async function containerUpInStages(engine: Engine, instance: Instance, op
   const wanted = createOptions(instance, image, boundary);
   // Remapped container root owns the data directory (and makes the read-only views' mount points in it).
   if (instanceBoundary(instance.config.container, boundary) === 'userns-remap' && boundary.hostIds) {
-    const shifted = await giveDataDirTo(instance.dataDir, boundary.hostIds);
+    const ids = boundary.hostIds;
+    const shifted = await giveDataDirTo(instance.dataDir, ids).catch((error: unknown) => {
+      throw new KernelError(
+        'CONTAINER_FAILED',
+        `Cannot give the data directory ${instance.dataDir} to the remapped container root (host uid ${ids.uid}): ${describeError(error)}. ` +
+          `Run chown -R ${ids.uid}:${ids.gid} ${instance.dataDir}, or set container.boundary "none" in ${instance.paths.operatorConfig} (container root is then host root).`,
+        { cause: error },
+      );
+    });
     if (shifted > 0) logger.info({ dataDir: instance.dataDir, entries: shifted, uid: boundary.hostIds.uid }, 'gave the data directory to the remapped container root');
   }
   let info = await inspectContainer(engine, instance);
