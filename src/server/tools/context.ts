@@ -70,13 +70,22 @@ export async function guarded(
 /** Shared input field: a terminal number. */
 export const TTY_FIELD_MESSAGE = 'tty must be a whole number from 0 to 19 (a terminal number from open() or wait())';
 
+/** The arguments each tool takes, by tool (filled as the tools register): errors that come before the schema name them. */
+export const TOOL_ARGUMENTS = new Map<string, readonly string[]>();
+
+/** How a tool names what it takes: "wait takes timeout, until" or "login() takes no arguments". */
+export function describeArguments(tool: string, known: readonly string[]): string {
+  return known.length === 0 ? `${tool}() takes no arguments` : `${tool} takes ${known.join(', ')}`;
+}
+
 /**
  * A tool's input schema: unknown keys are refused (a misspelt `timout` must not be
  * ignored) with a message that lists what the tool takes.
  */
 export function toolInput<Shape extends z.ZodRawShape>(tool: string, shape: Shape) {
   const known = Object.keys(shape);
-  const takes = known.length === 0 ? `${tool}() takes no arguments` : `${tool} takes ${known.join(', ')}`;
+  TOOL_ARGUMENTS.set(tool, known);
+  const takes = describeArguments(tool, known);
   return z.strictObject(shape, {
     error: (issue) =>
       issue.code === 'unrecognized_keys' ? `Unknown argument${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}: ${takes}.` : undefined,
