@@ -32,7 +32,7 @@ const diffSchema = z.object({
   totalLines: z.number().describe('how many new lines there were'),
   elidedLines: z.number().describe('how many of them diff leaves out (its note names the files and line ranges that hold them)'),
   cutChars: z.number().describe('characters left out by the result size cap (also in files.scrollback)'),
-  files: z.object({ scrollback: z.string(), screen: z.string() }).describe('where the full text is, on the host'),
+  files: z.object({ scrollback: z.string(), screen: z.string() }).describe('where the full text is, as paths that open inside the container'),
   archivedTo: z.string().optional().describe('set when the terminal ended and was closed'),
 });
 
