@@ -36,11 +36,11 @@ export class UnseenTracker {
   /** Rows cleared into history when the agent looked (their count grows with every clear of the screen). */
   private clearScrollsAtMark = 0;
   /**
-   * The first clear of the screen since the agent looked: `top`, where the screen began again, when
-   * all it pushed into history was what the agent had seen or a redraw of it (a repaint: top's view
-   * after a key); `lines` when it pushed new lines (`make && clear`), which are news as lines.
+   * The first clear of the screen since the agent looked: `repaint` when all it pushed into history
+   * was what the agent had seen or a redraw of it (top's view after a key); `lines` when it pushed
+   * new lines (`make && clear`), which are news as lines.
    */
-  private cleared: { top: number } | 'lines' | undefined;
+  private cleared: 'repaint' | 'lines' | undefined;
   /** Logical lines at or after the mark among rows the emulator has let go of. */
   private leftLines = 0;
   private readonly leftHead: string[] = [];
@@ -80,7 +80,7 @@ export class UnseenTracker {
     if (emulator.alternateScreen) return emulator.screenText() !== this.screenAtMark;
     const seen = this.seen;
     if (!seen || this.screenAtMark !== undefined || this.cleared === 'lines') return true;
-    if (this.cleared) return this.scrolledByOutput(emulator, seen) || emulator.screenText() !== seen.screen;
+    if (this.cleared === 'repaint') return this.scrolledByOutput(emulator, seen) || emulator.screenText() !== seen.screen;
     if (this.moved(emulator, seen)) return true;
     return rowsText(emulator, seen.from, Math.max(seen.end, emulator.contentEndAbs())) !== seen.text;
   }
@@ -97,7 +97,7 @@ export class UnseenTracker {
       this.cleared = 'lines';
       return false;
     }
-    this.cleared = { top: to };
+    this.cleared = 'repaint';
     if (to >= this.markAbs) return false;
     this.markAbs = to;
     this.leftLines = 0;
@@ -114,7 +114,7 @@ export class UnseenTracker {
     const seen = this.seen;
     if (emulator.alternateScreen || !seen || this.screenAtMark !== undefined || emulator.bytesWritten === this.bytesAtMark || this.cleared === 'lines') return false;
     // Cleared and drawn again, with nothing scrolled by output since: a repaint.
-    if (this.cleared) return !this.scrolledByOutput(emulator, seen);
+    if (this.cleared === 'repaint') return !this.scrolledByOutput(emulator, seen);
     if (this.moved(emulator, seen)) return false;
     const before = seen.text.split('\n');
     const now = rowsText(emulator, seen.from, seen.end).split('\n');
@@ -179,7 +179,8 @@ export class UnseenTracker {
   private remember(emulator: ScreenSource): void {
     this.ownMarkPrefix = (emulator.readRows(this.markAbs, this.markAbs + 1)[0]?.text ?? '').slice(0, emulator.cursorX);
     this.screenAtMark = emulator.alternateScreen ? emulator.screenText() : undefined;
-    const from = Math.min(emulator.totalScrolls, this.markAbs);
+    // The screen's top, or the mark when it is above it (still held: a mark left far above after a restart is not read row by row).
+    const from = Math.max(emulator.firstHeldAbs, Math.min(emulator.totalScrolls, this.markAbs));
     const end = Math.max(this.markAbs + 1, emulator.contentEndAbs());
     this.seen = emulator.alternateScreen ? undefined : { from, end, scrolls: emulator.totalScrolls, text: rowsText(emulator, from, end), screen: emulator.screenText() };
     this.clearScrollsAtMark = emulator.clearScrolls;
