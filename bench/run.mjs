@@ -171,7 +171,10 @@ if (iw && !iw.error) {
     ['viOpen', 'vi opens a file'],
     ['inputPrompt', 'a line prompt, `input("name? ")`'],
     ['readPrompt', "bash `read -p 'name? '`"],
+    ['getpassPrompt', 'a password prompt read from /dev/tty, `getpass.getpass()`'],
+    ['devTtyRead', "bash `read -p 'tty? ' < /dev/tty`"],
   ]) {
+    if (!iw[key]) continue;
     row(`type+wait until ${label} waits for input (median / p95)`, mp(iw[key]), `silence settle: ${mp(iw.settleEcho)}`, ratio(iw[key].median, iw.settleEcho.median));
   }
   if (iw.pythonStart) row("Python's own start-up as a REPL (`import readline, rlcompleter`, timed in the container; part of REPL start)", mp(iw.pythonStart), '', '');

@@ -1,7 +1,8 @@
 /**
  * Waits for programs that want input (issue 12): how long type+wait takes to come back when
  * the program is ready for the next keys: a python REPL starting, an expression in it, vi
- * opening, a line prompt (`input()`) and bash's `read -p`. Baseline: silence settling (the
+ * opening, a line prompt (`input()`), bash's `read -p`, and prompts read from /dev/tty (Python's
+ * getpass, as sudo, ssh and git ask for passwords; `read < /dev/tty`). Baseline: silence settling (the
  * seed's approach: done when nothing printed for tty.settle_ms), measured in this run by the
  * round-trip section (`settle.echo`: an instance with tty.detect_input off). Python's own
  * start-up as an interactive REPL does it (`import readline, rlcompleter`), timed inside the
@@ -35,7 +36,7 @@ async function timed(session, tty, expect, text, { reasons, expectText }) {
 
 export async function inputWaits({ instance, settleInstance, runs }) {
   const session = await startServer(instance.dataDir);
-  const times = { replStart: [], replExpression: [], viOpen: [], inputPrompt: [], readPrompt: [], pythonStart: [] };
+  const times = { replStart: [], replExpression: [], viOpen: [], inputPrompt: [], readPrompt: [], getpassPrompt: [], devTtyRead: [], pythonStart: [] };
   try {
     await session.ok('login');
     await session.ok('wait', { timeout: 10 });
@@ -52,6 +53,10 @@ export async function inputWaits({ instance, settleInstance, runs }) {
       await timed(session, tty, 'python3', 'ada', { reasons: ['command-finished'], expectText: /^ada$/m });
       times.readPrompt.push(await timed(session, tty, 'bash', `read -p 'name? ' answer`, { reasons: ['input'], expectText: /name\?/ }));
       await timed(session, tty, 'bash', 'bob', { reasons: ['command-finished'] });
+      times.getpassPrompt.push(await timed(session, tty, 'bash', `python3 -c 'import getpass; getpass.getpass("secret? ")'`, { reasons: ['input'], expectText: /secret\?/ }));
+      await timed(session, tty, 'python3', 'hunter2', { reasons: ['command-finished'] });
+      times.devTtyRead.push(await timed(session, tty, 'bash', `read -p 'tty? ' answer < /dev/tty`, { reasons: ['input'], expectText: /tty\?/ }));
+      await timed(session, tty, 'bash', 'yes', { reasons: ['command-finished'] });
     }
     await session.ok('close', { tty });
   } finally {

@@ -13,6 +13,8 @@ export interface NewOutput {
   tail: readonly string[];
   /** How many lines there were in all. */
   total: number;
+  /** Every line, when all of them are still known (none has left the emulator unseen): elision can then be weighed. */
+  all?: readonly string[];
 }
 
 export interface RenderedOutput {
@@ -42,6 +44,11 @@ export function renderNewOutput(output: NewOutput, where: (first: number, last: 
   const shownTail = tail.slice(Math.max(0, tail.length - TAIL_LINES));
   const elided = total - shownHead.length - shownTail.length;
   const note = `… ${elided} more line${elided === 1 ? '' : 's'} left out (${total} in all; ${where(shownHead.length, shownHead.length + elided - 1)}) …`;
+  // Elision only where it saves bytes: lines no longer than the note that would stand for them are shown.
+  const all = output.all?.length === total ? output.all : undefined;
+  if (all && all.slice(shownHead.length, total - shownTail.length).reduce((sum, line) => sum + cutLine(line).length + 1, 0) <= note.length + 1) {
+    return { text: all.map(cutLine).join('\n'), totalLines: total, elidedLines: 0 };
+  }
   return {
     text: [...shownHead.map(cutLine), note, ...shownTail.map(cutLine)].join('\n'),
     totalLines: total,
@@ -86,7 +93,8 @@ export function withoutEcho(output: NewOutput, typed: string | undefined): NewOu
   const echoed = echoedLines(output.head, typed);
   if (echoed === 0) return output;
   const total = output.total - echoed;
-  return { head: output.head.slice(echoed), tail: output.tail.slice(Math.max(0, output.tail.length - total)), total };
+  const rest = { head: output.head.slice(echoed), tail: output.tail.slice(Math.max(0, output.tail.length - total)), total };
+  return output.all ? { ...rest, all: output.all.slice(echoed) } : rest;
 }
 
 /**

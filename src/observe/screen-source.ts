@@ -15,6 +15,12 @@ export interface ScreenSource {
   readonly alternateScreen: boolean;
   /** The absolute row of the cursor. */
   readonly cursorAbs: number;
+  /** The cursor's column on the normal screen. */
+  readonly cursorX: number;
+  /** Rows scrolled off the top of the normal screen so far: unchanged, every row is where it was. */
+  readonly totalScrolls: number;
+  /** Of totalScrolls, the rows pushed into history by clears of the screen. */
+  readonly clearScrolls: number;
   /** Rows below this were handed over (to the scrollback file) and are no longer held. */
   readonly flushedAbs: number;
   /** The oldest row still held. */

@@ -32,7 +32,6 @@ export class TerminalObserver {
   private readonly recordings = new Map<number, Recording>();
   private tick: number;
   private readonly commands = new Map<number, string>();
-  private readonly lastCommands = new Map<number, string>();
 
   constructor(private readonly options: TerminalObserverOptions) {
     this.tick = options.tick;
@@ -60,13 +59,6 @@ export class TerminalObserver {
     return this.recordings.get(tty)?.file ?? path.join(this.options.recordingsDir, recordingName(tty, this.tick));
   }
 
-  /** For the pointer of elided output: the recording, and the command the output belongs to. */
-  describeRecording(tty: number): string {
-    const command = this.lastCommands.get(tty);
-    const short = command && command.length > 60 ? `${command.slice(0, 60)}…` : command;
-    return `the recording ${this.recordingPath(tty)}${short ? `, at the command "${short}"` : ''}`;
-  }
-
   opened(tty: number, command: string): void {
     this.events.emit({ type: 'tty.opened', tty, command });
   }
@@ -77,7 +69,6 @@ export class TerminalObserver {
 
   commandStarted(tty: number, command: string): void {
     this.commands.set(tty, command);
-    this.lastCommands.set(tty, command);
     this.recording(tty).marker(`$ ${command}`);
     this.events.emit({ type: 'command.started', tty, command, recording: this.recordingPath(tty) });
   }
@@ -111,7 +102,6 @@ export class TerminalObserver {
     void this.recordings.get(tty)?.close();
     this.recordings.delete(tty);
     this.commands.delete(tty);
-    this.lastCommands.delete(tty);
     this.events.emit({ type: 'tty.closed', tty, archivedTo });
   }
 

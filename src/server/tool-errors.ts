@@ -1,5 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { type CallToolResult, type JSONRPCMessage, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { TOOL_ARGUMENTS, describeArguments } from './tools/context.js';
 
 /** A call that works, per tool: what the model should try next after a malformed one. */
 const EXAMPLES: Readonly<Record<string, string>> = {
@@ -11,7 +13,25 @@ const EXAMPLES: Readonly<Record<string, string>> = {
 };
 
 const VALIDATION = /^(?:MCP error -?\d+: )?Input validation error: Invalid arguments for tool (\S+): ([\s\S]*)$/;
-const UNKNOWN_TOOL = /^(?:MCP error -?\d+: )?Tool (.+) (not found|disabled)$/;
+const UNKNOWN_TOOL = /^(?:MCP error -?\d+: )?Tool (.*) (not found|disabled)$/;
+
+function unknownTool(name: unknown, tools: readonly string[]): string {
+  const quoted = typeof name === 'string' ? JSON.stringify(name.length > 60 ? `${name.slice(0, 60)}…` : name) : '';
+  const what = name === undefined ? 'The request names no tool' : `There is no tool ${typeof name === 'string' ? (name === '' ? 'with an empty name' : quoted) : `named by ${kindOf(name)}`}`;
+  return `UNKNOWN_TOOL: ${what}. The tools are ${tools.join(', ')}: call login() first, then wait() to look and type() to act.`;
+}
+
+function usage(tool: string, problem: string): string {
+  const example = EXAMPLES[tool];
+  return `USAGE: ${tool}() was not run, nothing happened: ${problem}.${example ? ` Try ${example}.` : ''}`.replace(/\.\./g, '.');
+}
+
+/** A value's kind in words: "an array", "a number", "null". */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
 
 /**
  * The SDK's wording for a call it refused before any tool ran, in the tools' own words:
@@ -20,24 +40,101 @@ const UNKNOWN_TOOL = /^(?:MCP error -?\d+: )?Tool (.+) (not found|disabled)$/;
  */
 export function explainToolError(message: string, tools: readonly string[]): string {
   const unknown = UNKNOWN_TOOL.exec(message);
-  if (unknown) {
-    return `UNKNOWN_TOOL: There is no tool ${JSON.stringify(unknown[1])}. The tools are ${tools.join(', ')}: call login() first, then wait() to look and type() to act.`;
-  }
+  if (unknown) return unknownTool(unknown[1] ?? '', tools);
   const invalid = VALIDATION.exec(message);
   if (!invalid) return message;
   const tool = invalid[1] ?? '';
   const problems = [...new Set((invalid[2] ?? '').split('\n').map((line) => line.replace(/ at [\w.[\]]+$/, '').trim()).filter(Boolean))];
-  const example = EXAMPLES[tool];
-  return `USAGE: ${tool}() was not run, nothing happened: ${problems.join('; ')}.${example ? ` Try ${example}.` : ''}`.replace(/\.\./g, '.');
+  return usage(tool, problems.join('; '));
 }
+
+/**
+ * What is wrong with a tools/call request before the SDK parses it, in the tools' words; undefined:
+ * nothing the SDK would not explain itself. The SDK answers these with a raw schema dump as an
+ * internal error (arguments that are not an object, a name that is not a string), or loses them
+ * (a `__proto__` key vanishes when it copies the arguments, so it was never refused).
+ */
+export function malformedCall(request: unknown, tools: readonly string[]): string | undefined {
+  const { name, arguments: args } = ((request as { params?: unknown } | undefined)?.params ?? {}) as { name?: unknown; arguments?: unknown };
+  if (typeof name !== 'string' || !tools.includes(name)) return unknownTool(name, tools);
+  if (args === undefined) return undefined;
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+    return usage(name, `its arguments must be an object of named values (such as {"tty": 0}), not ${kindOf(args)}`);
+  }
+  if (Object.hasOwn(args, '__proto__')) {
+    return usage(name, `Unknown argument "__proto__": ${describeArguments(name, TOOL_ARGUMENTS.get(name) ?? [])}`);
+  }
+  return undefined;
+}
+
+/** One problem the SDK's request schema found, in words: "_meta must be an object". */
+function describeIssue(issue: { path?: PropertyKey[]; code?: string; expected?: unknown }): string {
+  const where = (issue.path ?? []).filter((p) => p !== 'params').map(String).join('.') || 'the request';
+  if (issue.code === 'invalid_type' && typeof issue.expected === 'string') return `${where} must be ${/^[aeiou]/.test(issue.expected) ? 'an' : 'a'} ${issue.expected}`;
+  return `${where} is not what MCP allows there`;
+}
+
+/**
+ * A message with an id and a method that is not a JSON-RPC request the SDK accepts (params that
+ * are not an object, a _meta that is not one): the SDK drops it without a reply and the client
+ * waits out its timeout. The error it gets instead; undefined for anything else.
+ */
+export function invalidRequestReply(message: unknown): JSONRPCMessage | undefined {
+  const { id, method, params } = (message ?? {}) as { id?: unknown; method?: unknown; params?: unknown };
+  if ((typeof id !== 'string' && typeof id !== 'number') || typeof method !== 'string' || isJSONRPCRequest(message)) return undefined;
+  const meta = (params as { _meta?: unknown } | null | undefined)?._meta;
+  const problem =
+    params !== undefined && (params === null || typeof params !== 'object' || Array.isArray(params))
+      ? `params must be an object, not ${kindOf(params)}`
+      : meta !== undefined && (meta === null || typeof meta !== 'object' || Array.isArray(meta))
+        ? `params._meta must be an object, not ${kindOf(meta)}`
+        : 'it does not have the shape of a JSON-RPC 2.0 request (params._meta.progressToken, if any, is a string or a number)';
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: { code: -32600, message: `Invalid request ${JSON.stringify(method).slice(0, 80)}: ${problem}. Nothing was run. A tool call is {"method": "tools/call", "params": {"name": "wait", "arguments": {"timeout": 10}}}, as in wait({timeout: 10}).` },
+  };
+}
+
+/** The JSON-RPC handler the SDK keeps per method; it parses the raw request itself. */
+type RawHandler = (request: unknown, extra: unknown) => Promise<unknown>;
 
 /**
  * The SDK turns a refused call into a result through McpServer's createToolError, which
  * TypeScript calls private but is an ordinary method: wrap it so every refusal reads like
- * the tools' own errors. test/unit/server/fuzz.test.ts fails if an SDK update bypasses this.
+ * the tools' own errors. Requests the SDK cannot parse (it answers them with a schema dump
+ * as an internal error) are answered first, from the raw tools/call handler it keeps; messages
+ * it does not take for requests at all get a JSON-RPC error instead of no answer.
+ * test/unit/server/fuzz.test.ts fails if an SDK update bypasses either.
  */
 export function explainRefusedCalls(server: McpServer, tools: readonly string[]): void {
   const target = server as unknown as { createToolError: (message: string) => CallToolResult };
   const original = target.createToolError.bind(server);
   target.createToolError = (message: string) => original(explainToolError(message, tools));
+  const handlers = (server.server as unknown as { _requestHandlers?: Map<string, RawHandler> })._requestHandlers;
+  const callTool = handlers?.get('tools/call');
+  if (!handlers || !callTool) throw new Error('@modelcontextprotocol/sdk changed: no tools/call handler to guard (pinned 1.32.2)');
+  const protocol = server.server as unknown as { connect: (transport: Transport) => Promise<void> };
+  const connect = protocol.connect.bind(protocol);
+  protocol.connect = (transport) => {
+    // Called first by the SDK's own handler (it keeps the one set before connect).
+    transport.onmessage = (message) => {
+      const reply = invalidRequestReply(message);
+      if (reply) transport.send(reply).catch(() => undefined);
+    };
+    return connect(transport);
+  };
+  handlers.set('tools/call', async (request, extra) => {
+    const malformed = malformedCall(request, tools);
+    if (malformed) return original(malformed);
+    try {
+      return await callTool(request, extra);
+    } catch (error) {
+      // Anything else the SDK's request schema refuses (a _meta that is not an object...): said plainly, not as an internal error.
+      const issues = (error as { issues?: Array<{ path?: PropertyKey[]; code?: string; expected?: unknown }> }).issues;
+      if (!Array.isArray(issues)) throw error;
+      const name = String((request as { params?: { name?: unknown } }).params?.name);
+      return original(usage(name, `the tools/call request is malformed (${[...new Set(issues.map(describeIssue))].join('; ')})`));
+    }
+  });
 }

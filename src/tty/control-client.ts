@@ -83,7 +83,7 @@ export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
   commands(commands: readonly string[], atReply?: () => void): Promise<string[][]> {
     const line = commands.join(' ; ');
     if (this.ended !== undefined) {
-      return Promise.reject(new KernelError('TMUX_FAILED', `tmux is gone (${this.ended}); cannot run: ${line}`));
+      return Promise.reject(new KernelError('TMUX_FAILED', `tmux is gone (${this.ended}); cannot run: ${line}`, { details: { gone: this.ended } }));
     }
     if (line.includes('\n')) throw new Error('a tmux control command must be one line');
     return new Promise((resolve, reject) => {
@@ -232,7 +232,7 @@ export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
     this.ended = reason;
     clearInterval(this.nudging);
     for (const waiting of this.pending.splice(0)) {
-      waiting.reject(new KernelError('TMUX_FAILED', `tmux is gone (${reason}) before it answered: ${waiting.command}`));
+      waiting.reject(new KernelError('TMUX_FAILED', `tmux is gone (${reason}) before it answered: ${waiting.command}`, { details: { gone: reason } }));
     }
     this.emit('exit', reason);
   }

@@ -10,7 +10,8 @@ import { type ForegroundProcess, type ForegroundSample, timedWaitSyscalls } from
  * reading every process when the kernel has no children files or the leader is gone: a
  * group member whose parent died is missed by the walk (it then counts as not there).
  * A process blocked on one fd with a timer, polling one fd, or reading an fd other than 0 also
- * gets a `W` line: whether that fd is the terminal, and the timer's length in ms; the timer
+ * gets a `W` line: whether that fd is the terminal (the pane's device, or /dev/tty, which
+ * getpass, sudo, ssh and git open for a password), and the timer's length in ms; the timer
  * and a poll's fd are read from its memory (dd, od: only for such processes), and the timer
  * counts only if the process has not run since its syscall was read; both are remembered
  * for the next question while the process has not run again. A select's timer is read just
@@ -23,7 +24,8 @@ export function probeScript(arch: string = process.arch): string {
 sel='${list(nrs.select)}' psel='${list(nrs.pselect)}' pl='${list(nrs.poll)}' ppl='${list(nrs.ppoll)}' rd='${list(nrs.read)}'
 mem() { m=(); [[ $1 =~ ^0x[0-9a-f]{1,16}$ && $1 != 0x0 ]] || return 0; read -r -a m <<< "$(dd if=/proc/$p/mem bs=$2 count=1 iflag=skip_bytes skip=$(($1)) 2>/dev/null | od -An -t$3)"; }
 timer() { mem $1 16 u8; [[ \${m[0]:-} =~ ^[0-9]{1,7}$ && \${m[1]:-} =~ ^[0-9]{1,10}$ ]] && t=$(( m[0] * 1000 + (m[1] + $2 - 1) / $2 )); }
-ttyfd() { if [[ /proc/$p/fd/$1 -ef /proc/$pane/fd/0 ]]; then w=1; else w=0; fi; }
+# The terminal: the pane's own device, or /dev/tty (a group in the pane's foreground has the pane as its terminal).
+ttyfd() { if [[ /proc/$p/fd/$1 -ef /proc/$pane/fd/0 || /proc/$p/fd/$1 -ef /dev/tty ]]; then w=1; else w=0; fi; }
 pollfd() { mem $1 4 d4; [[ \${m[0]:-} =~ ^[0-9]{1,9}$ ]] && ttyfd \${m[0]}; }
 emit() {
   local d=/proc/$1 l= sc= wc= ss= rs= key=

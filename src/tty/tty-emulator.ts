@@ -10,6 +10,7 @@ type BufferNamespace = Terminal['buffer'];
 interface CoreLine {
   isWrapped: boolean;
   translateToString(trimRight: boolean): string;
+  getTrimmedLength(): number;
 }
 interface CoreBuffer {
   ybase: number;
@@ -35,6 +36,11 @@ export interface TtyEmulatorOptions {
   rows: number;
   /** Rows that leave the emulator's own (small) scrollback, oldest first, each exactly once. */
   onRowsLeaving?: (rows: Row[]) => void;
+  /**
+   * The normal screen is about to be cleared (ED 2): rows `from` to `to` (exclusive) are pushed
+   * into history, as tmux's scroll-on-clear does, and the screen starts again at `to`.
+   */
+  onClear?: (from: number, to: number) => void;
   onMark?: (mark: ShellMark) => void;
 }
 
@@ -65,6 +71,8 @@ export class TtyEmulator implements ScreenSource {
   private unparsed = 0;
   bytesWritten = 0;
   lastOutputAt = 0;
+  /** Rows pushed into history by clears of the screen (ED 2), ever: the rest of totalScrolls is output scrolling. */
+  clearScrolls = 0;
 
   constructor(private readonly options: TtyEmulatorOptions) {
     this.terminal = new xterm.Terminal({
@@ -79,9 +87,11 @@ export class TtyEmulator implements ScreenSource {
     this.terminal.loadAddon(this.serializer);
     this.buffer = this.terminal.buffer;
     this.buffers = this.countScrolls();
-    // `clear` sends ED3 (erase scrollback): hand the rows over before they vanish.
+    // `clear` sends ED3 (erase scrollback): hand the rows over before they vanish. ED2 on the normal
+    // screen pushes it into history (scrollOnEraseInDisplay): up to its last row with content, as xterm does.
     this.terminal.parser.registerCsiHandler({ final: 'J' }, (params) => {
       if (params[0] === 3) this.flushRowsAbove();
+      if (params[0] === 2 && this.buffers.active === this.buffers.normal) this.beforeClear();
       return false;
     });
     this.terminal.parser.registerOscHandler(133, (data) => {
@@ -276,6 +286,17 @@ export class TtyEmulator implements ScreenSource {
       this.onScroll();
     };
     return buffers;
+  }
+
+  private beforeClear(): void {
+    const normal = this.buffers.normal;
+    // Inside a scroll region the rows pushed are not counted as scrolls (onScroll): neither as a clear's.
+    if (normal.scrollTop !== 0) return;
+    let pushed = this.terminal.rows;
+    while (pushed > 0 && !normal.lines.get(normal.ybase + pushed - 1)?.getTrimmedLength()) pushed -= 1;
+    this.clearScrolls += pushed;
+    const top = this.scrolls;
+    this.options.onClear?.(top, top + pushed);
   }
 
   private onScroll(): void {

@@ -199,6 +199,11 @@ export class TtyManager {
     if (any) this.persistence.saveState().catch((error: unknown) => this.ctx.logger.warn({ error: describeError(error) }, 'saving terminal state failed'));
   }
 
+  /** Elision notes name each terminal's recording (`where` gives its host path; the agent is told its path in the container). */
+  pointRecordings(where: (tty: number) => string): void {
+    this.ctx.recordingOf = where;
+  }
+
   /** A terminal's screen as escape sequences, and its size (an observer starting a recording mid-session). */
   screenOf(number: number): { ansi: string; cols: number; rows: number } | undefined {
     const tty = this.ctx.ttys.all().find((t) => t.number === number);
@@ -246,7 +251,9 @@ export class TtyManager {
   private assertUsable(): void {
     if (this.isDisposed) throw new KernelError('INTERNAL', 'This terminal manager was disposed; start a new one.');
     if (this.hostGone) {
-      throw new KernelError('TMUX_FAILED', `The connection to tmux ended (${this.hostGone}); the container may have stopped. Restart the server to recover.`);
+      throw new KernelError('TMUX_FAILED', `The terminals' tmux went away (${this.hostGone}): the container stopped or restarted. The next call starts the terminals again.`, {
+        details: { gone: this.hostGone },
+      });
     }
   }
 

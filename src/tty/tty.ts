@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { type SentInput, typedText } from '../observe/echo.js';
 import type { TtyFiles, TtySnapshot } from '../observe/tty-files.js';
 import { UnseenTracker } from '../observe/unseen-tracker.js';
 import { typedCommandLine } from './command-line.js';
@@ -13,8 +14,6 @@ import type { UntilPattern } from './until.js';
 export interface PendingAction {
   kind: 'open' | 'type';
   at: number;
-  /** The one line of text typed, to leave its echo out of the report. */
-  text?: string;
   /** Command-finished marks seen before the action. */
   endsBefore: number;
 }
@@ -95,6 +94,9 @@ export class Tty {
   }
   /** Set at open for a program the kernel cannot judge: a wait on this terminal ends when it matches. */
   until: UntilPattern | undefined;
+  /** What the agent typed here since a wait last showed it this terminal (its echo is not news), and whether it opened it since. */
+  private sentSinceLook: SentInput[] = [];
+  private openedSinceLook = false;
   /** waitingForInput was fired since the last output or action. */
   private waitingAnnounced = false;
   /** When the host first said the terminal is dead but did not know its exit status yet. */
@@ -118,6 +120,10 @@ export class Tty {
       onRowsLeaving: (rows) => {
         this.tracker.onRowsLeaving(rows);
         this.ownFiles?.appendRows(rows);
+      },
+      // A repaint moved the mark up to the new screen's top: the files count new lines from there.
+      onClear: (_from, to) => {
+        if (this.tracker.onClear(this.emulator, to)) this.ownFiles?.anchorAt(this.tracker.markAbs);
       },
       onMark: (mark) => this.onMark(mark),
     });
@@ -203,13 +209,33 @@ export class Tty {
     return this.tracker.hasUnseen(this.emulator) || (!this.ownAlive && this.exitUnreported) || this.marks.gone !== undefined;
   }
 
-  /** The agent opened it (`integrated`: the kernel's bash) or typed into it. */
-  acted(kind: PendingAction['kind'], integrated = false, text?: string): void {
-    this.ownPending = { kind, at: Date.now(), endsBefore: this.ends, ...(text ? { text } : {}) };
-    if (kind === 'open') this.ownIntegrated = integrated;
+  /** The agent opened it (`integrated`: the kernel's bash) or typed `sent` into it. */
+  acted(kind: PendingAction['kind'], integrated = false, sent?: SentInput): void {
+    this.ownPending = { kind, at: Date.now(), endsBefore: this.ends };
+    if (kind === 'open') {
+      this.ownIntegrated = integrated;
+      this.openedSinceLook = true;
+    }
+    // Bounded: an agent that types without ever looking gains nothing from more.
+    if (sent && this.sentSinceLook.length < 64) this.sentSinceLook.push(sent);
     this.readingKeys = undefined;
     this.ownLastActivity = Date.now();
     this.waitingAnnounced = false;
+  }
+
+  /** What the agent typed since it last saw this terminal, in order. */
+  get sent(): readonly SentInput[] {
+    return this.sentSinceLook;
+  }
+
+  /** The text typed since the agent last saw this terminal, one line per line typed: its echo is left out of the report. */
+  get typedSinceLook(): string | undefined {
+    return typedText(this.sentSinceLook);
+  }
+
+  /** The agent opened or typed into this terminal after it last saw it: what changed since may be its doing. */
+  get actedSinceLook(): boolean {
+    return this.openedSinceLook || this.sentSinceLook.length > 0;
   }
 
   /** wait() judged it idle, waiting for keys: tell listeners once per quiet spell. */
@@ -295,6 +321,8 @@ export class Tty {
     this.ownFiles?.anchorAt(this.tracker.markAbs);
     this.ownReportedEnds = this.ends;
     this.ownPending = undefined;
+    this.sentSinceLook = [];
+    this.openedSinceLook = false;
     this.exitUnreported = false;
     const history = this.marks.hostRow(this.emulator.totalScrolls);
     const cursorY = this.emulator.cursorAbs - this.emulator.totalScrolls;

@@ -1,8 +1,10 @@
 import { KernelError } from '../errors.js';
 import { groupNames } from './input-wait.js';
+import { type News, askingNews, describeNews, otherNews, ownNews } from './news.js';
 import { INTERRUPT_KEYS, parseTypedText } from './keys.js';
 import { isShell, programMatches } from './program-name.js';
 import { syncAll } from './terminal-sync.js';
+import type { Tty } from './tty.js';
 import type { TtyContext } from './tty-context.js';
 import type { TypeInput, TypeResult } from './types.js';
 
@@ -20,17 +22,11 @@ export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeR
   }
   const states = await syncAll(ctx);
   const interrupting = typed.kind === 'key' && INTERRUPT_KEYS.has(typed.key);
-  // The refusal rule: this terminal's news, and on others only what changes what the agent
-  // should do (a command finished, a program ended or asks for input); streaming progress elsewhere does not count.
-  const others = ctx.ttys.all().filter((t) => t !== tty && t.hasUnseen());
-  const asking = await ctx.inputWatch.askingNow(others.filter((t) => t.alive && t.commandEnds <= t.reportedEnds), Date.now());
-  const unseen = ctx.ttys
-    .all()
-    .filter((t) => (t === tty ? t.hasUnseen() && !interrupting : others.includes(t) && (!t.alive || t.commandEnds > t.reportedEnds || asking.has(t))))
-    .map((t) => t.number);
-  if (unseen.length > 0) {
-    const which = unseen.length === 1 ? `TTY ${unseen[0]} has` : `TTYs ${unseen.join(', ')} have`;
-    throw new KernelError('UNSEEN_OUTPUT', `${which} news you have not seen (new output here, or elsewhere a finished command, an ended program or a prompt). Nothing was sent. Call wait() to see it, then type again.`, { details: { ttys: unseen } });
+  const news = await unseenNews(ctx, tty, interrupting);
+  if (news.length > 0) {
+    throw new KernelError('UNSEEN_OUTPUT', `${describeNews(news)}. Nothing was sent. Call wait() to see it, then type again.`, {
+      details: { ttys: news.map((n) => n.tty), news },
+    });
   }
   const state = states.find((s) => s.id === tty.id);
   if (!state || state.dead) {
@@ -53,9 +49,9 @@ export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeR
       { details: { tty: tty.number, expected: input.expect, actual } },
     );
   }
-  tty.acted('type', false, typed.kind === 'key' ? undefined : typed.text);
-  ctx.inputWatch.keysSent(tty, before);
   const enter = typed.kind !== 'key' && (input.enter ?? true);
+  tty.acted('type', false, typed.kind === 'key' ? { key: typed.key } : { text: typed.text, enter });
+  ctx.inputWatch.keysSent(tty, before);
   const modes = { bracketed: tty.emulator.bracketedPaste, applicationCursor: tty.emulator.applicationCursor };
   await ctx.host.send(tty.id, typed, { enter, ...modes });
   // A REPL ends an indented block at an empty line: a paste that ends inside one runs without a second call.
@@ -65,4 +61,20 @@ export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeR
   ctx.wake();
   if (typed.kind === 'key') return { tty: tty.number, sent: 'key', key: typed.key, bytes: 0, enter: false };
   return { tty: tty.number, sent: typed.kind, bytes: Buffer.byteLength(typed.text), enter };
+}
+
+/**
+ * The refusal rule (news.ts): what the agent has not seen here (C-c and C-z always pass), and
+ * on other terminals only what changes what to do; a change that counts only if its program now
+ * asks for input is checked with one question to the probe for all of them.
+ */
+async function unseenNews(ctx: TtyContext, tty: Tty, interrupting: boolean): Promise<Array<{ tty: number; what: string }>> {
+  const verdicts = ctx.ttys.all().map((t): [Tty, News | undefined] => [t, t === tty ? (interrupting ? undefined : ownNews(t)) : otherNews(t)]);
+  const maybe = verdicts.filter(([t, v]) => v && 'ifAsking' in v && t.alive).map(([t]) => t);
+  const asking = maybe.length > 0 ? await ctx.inputWatch.askingNow(maybe, Date.now()) : new Set<Tty>();
+  return verdicts.flatMap(([t, v]) => {
+    if (!v) return [];
+    if ('what' in v) return [{ tty: t.number, what: v.what }];
+    return asking.has(t) ? [{ tty: t.number, what: askingNews(t) }] : [];
+  });
 }

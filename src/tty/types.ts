@@ -59,14 +59,14 @@ export interface TtyReport {
   exitCode?: number;
   /** Duration of that command, when shell integration measured it. */
   durationMs?: number;
-  /** true when a full-screen program (alternate screen) is up: `text` is then the whole screen. */
+  /** true when `text` is the whole screen: a full-screen program (alternate screen), or one that redrew the normal screen. */
   fullScreen: boolean;
   /** New lines since the agent last looked (or the screen), already elided to head and tail. */
   text: string;
   /** How many new lines there were in all, and how many of them `text` leaves out. */
   totalLines: number;
   elidedLines: number;
-  /** Where the full text is (absolute paths on the host). */
+  /** Where the full text is (absolute paths as the agent sees them: inside the container, or on the host backend the host's). */
   files: { scrollback: string; screen: string };
   /** Set when the terminal was closed and archived by this wait (its process had ended). */
   archivedTo?: string;

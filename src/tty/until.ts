@@ -92,7 +92,7 @@ function newText(tty: Tty): string {
     if (row.wrapped && lines.length > 0) lines[lines.length - 1] += row.text;
     else lines.push(row.text.trimEnd());
   }
-  return lines.slice(echoedLines(lines, tty.pending?.text)).join('\n');
+  return lines.slice(echoedLines(lines, tty.typedSinceLook)).join('\n');
 }
 
 function shown(text: string): string {

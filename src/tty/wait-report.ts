@@ -134,11 +134,13 @@ function reportOf(ctx: TtyContext, tty: Tty, newEnd: Tty['lastEnd'], observe: bo
   } else {
     tty.emulator.flushRowsAbove();
     const collected = tty.tracker.collect(tty.emulator);
-    const output = withoutEcho(collected, tty.pending?.text);
+    const output = withoutEcho(collected, tty.typedSinceLook);
     const echo = collected.total - output.total;
+    const recording = ctx.recordingOf?.(tty.number);
+    const replay = recording ? `; replay with timing: ${agentPath(ctx, recording)}` : '';
     const where = (first: number, last: number): string => {
       const ranges = locateLines(tty, first + echo, last + echo, (file) => agentPath(ctx, file));
-      return ranges?.length ? describeLocation(ranges) : `the full text is in ${files.scrollback} (then ${files.screen})`;
+      return `${ranges?.length ? describeLocation(ranges) : `the full text is in ${files.scrollback} (then ${files.screen})`}${replay}`;
     };
     ({ text, totalLines, elidedLines } = renderNewOutput(output, where));
     if (newEnd && isShell(tty.program) && !tty.commandRunning) text = withoutRepeatedPrompt(tty, text, observe);

@@ -21,6 +21,8 @@ export function recordTerminals(manager: TtyManager, instance: Instance, tick: n
       return screen && { command, cols: screen.cols, rows: screen.rows, screenAnsi: screen.ansi };
     },
   });
+  // Elision notes point at the recording of the terminal (as the agent sees its path).
+  manager.pointRecordings((tty) => observer.recordingPath(tty));
   const { events } = manager;
   events.onOutput(({ tty, data }) => observer.output(tty, data));
   events.onCommandStarted(({ tty, command }) => observer.commandStarted(tty, command));

@@ -35,7 +35,6 @@ export function terminalsOf(
     close: (tty) => manager.close(tty),
     list: () => Promise.resolve(manager.list()),
     takeNotices: () => egress?.watch.takeNotices() ?? [],
-    describeRecording: (tty) => observer?.describeRecording(tty),
     dispose: async () => {
       egress?.watch.stop();
       await manager.dispose();

@@ -44,7 +44,5 @@ export interface Terminals {
   /** Lines for the next wait that are not terminal output (`network: refused ...`); each is returned once. */
   takeNotices?(): string[];
   /** Detach from the terminals (they live on in tmux) and release the instance lock. */
-  /** Where a terminal's recording of this tick is, and the command its output belongs to (for elided output). */
-  describeRecording?(tty: number): string | undefined;
   dispose(): Promise<void>;
 }

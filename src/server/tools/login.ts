@@ -94,6 +94,9 @@ export function registerLoginTool(server: McpServer, deps: ToolDeps): void {
         }
         deps.session.loggedIn = true;
         deps.session.loggedInTo = terminals;
+        // login reports lost terminals itself.
+        deps.session.using = terminals;
+        deps.session.notice = undefined;
         const list = await terminals.list();
         const summary: LoginSummary = {
           tick,

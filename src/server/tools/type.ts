@@ -3,9 +3,6 @@ import { z } from 'zod';
 import { renderType } from './render.js';
 import { agentTerminals, guarded, toolInput, type ToolDeps, TTY_FIELD_MESSAGE } from './context.js';
 
-/** The schema's own ceiling; the configured cap (tty.max_text_bytes, default 16 KiB) is checked by the terminal layer. */
-const TEXT_SCHEMA_MAX = 1_048_576;
-
 const DESCRIPTION = `Type into a terminal: send text or one key to TTY tty.
 
 Observe before you act: type() is refused while this terminal has output you have not seen, or another terminal has news you have not seen that matters (a command finished, a program ended, or a program now asks for input); output merely streaming on another terminal does not refuse. Call wait() first. C-c and C-z always go through to their terminal, so you can stop a runaway loop. Say in expect which program you believe is in the foreground of that terminal ("bash", "python3", "vim", "less"...; in a pipeline any of its programs, such as "less" in seq 1000000 | less; for C-c and C-z the shell that owns the job also works): if something else is running, nothing is sent and the error tells you what is there.
@@ -39,10 +36,10 @@ export function registerTypeTool(server: McpServer, deps: ToolDeps): void {
           .min(1, { error: 'expect must name the program you believe is in the foreground, such as "bash"' })
           .max(256, { error: 'expect must be a program name, at most 256 characters' })
           .describe('the program you believe is in the foreground of that terminal, such as "bash", "python3" or "vim"'),
+        // No length here: the terminal layer refuses text over the configured cap (tty.max_text_bytes) naming it.
         text: z
           .string({ error: 'text must be a string: the text to type, or one key name such as "C-c"' })
-          .max(TEXT_SCHEMA_MAX, { error: `text must be at most ${TEXT_SCHEMA_MAX} characters: write long input to a file instead` })
-          .describe('literal text to type, or one key name (C-c, C-d, Tab, Enter, Escape, Up, Down, F1...)'),
+          .describe('literal text to type (at most tty.max_text_bytes, 16 KiB unless configured otherwise), or one key name (C-c, C-d, Tab, Enter, Escape, Up, Down, F1...)'),
         enter: z
           .boolean({ error: 'enter must be true or false' })
           .optional()

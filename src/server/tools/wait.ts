@@ -13,7 +13,7 @@ export const PROGRESS_INTERVAL_MS = 5000;
 
 const DESCRIPTION = `Wait for your terminals and see what changed: the only way to observe output.
 
-Returns as soon as what you started is done (a shell command finished, with its exit code and duration; a program exited; or a program drew and now waits for input: a prompt such as \`name? \`, a REPL, an editor, reported as "waiting for input"; a program that asks on one terminal ends the wait even while something you started elsewhere still runs), or when timeout seconds pass (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}). Then it shows, for every terminal with something new, the new lines since you last looked: up to 20 lines in full, longer output as head and tail with a line saying how many lines were left out and which file holds them all (read it with sed, tail or less in a terminal). A full-screen program (vim, less, htop), or one that redraws its screen in place (top), shows its current screen instead. Lines starting with "network:" report connections the network policy refused. Everything shown counts as seen, which lets type() act again. Terminals whose program ended are reported with their exit code, then closed.
+Returns as soon as what you started is done (a shell command finished, with its exit code and duration; a program exited; or a program drew and now waits for input: a prompt such as \`name? \`, a REPL, an editor, reported as "waiting for input"; a program that asks on one terminal ends the wait even while something you started elsewhere still runs), or when timeout seconds pass (default ${DEFAULT_WAIT_SECONDS}; a longer timeout is capped at ${MAX_WAIT_SECONDS}, under the 60 s clients allow a call, and the result says so: call wait again to wait longer). Then it shows, for every terminal with something new, the new lines since you last looked: up to 20 lines in full, longer output as head and tail with a line saying how many lines were left out and which file holds them all (read it with sed, tail or less in a terminal). A full-screen program (vim, less, htop), or one that redraws its screen in place (top), shows its current screen instead. Lines starting with "network:" report connections the network policy refused. Everything shown counts as seen, which lets type() act again. Terminals whose program ended are reported with their exit code, then closed.
 
 For a program wait cannot judge (gdb, a custom REPL, a slow tool that pauses mid-output), pass until: {tty, prompt: "(gdb)"} or {tty, regex: "..."}: the wait then ends when that terminal shows the prompt at the cursor, or new output matching the regex ("matched"), or its program ends; open() takes the same until for every wait on that terminal.
 
@@ -32,7 +32,7 @@ const diffSchema = z.object({
   totalLines: z.number().describe('how many new lines there were'),
   elidedLines: z.number().describe('how many of them diff leaves out (its note names the files and line ranges that hold them)'),
   cutChars: z.number().describe('characters left out by the result size cap (also in files.scrollback)'),
-  files: z.object({ scrollback: z.string(), screen: z.string() }).describe('where the full text is, on the host'),
+  files: z.object({ scrollback: z.string(), screen: z.string() }).describe('where the full text is, as paths that open inside the container'),
   archivedTo: z.string().optional().describe('set when the terminal ended and was closed'),
 });
 
@@ -47,6 +47,10 @@ export const waitOutputSchema = z.object({
   changed: z.array(diffSchema).describe('terminals with something new'),
   open: z.array(z.object({ tty: z.number(), program: z.string(), alive: z.boolean() })).describe('every open terminal'),
   notices: z.array(z.string()).optional().describe('what happened outside the terminals, e.g. network: refused <host>:<port>'),
+  timeoutCapped: z
+    .object({ asked: z.number(), waited: z.number() })
+    .optional()
+    .describe(`set when the timeout asked for was more than one wait lasts (${MAX_WAIT_SECONDS} s): the seconds asked and the seconds waited at most`),
 });
 
 /** Refused connections and the like: after the terminals, one line each. */
@@ -63,11 +67,10 @@ export function registerWaitTool(server: McpServer, deps: ToolDeps): void {
       description: DESCRIPTION,
       inputSchema: toolInput('wait', {
         timeout: z
-          .number({ error: `timeout must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}` })
-          .min(0, { error: `timeout must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}` })
-          .max(MAX_WAIT_SECONDS, { error: `timeout must be at most ${MAX_WAIT_SECONDS} seconds: call wait again to wait longer` })
+          .number({ error: `timeout must be a number of seconds, such as 10 (at most ${MAX_WAIT_SECONDS} are waited)` })
+          .min(0, { error: `timeout must be a number of seconds from 0 up (at most ${MAX_WAIT_SECONDS} are waited)` })
           .optional()
-          .describe(`the most seconds to wait (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}); it returns earlier when the work is done`),
+          .describe(`the most seconds to wait (default ${DEFAULT_WAIT_SECONDS}; more than ${MAX_WAIT_SECONDS} is capped at ${MAX_WAIT_SECONDS}); it returns earlier when the work is done`),
         until: waitUntilInput,
       }),
       outputSchema: waitOutputSchema,
@@ -77,7 +80,9 @@ export function registerWaitTool(server: McpServer, deps: ToolDeps): void {
     ({ timeout, until }, extra) =>
       guarded('wait', deps, async () => {
         const terminals = await loggedInTerminals(deps);
-        const timeoutMs = Math.round((timeout ?? DEFAULT_WAIT_SECONDS) * 1000);
+        const asked = timeout ?? DEFAULT_WAIT_SECONDS;
+        // Capped, not refused: an error would cost the agent a turn for the same wait.
+        const timeoutMs = Math.round(Math.min(asked, MAX_WAIT_SECONDS) * 1000);
         const progressToken = extra._meta?.progressToken;
         const stopProgress = progressToken === undefined ? () => {} : reportProgress(timeoutMs, (progress, message) =>
           extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total: timeoutMs / 1000, message } }));
@@ -87,15 +92,22 @@ export function registerWaitTool(server: McpServer, deps: ToolDeps): void {
           .wait({ timeoutMs, signal: extra.signal, ...(observing ? { observe: true } : { deliveryId: deliveryId(extra.sessionId, extra.requestId) }), ...(until ? { until } : {}) })
           .finally(stopProgress);
         const rendered = withNotices(renderWait(result), observing ? [] : (terminals.takeNotices?.() ?? []));
+        if (asked > MAX_WAIT_SECONDS) {
+          rendered.structured.timeoutCapped = { asked, waited: MAX_WAIT_SECONDS };
+          if (result.reason === 'timeout') rendered.text += `\n${cappedNote(asked)}`;
+        }
         const person = observing ? undefined : await personInputSince(deps.instance.paths.events).catch(() => undefined);
         if (person) rendered.text = `${person}\n${rendered.text}`;
         if (observing) rendered.text = `Observing: this is what the agent has not seen yet; nothing was marked seen.\n${rendered.text}`;
-        const replays = result.changed.filter((c) => c.elidedLines > 0).map((c) => terminals.describeRecording?.(c.tty)).filter(Boolean);
-        if (replays.length > 0) rendered.text += `\nTo replay with timing: ${replays.join('; ')}.`;
         deps.logger.debug({ reason: result.reason, ms: result.elapsedMs, changed: result.changed.map((c) => c.tty) }, 'waited');
         return { content: [{ type: 'text', text: rendered.text }], structuredContent: rendered.structured };
       }, extra.signal),
   );
+}
+
+/** Said when a capped wait timed out: what was asked, what one wait does, what to do. */
+export function cappedNote(asked: number): string {
+  return `(timeout ${asked} s was capped at ${MAX_WAIT_SECONDS} s: one wait stays under the 60 s clients allow a call; call wait() again to wait longer)`;
 }
 
 /**

@@ -56,6 +56,25 @@ describeWithEngine('wait knows when a program waits for input (real container, r
     expect((await wait()).text).toContain('age=7');
   });
 
+  it('returns at a prompt read from /dev/tty (getpass, `read < /dev/tty`): the probe compares the terminal device, not fd 0', async () => {
+    await type(`python3 -c "import getpass; print('got', len(getpass.getpass('secret? ')))"`, 'bash');
+    const asked = await wait(10);
+    expect(asked).toMatchObject({ reason: 'input', input: { tty: 0, prompt: 'secret?' } });
+    expect(asked.elapsedMs).toBeLessThan(1500);
+    await type('hunter2', 'python3');
+    expect((await wait()).text).toContain('got 7');
+
+    await type(`python3 -c "t = open('/dev/tty'); print('read', t.readline().strip())" < /dev/null`, 'bash');
+    expect(await wait(10)).toMatchObject({ reason: 'input' });
+    await type('from-tty', 'python3');
+    expect((await wait()).text).toContain('read from-tty');
+
+    await type(`read -p 'tty? ' answer < /dev/tty; echo "answer=$answer"`, 'bash');
+    expect(await wait(10)).toMatchObject({ reason: 'input', input: { prompt: 'tty?' } });
+    await type('yes', 'bash');
+    expect((await wait()).text).toContain('answer=yes');
+  });
+
   it('returns when the REPL is ready and after each expression, without echoing the expression', async () => {
     await type('python3 -q', 'bash');
     expect(await wait()).toMatchObject({ reason: 'input', input: { prompt: '>>>' } });

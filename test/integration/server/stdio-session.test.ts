@@ -120,6 +120,16 @@ describeWithEngine('agent-kernel serve over stdio (real container, real tmux)', 
     expect(await readFile(hostView(test.instance.paths, summary.lost[1]?.scrollbackPrev ?? ''), 'utf8')).toContain('42');
   });
 
+  it('the first call after the container restarts under a session says why, which terminals were lost and where their scrollback is', async () => {
+    await session.call('wait', { timeout: 2 });
+    await promisify(execFile)('docker', ['restart', '-t', '0', containerName(test.name)]);
+    const first = await session.call('wait', { timeout: 2 });
+    expect(first.isError, textOf(first)).toBeFalsy();
+    expect(textOf(first)).toMatch(/^The terminals went away \(.+\): the container stopped or restarted, and they were started again\. TTY 0 \(echo startup-ran; exec bash\) was lost; its last scrollback is in \S+\/tmp\/sessions\/tty_0\/scrollback\.prev\. Open a new terminal with open\(\) where you need one\./);
+    // Told once.
+    expect(textOf(await session.call('wait', { timeout: 1 }))).not.toContain('went away');
+  });
+
   it('logs to <state>/logs (stdout carries only MCP, or no call above would have worked)', async () => {
     const log = await readFile(`${test.instance.paths.logs}/server.log`, 'utf8');
     expect(log).toMatch(/"msg":"agent-kernel serve starting"/);

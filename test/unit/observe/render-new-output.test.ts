@@ -40,6 +40,20 @@ describe('renderNewOutput', () => {
     expect(out).toMatchObject({ totalLines: total, elidedLines: elided });
   });
 
+  it('elides only where it saves bytes: lines no longer than the note that would stand for them are shown', () => {
+    const where = () => 'they are lines 11-13 of /data/tmp/sessions/tty_0/scrollback; read some with `sed -n 11,13p /data/tmp/sessions/tty_0/scrollback`';
+    // 23 short lines: the 3 in the middle are far shorter than the note (the issue's 332 B to hide 3 lines).
+    const short = renderNewOutput({ head: lines(1, 20), tail: lines(14, 23), total: 23, all: lines(1, 23) }, where);
+    expect(short).toEqual({ text: lines(1, 23).join('\n'), totalLines: 23, elidedLines: 0 });
+    // The same count of long lines: the note is shorter than they are.
+    const long = Array.from({ length: 23 }, (_, i) => `${i + 1} ${'x'.repeat(200)}`);
+    const elided = renderNewOutput({ head: long.slice(0, 20), tail: long.slice(13), total: 23, all: long }, where);
+    expect(elided.elidedLines).toBe(3);
+    expect(elided.text.length).toBeLessThan(long.join('\n').length);
+    // Lines no longer all known (some left the emulator): elided as before.
+    expect(renderNewOutput({ head: lines(1, 20), tail: lines(14, 23), total: 23 }, where).elidedLines).toBe(3);
+  });
+
   it('cuts a very long line and says by how much', () => {
     const out = renderNewOutput({ head: ['x'.repeat(MAX_LINE_CHARS + 5)], tail: [], total: 1 }, () => 'FILE');
     expect(out.text).toBe(`${'x'.repeat(MAX_LINE_CHARS)}… (5 more characters)`);

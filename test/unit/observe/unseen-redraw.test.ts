@@ -39,4 +39,48 @@ describe('UnseenTracker: a program that redraws the normal screen in place (top)
     expect(tracker.hasUnseen(emu)).toBe(true);
     expect(tracker.redrawnInPlace(emu)).toBe(false);
   });
+
+  it('top: its cursor sits above the process list; any row it redraws, header or list, makes the screen the news', async () => {
+    const { tracker, emu, feed } = await setup();
+    // Header, an empty message row with the cursor on it, then the list below (top's layout).
+    const frame = (load: string, tasks: string, pid: string) => `\x1b[H\x1b[2Jtop ${load}\r\n${tasks}\r\n\r\n${pid}\r\n${pid}1\x1b[3;1H`;
+    await feed(frame('1.0', 'Tasks: 9', '42'));
+    tracker.markSeen(emu);
+    expect(emu.cursorAbs - emu.totalScrolls).toBe(2);
+    expect(tracker.changeKind(emu)).toBe('none');
+    // The same frame again: nothing new.
+    await feed(`\x1b[Htop 1.0\x1b[K\x1b[3;1H`);
+    expect(tracker.hasUnseen(emu)).toBe(false);
+    // H: only the header above the cursor reads differently.
+    await feed(`\x1b[2;1HThreads: 12\x1b[K\x1b[3;1H`);
+    expect(tracker.changeKind(emu)).toBe('screen');
+    tracker.markSeen(emu);
+    // A row of the list below the cursor changes.
+    await feed(`\x1b[4;1H43\x1b[K\x1b[3;1H`);
+    expect(tracker.changeKind(emu)).toBe('screen');
+    expect(tracker.onlyMarkRowChanged(emu)).toBe(false);
+  });
+
+  it('a line-oriented terminal: new rows and scrolled rows are lines, and only the cursor row rewritten is told apart', async () => {
+    const { tracker, emu, feed } = await setup();
+    await feed('$ ');
+    tracker.markSeen(emu);
+    await feed('\r 10%');
+    expect(tracker.changeKind(emu)).toBe('lines');
+    expect(tracker.onlyMarkRowChanged(emu)).toBe(true);
+    await feed('\r\ndone\r\n');
+    expect(tracker.onlyMarkRowChanged(emu)).toBe(false);
+    tracker.markSeen(emu);
+    // Enough lines to scroll: rows move, so nothing is a redraw in place.
+    await feed('a\r\nb\r\nc\r\nd\r\ne\r\nf\r\n');
+    expect(tracker.changeKind(emu)).toBe('lines');
+    expect(tracker.collect(emu).all).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+  });
+
+  it('remembers the cursor row up to the cursor, after which typed text is echoed', async () => {
+    const { tracker, emu, feed } = await setup();
+    await feed('root@h:/# ');
+    tracker.markSeen(emu);
+    expect(tracker.markPrefix).toBe('root@h:/# ');
+  });
 });

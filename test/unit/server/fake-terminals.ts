@@ -77,11 +77,13 @@ export class FakeTerminals implements Terminals {
         `The text is ${bytes} bytes; type() sends at most 16384 (tty.max_text_bytes). Send it in smaller parts (to write a file: type "cat > file", then each part, then C-d).`,
       );
     }
-    // Simpler than the real rule: any unseen output anywhere refuses.
-    const unseen = [...this.ttys.entries()].filter(([, t]) => t.unseen.length > 0).map(([n]) => n);
+    // Simpler than the real rule (src/tty/news.ts): any unseen output anywhere refuses, in its words.
+    const unseen = [...this.ttys.entries()].filter(([, t]) => t.unseen.length > 0);
     if (unseen.length > 0) {
-      const which = unseen.length === 1 ? `TTY ${unseen[0]} has` : `TTYs ${unseen.join(', ')} have`;
-      throw new KernelError('UNSEEN_OUTPUT', `${which} news you have not seen (new output here, or elsewhere a finished command, an ended program or a prompt). Nothing was sent. Call wait() to see it, then type again.`);
+      const what = ([, t]: [number, FakeTty]) => (t.unseen.length === 1 ? `a new line: \`${t.unseen[0]}\`` : `${t.unseen.length} new lines, the last \`${t.unseen.at(-1)}\``);
+      const news =
+        unseen.length === 1 ? `TTY ${unseen[0]![0]} has news you have not seen: ${what(unseen[0]!)}` : `TTYs ${unseen.map(([n]) => n).join(', ')} have news you have not seen: ${unseen.map((u) => `TTY ${u[0]}, ${what(u)}`).join('; ')}`;
+      throw new KernelError('UNSEEN_OUTPUT', `${news}. Nothing was sent. Call wait() to see it, then type again.`);
     }
     if (tty.program !== input.expect) {
       throw new KernelError(

@@ -6,7 +6,7 @@ import { silentLogger } from '../../../src/log/logger.js';
 import { createKernelServer } from '../../../src/server/create-server.js';
 import { KernelRuntime } from '../../../src/server/terminals/runtime.js';
 import { FakeTerminals } from './fake-terminals.js';
-import { malformedArguments, seededRandom } from './malformed-arguments.js';
+import { HUGE, malformedArguments, seededRandom } from './malformed-arguments.js';
 import { makeUnitDataDir, removeUnitDataDir, unitPaths } from '../../helpers/test-instance.js';
 
 let dataDir: string;
@@ -42,6 +42,13 @@ describe('every tool with malformed arguments', () => {
       expect(ok.isError).toBeFalsy();
     });
   }
+
+  it('text longer than any type() takes is refused naming the real cap (tty.max_text_bytes), not the schema\'s', async () => {
+    const result = (await client.callTool({ name: 'type', arguments: { tty: 0, expect: 'bash', text: HUGE } })) as CallToolResult;
+    const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+    expect(result.isError).toBe(true);
+    expect(text).toMatch(/^TEXT_TOO_LONG: The text is 2000000 bytes; type\(\) sends at most 16384 \(tty\.max_text_bytes\)\. Send it in smaller parts/);
+  });
 
   it('answers an unknown tool name with an error and keeps serving', async () => {
     const result = (await client.callTool({ name: 'rm_rf', arguments: {} })) as CallToolResult;

@@ -126,7 +126,7 @@ describe('the five tools over a linked in-memory transport', () => {
 
     const refused = await session.call('type', { tty: 0, expect: 'bash', text: 'echo hi' });
     expect(refused.isError).toBe(true);
-    expect(textOf(refused)).toMatch(/^UNSEEN_OUTPUT: TTY 0 has news you have not seen .*Call wait\(\) to see it, then type again\./);
+    expect(textOf(refused)).toMatch(/^UNSEEN_OUTPUT: TTY 0 has news you have not seen: .*Call wait\(\) to see it, then type again\./);
 
     const seen = await session.call('wait', { timeout: 1 });
     expect(textOf(seen)).toContain('started bash');
