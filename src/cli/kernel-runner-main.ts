@@ -11,6 +11,8 @@ void runCli(
     status: async () => (await import('./commands/status.js')).statusCommand,
     install: async () => (await import('./commands/install.js')).installCommand,
     uninstall: async () => (await import('./commands/install.js')).uninstallCommand,
+    secret: async () => (await import('./commands/secret.js')).secretCommand,
+    resume: async () => (await import('./commands/resume.js')).resumeCommand,
   },
   process.argv.slice(2),
 );

@@ -26,6 +26,8 @@ export interface CheckRow {
   status: CheckStatus;
   detail: string;
   fix?: string;
+  /** What doctor prints in the first column instead of the status's own word (PAUSED). */
+  mark?: string;
 }
 
 export interface PreflightOptions {

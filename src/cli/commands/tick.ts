@@ -3,6 +3,7 @@ import { isKernelError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { formatTickSummary } from '../../runner/summary.js';
 import { startTick } from '../../runner/tick.js';
+import { tickEnvironment } from '../../runner/watch/secrets.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT, out, err } from '../command.js';
 
@@ -33,6 +34,8 @@ export const tickCommand: Command = {
       const running = await startTick(instance, {
         logger,
         messages,
+        // The same environment watch gives a tick: the secrets directory, then runner.env.
+        env: { ...process.env, ...(await tickEnvironment(instance, logger)) },
         signal: controller.signal,
         onProgress: (line) => err(`${line}\n`),
       });
