@@ -183,7 +183,7 @@ class TickRun {
         outcome.fix = fatalFix(this.instance, reason);
         await writePaused(paths.paused, reason, this.record.tick, outcome.fix);
         outcome.paused = true;
-        this.logger.error({ reason, fix: outcome.fix.map((step) => step.trim()).join('; ') }, 'fatal error: instance paused, no tick runs until it is resumed');
+        this.logger.error({ reason }, `fatal error: instance paused, no tick runs until it is resumed (agent-kernel doctor ${this.instance.name} shows the fix)`);
       }
       outcome.durationMs = Date.now() - this.startedAt;
       await this.runHookDir('post-tick', paths.hooks.postTick, {
