@@ -5,7 +5,7 @@ import { type Engine, connectEngine, describeEngine } from '../../sandbox/engine
 import { imageTag } from '../../sandbox/image.js';
 import { removeInstanceResources } from '../../sandbox/remove-instance.js';
 import { parseCommandArgs, usageError } from '../args.js';
-import { type Command, EXIT, out } from '../command.js';
+import { type Command, EXIT, finalText, out } from '../command.js';
 
 const USAGE = 'container up|status|down|rebuild|prune|rm <name-or-dir> [--json] [--quiet]';
 const ACTIONS = ['up', 'status', 'down', 'rebuild', 'prune', 'rm'] as const;
@@ -44,7 +44,7 @@ export const containerCommand: Command = {
     const instance = await resolveInstance(target);
     const engine = await connectEngine({ socket: instance.config.container.engine_socket });
     const logger = createLogger({ process: 'agent-kernel', level: process.env.AGENT_KERNEL_LOG_LEVEL ?? 'warn' });
-    const progress = values.quiet || values.json ? undefined : (line: string) => out(`  ${line}\n`);
+    const progress = values.quiet || values.json ? undefined : (line: string) => out(`  ${finalText(line)}\n`);
     const options = { logger, onProgress: progress };
 
     const print = (result: unknown, text: string): void => {

@@ -4,7 +4,7 @@ import { tickEnvironmentParts } from '../../runner/watch/secrets.js';
 import { credentialsRow, pausedRow } from '../../runner/doctor-rows.js';
 import { type CheckRow, preflight } from '../../sandbox/preflight.js';
 import { parseCommandArgs } from '../args.js';
-import { type Command, EXIT, out, err } from '../command.js';
+import { type Command, EXIT, finalText, out, err } from '../command.js';
 
 const USAGE = 'doctor [<name-or-dir>] [--verbose]';
 
@@ -48,7 +48,7 @@ export const doctorCommand: Command = {
     const harnessCommand = (instance?.config.runner.harness === 'claude-code' ? instance.config.runner.command : undefined) ?? 'claude';
     const rows = await preflight(instance, {
       logger,
-      onProgress: values.verbose ? (line) => err(`  | ${line}\n`) : undefined,
+      onProgress: values.verbose ? (line) => err(`  | ${finalText(line)}\n`) : undefined,
       harnessCommand,
     });
     const harnessFound = rows.some((row) => row.name === 'claude code' && row.status === 'ok');
