@@ -13,6 +13,7 @@ void runCli(
     uninstall: async () => (await import('./commands/install.js')).uninstallCommand,
     secret: async () => (await import('./commands/secret.js')).secretCommand,
     resume: async () => (await import('./commands/resume.js')).resumeCommand,
+    rm: async () => (await import('./commands/remove.js')).removeCommand,
   },
   process.argv.slice(2),
 );
