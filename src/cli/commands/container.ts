@@ -29,7 +29,7 @@ export function formatStatus(instance: Instance, status: ContainerStatus, engine
 
 export const containerCommand: Command = {
   name: 'container',
-  summary: "Manage an instance's container: up, status, down, rebuild, prune.",
+  summary: "An instance's container: up (build the image if needed, start it), status, down (remove it; the data stays), rebuild, prune (stale images), rm (everything the engine holds for the instance: container, egress proxy and link, images; the data stays).",
   usage: USAGE,
   async run(args) {
     const usage = `agent-kernel ${USAGE}`;

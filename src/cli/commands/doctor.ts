@@ -34,7 +34,7 @@ export function doctorExitCode(rows: readonly CheckRow[]): number {
 
 export const doctorCommand: Command = {
   name: 'doctor',
-  summary: 'Check that everything an instance needs is ready; each failing row says how to fix it.',
+  summary: "Check that everything an instance needs is ready, Claude Code's credentials for ticks included; each failing row says how to fix it. Exit 0 ok, 2 usage or config error, 3 set-up not ready or paused, 4 a check failed.",
   usage: USAGE,
   async run(args) {
     const { values, positionals } = parseCommandArgs(args, {

@@ -8,7 +8,7 @@ const USAGE = 'image bootstrap [<tag>] [--force] [--mirror <url>]';
 
 export const imageCommand: Command = {
   name: 'image',
-  summary: 'Build base images offline (bootstrap) from Debian packages.',
+  summary: 'Build a Debian base image offline with mmdebstrap (default debian:bookworm-slim), for engines that cannot pull one.',
   usage: USAGE,
   async run(args) {
     const usage = `agent-kernel ${USAGE}`;
