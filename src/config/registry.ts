@@ -68,6 +68,6 @@ export async function unregisterInstance(name: string, env: NodeJS.ProcessEnv = 
   const registry = await loadRegistry(env);
   if (!Object.hasOwn(registry.instances, name)) return false;
   delete registry.instances[name];
-  await writeFileAtomic(registryFile(env), JSON.stringify(registry, null, 2) + '\n');
+  await writeFileAtomic(registryFile(env), JSON.stringify(registry, null, 2) + '\n', 0o600);
   return true;
 }
