@@ -34,3 +34,12 @@ export function out(text: string): boolean {
 export function err(text: string): boolean {
   return process.stderr.write(escapeControls(text));
 }
+
+/**
+ * Pure: a progress line from a tool that redraws with carriage returns (apt, dpkg: `\r(Reading
+ * database ... 5%`) as a terminal would leave it: the text after the last one.
+ */
+export function finalText(line: string): string {
+  const parts = line.split('\r').filter((part) => part.trim() !== '');
+  return parts.at(-1) ?? '';
+}

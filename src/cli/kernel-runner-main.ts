@@ -11,6 +11,9 @@ void runCli(
     status: async () => (await import('./commands/status.js')).statusCommand,
     install: async () => (await import('./commands/install.js')).installCommand,
     uninstall: async () => (await import('./commands/install.js')).uninstallCommand,
+    secret: async () => (await import('./commands/secret.js')).secretCommand,
+    resume: async () => (await import('./commands/resume.js')).resumeCommand,
+    rm: async () => (await import('./commands/remove.js')).removeCommand,
   },
   process.argv.slice(2),
 );

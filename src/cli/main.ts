@@ -13,14 +13,17 @@ export function exitCodeFor(error: unknown): number {
   return EXIT.FAILED;
 }
 
+/**
+ * The bin's help: each command's usage line and what it does. README.md's operator table
+ * holds exactly these rows (test/integration/cli/readme-commands.test.ts).
+ */
 function help(bin: string, commands: readonly Command[]): string {
-  const width = Math.max(...commands.map((c) => c.name.length));
   return [
     `usage: ${bin} <command> [options]`,
     '',
-    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    ...commands.flatMap((c) => [`  ${bin} ${c.usage}`, `      ${c.summary}`]),
     '',
-    `Run "${bin} <command> --help" for a command's options.`,
+    `Run "${bin} <command> --help" for one command.`,
   ].join('\n');
 }
 

@@ -62,3 +62,12 @@ export async function registerInstance(name: string, dir: string, env: NodeJS.Pr
   await ensurePrivateDir(configHome(env), configHome(env));
   await writeFileAtomic(registryFile(env), JSON.stringify(registry, null, 2) + '\n', 0o600);
 }
+
+/** Forget a name (kernel-runner rm); false when it was not registered. */
+export async function unregisterInstance(name: string, env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+  const registry = await loadRegistry(env);
+  if (!Object.hasOwn(registry.instances, name)) return false;
+  delete registry.instances[name];
+  await writeFileAtomic(registryFile(env), JSON.stringify(registry, null, 2) + '\n', 0o600);
+  return true;
+}

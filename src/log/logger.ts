@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import pino from 'pino';
 import { escapeControls } from '../util/control-chars.js';
+import { type LogFormat, formatPretty, stderrFormat, wantsColor } from './pretty.js';
 import { RotatingLogFiles } from './rotating-files.js';
 import { REDACT_PATHS, REDACTED, SecretRedactor } from './secrets.js';
 
@@ -16,37 +17,48 @@ export interface LoggerOptions {
   level?: string;
   /** Also write to stderr (default true). Never stdout: stdio MCP owns it. */
   stderr?: boolean;
+  /** What stderr gets (default: pretty.ts's stderrFormat: short lines on a terminal, JSON otherwise). Files always get JSON. */
+  stderrFormat?: LogFormat;
 }
 
 /**
  * Where the lines go: registered secrets are replaced first, then each line is written
  * synchronously to stderr and to the rotating files. Synchronous so that the last lines
- * before a crash are not lost.
+ * before a crash are not lost. A key given twice (a child logger's binding repeated in a
+ * call) is written once, with the call's value.
  */
 class LogSink {
   constructor(
-    private readonly toStderr: boolean,
+    private readonly stderr: { format: LogFormat; color: boolean } | undefined,
     private readonly files: RotatingLogFiles | undefined,
     private readonly secrets: SecretRedactor,
   ) {}
 
   write(line: string): void {
+    const redacted = this.secrets.redact(line);
+    let record: Record<string, unknown> | undefined;
+    try {
+      record = JSON.parse(redacted) as Record<string, unknown>;
+    } catch {
+      // Not one JSON record (never from pino): passed on as it is, escaped below.
+    }
     // pino escapes C0 controls but not C1 (a raw CSI in the agent's text would act on a `tail -f`).
-    const safe = escapeControls(this.secrets.redact(line));
-    if (this.toStderr) {
+    const json = escapeControls(record ? `${JSON.stringify(record)}\n` : redacted);
+    if (this.stderr) {
       try {
-        fs.writeSync(2, safe);
+        fs.writeSync(2, record && this.stderr.format === 'pretty' ? formatPretty(record, { color: this.stderr.color }) : json);
       } catch {
         // stderr closed (the client went away): the files still get the line.
       }
     }
-    this.files?.write(safe);
+    this.files?.write(json);
   }
 }
 
 /**
  * The one way to make a logger. Everything goes to stderr (never stdout, which the stdio
- * transport owns) and, given a logDir, to rotating files (see rotating-files.ts).
+ * transport owns: short lines for a person on a terminal, JSON otherwise) and, given a
+ * logDir, to rotating files as JSON (see rotating-files.ts).
  * Token-like keys (`token`, `apiKey`, `authorization`...) and every value registered with
  * `registerSecrets(logger, ...)` come out as [REDACTED].
  */
@@ -59,7 +71,13 @@ export function createLogger(options: LoggerOptions): Logger {
       level: options.level ?? process.env.AGENT_KERNEL_LOG_LEVEL ?? 'info',
       redact: { paths: [...REDACT_PATHS], censor: REDACTED },
     },
-    new LogSink(options.stderr !== false, files, secrets),
+    new LogSink(
+      options.stderr === false
+        ? undefined
+        : { format: options.stderrFormat ?? stderrFormat(process.env, process.stderr.isTTY === true), color: wantsColor(process.env) },
+      files,
+      secrets,
+    ),
   );
   // Child loggers inherit it (pino children are prototype-linked to their parent).
   Object.defineProperty(logger, SECRETS, { value: secrets });

@@ -141,7 +141,7 @@ export class HarnessSession {
     };
     const invocation = harness.invocation(setup);
     this.marker({ event: 'attempt-start', attempt: this.options.attempt, session_id: this.sessionId, command: invocation.command });
-    logger.info({ attempt: this.options.attempt, sessionId: this.sessionId, command: invocation.command }, 'starting harness');
+    logger.info({ sessionId: this.sessionId, command: invocation.command }, 'starting harness');
     this.channel = await listenHookChannel(socketPath, (kind, input) => this.hookHandler.handle(kind, input), (error) =>
       logger.warn({ err: describeError(error) }, 'hook channel error'),
     );
@@ -265,7 +265,7 @@ export class HarnessSession {
         this.context.observeAssistant(event.usage, event.mainThread);
         return;
       case 'api-retry':
-        this.options.logger.warn({ status: event.status, attempt: event.attempt }, 'the harness is retrying an API call');
+        this.options.logger.warn({ status: event.status, apiAttempt: event.attempt }, 'the harness is retrying an API call');
         return;
       case 'compacting':
         this.end('context', 'the context was about to be compacted');

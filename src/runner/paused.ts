@@ -23,12 +23,16 @@ export async function readPausedReason(file: string): Promise<string | undefined
   }
 }
 
-/** Write `<data>/system/paused`: into the agent's folder, so never through a link it planted (untrusted-write.ts). */
-export async function writePaused(file: string, reason: string, tick?: number): Promise<void> {
+/**
+ * Write `<data>/system/paused`: into the agent's folder, so never through a link it planted
+ * (untrusted-write.ts). The reason, the commands that fix it, then when and how to resume.
+ */
+export async function writePaused(file: string, reason: string, tick?: number, fix: readonly string[] = []): Promise<void> {
   const when = new Date().toISOString();
   const header = tick === undefined ? when : `${when} (tick ${tick})`;
   const root = path.dirname(path.dirname(file));
-  await writeUntrustedAtomic(root, relativeInside(root, file), `${reason}\n\n${header}. Fix the cause, then delete this file to resume ticks.\n`);
+  const body = fix.length ? `${reason}\n\nFix:\n${fix.map((step) => `  ${step}`).join('\n')}\n` : `${reason}\n`;
+  await writeUntrustedAtomic(root, relativeInside(root, file), `${body}\n${header}. No tick runs while this file exists (kernel-runner resume removes it).\n`);
 }
 
 /** Throw INSTANCE_PAUSED when the instance is paused. */
@@ -36,7 +40,9 @@ export async function assertNotPaused(file: string, instanceName: string): Promi
   const reason = await readPaused(file);
   if (reason === undefined) return;
   const firstLine = reason.split('\n')[0] ?? reason;
-  throw new KernelError('INSTANCE_PAUSED', `Instance "${instanceName}" is paused: ${firstLine}. Fix the cause, then remove ${file} to resume.`, {
+  // Not the file's own "Fix:" lines: the agent can write this file, and its advice is not ours to repeat.
+  const next = `Fix the cause (agent-kernel doctor ${instanceName} shows how), then: kernel-runner resume ${instanceName}`;
+  throw new KernelError('INSTANCE_PAUSED', `Instance "${instanceName}" is paused: ${firstLine}. ${next}`, {
     details: { reason, file },
   });
 }

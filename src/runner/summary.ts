@@ -7,7 +7,7 @@ function duration(ms: number): string {
   return minutes < 60 ? `${minutes}m${String(seconds % 60).padStart(2, '0')}s` : `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
 }
 
-/** Pure: the one line `kernel-runner tick` prints. */
+/** Pure: what `kernel-runner tick` prints: one line, and for a paused instance the steps that fix it. */
 export function formatTickSummary(name: string, outcome: TickOutcome): string {
   const tokens = outcome.tokens.input + outcome.tokens.output + outcome.tokens.cache_creation + outcome.tokens.cache_read;
   const parts = [
@@ -17,8 +17,10 @@ export function formatTickSummary(name: string, outcome: TickOutcome): string {
   ];
   if (outcome.attempts > 1) parts.push(`${outcome.attempts} attempts`);
   if (outcome.error) parts.push(outcome.error.split('\n')[0] ?? '');
-  if (outcome.paused) parts.push('instance paused: fix the cause, then remove system/paused');
   if (outcome.retryAfterMs !== undefined) parts.push(`retry in ${duration(outcome.retryAfterMs)}`);
   parts.push(`log ${outcome.logFile}`);
-  return parts.join(' · ');
+  const line = parts.join(' · ');
+  if (!outcome.paused) return line;
+  const steps = outcome.fix ?? [`fix the cause, then: kernel-runner resume ${name}`];
+  return [line, `${name} is paused: no tick runs until it is resumed. To fix it:`, ...steps.map((step) => `  ${step}`)].join('\n');
 }

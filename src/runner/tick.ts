@@ -20,6 +20,7 @@ import { assertBuilt } from './kernel-files.js';
 import { acquireTickLock, type TickLock } from './lock.js';
 import { openTerminalIssues, readOpenTerminals } from './open-terminals.js';
 import { assertNotPaused, writePaused } from './paused.js';
+import { fatalFix } from './fatal-fix.js';
 import { composeTickPrompt, loadTickPrompt } from './prompt.js';
 import { pushAgentBranch } from './push.js';
 import { checkHarnessAvailable } from './harnesses/harness-check.js';
@@ -61,6 +62,8 @@ export interface TickOutcome {
   retryAfterMs?: number;
   /** True when a fatal error paused the instance (system/paused was written). */
   paused: boolean;
+  /** For a paused instance: the commands that fix the cause and resume, one step each. */
+  fix?: string[];
   durationMs: number;
   attempts: number;
   sessionId?: string;
@@ -176,9 +179,11 @@ class TickRun {
     }
     try {
       if (outcome.errorClass === 'fatal') {
-        await writePaused(paths.paused, `${outcome.error ?? 'fatal harness error'}`, this.record.tick);
+        const reason = outcome.error ?? 'fatal harness error';
+        outcome.fix = fatalFix(this.instance, reason);
+        await writePaused(paths.paused, reason, this.record.tick, outcome.fix);
         outcome.paused = true;
-        this.logger.error({ reason: outcome.error }, `fatal error: instance paused (remove ${paths.paused} to resume)`);
+        this.logger.error({ reason }, `fatal error: instance paused, no tick runs until it is resumed (agent-kernel doctor ${this.instance.name} shows the fix)`);
       }
       outcome.durationMs = Date.now() - this.startedAt;
       await this.runHookDir('post-tick', paths.hooks.postTick, {

@@ -26,6 +26,8 @@ export interface CheckRow {
   status: CheckStatus;
   detail: string;
   fix?: string;
+  /** What doctor prints in the first column instead of the status's own word (PAUSED). */
+  mark?: string;
 }
 
 export interface PreflightOptions {
@@ -136,7 +138,7 @@ async function checkHarness(command: string): Promise<CheckRow> {
       name: 'claude code',
       status: 'not-ready',
       detail: `${command} --version failed: ${describeError(error).split('\n')[0]}`,
-      fix: 'install Claude Code (npm install -g @anthropic-ai/claude-code) so that `claude` is on PATH, or set runner.command in the operator\'s configuration (agent-kernel config <name>)',
+      fix: 'npm run setup puts the pinned Claude Code on PATH as claude (open a new login shell after it); or npm install -g @anthropic-ai/claude-code; or set runner.command in the operator\'s configuration (agent-kernel config <name>)',
     };
   }
 }

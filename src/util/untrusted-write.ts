@@ -108,3 +108,22 @@ export async function moveUntrusted(root: string, fromRel: string, toRel: string
   });
   return outcome ?? 'missing';
 }
+
+/**
+ * Remove the entry `<root>/<rel>` (a file, or a link itself: unlink never follows the last
+ * component) from its pinned folder. Returns false when nothing was there.
+ */
+export async function removeUntrusted(root: string, rel: string): Promise<boolean> {
+  const file = path.join(root, rel);
+  const { dir, name } = splitName(rel, file);
+  const removed = await withUntrustedDir(root, dir, {}, async (pinned) => {
+    try {
+      await unlink(pinned.at(name));
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw refused(file, `cannot be removed (${(error as NodeJS.ErrnoException).code ?? String(error)})`, 'Check what is at that name.', error);
+    }
+  });
+  return removed === true;
+}

@@ -10,7 +10,7 @@ const USAGE = 'attach <name-or-dir> <tty> [--write]';
 
 export const attachCommand: Command = {
   name: 'attach',
-  summary: "Attach your terminal to one of an instance's TTYs to watch it (read-only unless --write).",
+  summary: "Show one of an instance's TTYs live in your terminal: read-only (Ctrl-b d or Ctrl-c ends it), or with --write what you type reaches it (Ctrl-b d detaches).",
   usage: USAGE,
   async run(args) {
     const { values, positionals } = parseCommandArgs(args, {

@@ -5,7 +5,7 @@ import { type Engine, connectEngine, describeEngine } from '../../sandbox/engine
 import { imageTag } from '../../sandbox/image.js';
 import { removeInstanceResources } from '../../sandbox/remove-instance.js';
 import { parseCommandArgs, usageError } from '../args.js';
-import { type Command, EXIT, out } from '../command.js';
+import { type Command, EXIT, finalText, out } from '../command.js';
 
 const USAGE = 'container up|status|down|rebuild|prune|rm <name-or-dir> [--json] [--quiet]';
 const ACTIONS = ['up', 'status', 'down', 'rebuild', 'prune', 'rm'] as const;
@@ -29,7 +29,7 @@ export function formatStatus(instance: Instance, status: ContainerStatus, engine
 
 export const containerCommand: Command = {
   name: 'container',
-  summary: "Manage an instance's container: up, status, down, rebuild, prune.",
+  summary: "An instance's container: up (build the image if needed, start it), status, down (remove it; the data stays), rebuild, prune (stale images), rm (everything the engine holds for the instance: container, egress proxy and link, images; the data stays).",
   usage: USAGE,
   async run(args) {
     const usage = `agent-kernel ${USAGE}`;
@@ -44,7 +44,7 @@ export const containerCommand: Command = {
     const instance = await resolveInstance(target);
     const engine = await connectEngine({ socket: instance.config.container.engine_socket });
     const logger = createLogger({ process: 'agent-kernel', level: process.env.AGENT_KERNEL_LOG_LEVEL ?? 'warn' });
-    const progress = values.quiet || values.json ? undefined : (line: string) => out(`  ${line}\n`);
+    const progress = values.quiet || values.json ? undefined : (line: string) => out(`  ${finalText(line)}\n`);
     const options = { logger, onProgress: progress };
 
     const print = (result: unknown, text: string): void => {

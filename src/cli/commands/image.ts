@@ -2,13 +2,13 @@ import { createLogger } from '../../log/logger.js';
 import { DEFAULT_BASE_IMAGE, bootstrapBaseImage } from '../../sandbox/bootstrap.js';
 import { connectEngine, describeEngine } from '../../sandbox/engine.js';
 import { parseCommandArgs, usageError } from '../args.js';
-import { type Command, EXIT, out } from '../command.js';
+import { type Command, EXIT, finalText, out } from '../command.js';
 
 const USAGE = 'image bootstrap [<tag>] [--force] [--mirror <url>]';
 
 export const imageCommand: Command = {
   name: 'image',
-  summary: 'Build base images offline (bootstrap) from Debian packages.',
+  summary: 'Build a Debian base image offline with mmdebstrap (default debian:bookworm-slim), for engines that cannot pull one.',
   usage: USAGE,
   async run(args) {
     const usage = `agent-kernel ${USAGE}`;
@@ -29,7 +29,7 @@ export const imageCommand: Command = {
       force: values.force,
       mirror: values.mirror,
       logger,
-      onProgress: (line) => out(`  ${line}\n`),
+      onProgress: (line) => out(`  ${finalText(line)}\n`),
     });
     if (!result.skipped) out(`${result.tag} imported in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     return EXIT.OK;

@@ -26,7 +26,9 @@ export const initCommand: Command = {
         `To push the agent's commits after each tick, set runner.push.remote there (a URL, e.g. git@github.com:you/${result.name}.git).\n` +
         `What the agent may tune (tty, its prompt): ${instance.paths.agentConfig}\n` +
         (instance.ignoredConfig?.length ? `${describeIgnored(instance.ignoredConfig, instance)}\n` : '') +
-        `Next: kernel-runner tick ${result.name}\n`,
+        `Next: give Claude Code credentials for its ticks (agent-kernel doctor ${result.name} says whether it has them):\n` +
+        `  claude setup-token, then kernel-runner secret set ${result.name} CLAUDE_CODE_OAUTH_TOKEN (or ANTHROPIC_API_KEY with an API key)\n` +
+        `then: kernel-runner tick ${result.name}\n`,
     );
     return EXIT.OK;
   },

@@ -17,8 +17,8 @@ function runnerBin(): string {
 
 export const installCommand: Command = {
   name: 'install',
-  summary: 'Write a systemd user unit that runs watch for an instance, and print how to enable it.',
-  usage: 'install <name> [--print]   (--print: show the unit, write nothing)',
+  summary: 'Write a systemd user unit that runs watch for an instance and print how to enable it; --print shows the unit and writes nothing.',
+  usage: 'install <name> [--print]',
   async run(args) {
     const { values, positionals } = parseCommandArgs(args, {
       usage: 'kernel-runner install <name> [--print]',

@@ -3,8 +3,9 @@ import { isKernelError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { formatTickSummary } from '../../runner/summary.js';
 import { startTick } from '../../runner/tick.js';
+import { tickEnvironment } from '../../runner/watch/secrets.js';
 import { parseCommandArgs } from '../args.js';
-import { type Command, EXIT, out, err } from '../command.js';
+import { type Command, EXIT, finalText, out, err } from '../command.js';
 
 /** Pure: the command line of `tick`. */
 export function parseTickArgs(args: readonly string[]): { name: string; messages: string[] } {
@@ -33,8 +34,10 @@ export const tickCommand: Command = {
       const running = await startTick(instance, {
         logger,
         messages,
+        // The same environment watch gives a tick: the secrets directory, then runner.env.
+        env: { ...process.env, ...(await tickEnvironment(instance, logger)) },
         signal: controller.signal,
-        onProgress: (line) => err(`${line}\n`),
+        onProgress: (line) => err(`${finalText(line)}\n`),
       });
       const outcome = await running.done;
       out(formatTickSummary(instance.name, outcome) + '\n');

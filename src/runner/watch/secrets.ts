@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Instance } from '../../config/instance.js';
 import { configHome } from '../../config/registry.js';
 import { type Logger, registerSecrets } from '../../log/logger.js';
+import type { TickEnvironmentParts } from '../claude-credentials.js';
 import { KernelError } from '../../errors.js';
 import { MIN_SECRET_LENGTH } from '../../log/secrets.js';
 import { isWithin } from '../../util/within.js';
@@ -104,4 +105,12 @@ export async function tickEnvironment(instance: Instance, log: Logger, env?: Nod
   const names = Object.keys(secrets.values);
   if (names.length > 0) log.info({ dir, names }, 'secrets loaded');
   return harnessEnvironment({}, secrets.values, runner.env);
+}
+
+/** What the environment a tick gives the harness is made of, and where each part lives (for doctor: never logged). */
+export async function tickEnvironmentParts(instance: Instance | undefined, env: NodeJS.ProcessEnv = process.env): Promise<TickEnvironmentParts> {
+  if (!instance) return { base: env, secrets: {}, secretsDir: '', configured: {}, operatorConfig: '' };
+  const dir = secretsDir(instance.name, instance.dataDir, instance.config.runner.secrets_dir, env);
+  const { values } = await loadSecrets(dir);
+  return { base: env, secrets: values, secretsDir: dir, configured: instance.config.runner.env, operatorConfig: instance.paths.operatorConfig };
 }

@@ -273,9 +273,8 @@ export class Watch {
     this.paused = pausedReason !== undefined;
     if (pausedReason !== undefined) {
       this.pendingCount = (await this.readInbox()).length;
-      if (this.state !== 'paused') this.log.warn({ reason: pausedReason }, 'paused: no tick until system/paused is removed');
-      this.state = 'paused';
-      this.reason = pausedReason;
+      if (this.state !== 'paused') this.log.warn({ reason: pausedReason.split('\n')[0] }, `paused: no tick until kernel-runner resume ${this.instance.name}`);
+      this.enterPaused(pausedReason);
       await this.waker.wait(this.pollMs);
       return;
     }
@@ -308,6 +307,12 @@ export class Watch {
     }
     const until = Math.min(trigger ? this.notBefore : Infinity, schedule?.due ? schedule.due.time.getTime() : Infinity, now + this.pollMs);
     if (!signal.aborted) await this.waker.wait(until - now);
+  }
+
+  private enterPaused(reason: string): void {
+    this.paused = true;
+    this.state = 'paused';
+    this.reason = reason;
   }
 
   private async runTick(trigger: Trigger, messages: InboxMessage[], wake: DueWake | undefined, schedule: LoadedSchedule | undefined): Promise<void> {
@@ -396,6 +401,10 @@ export class Watch {
     this.notBefore = ended + Math.max(decision.delayMs, result.retryAfterMs ?? 0);
     if (decision.gaveUp) this.reason = decision.reason;
     const level = result.failed ? 'warn' : 'info';
-    this.log[level]({ result: this.lastResult, restarts: this.counters.restarts, failures: this.counters.failures }, `tick ended (${result.status}); ${decision.reason}`);
+    // A tick that paused the instance is followed by nothing until a person resumes it: say that, not the restart the policy would make.
+    const pausedNow = await readPausedReason(this.instance.paths.paused);
+    if (pausedNow !== undefined) this.enterPaused(pausedNow);
+    const next = pausedNow === undefined ? decision.reason : `instance paused: no tick until kernel-runner resume ${this.instance.name} (agent-kernel doctor ${this.instance.name} shows the fix)`;
+    this.log[level]({ result: this.lastResult, restarts: this.counters.restarts, failures: this.counters.failures }, `tick ended (${result.status}); ${next}`);
   }
 }

@@ -34,7 +34,7 @@ describe('startTick refusals', () => {
     const error = await startTick(t.instance, { logger: silentLogger() }).catch((e: unknown) => e);
     expect(isKernelError(error, 'INSTANCE_PAUSED')).toBe(true);
     expect((error as Error).message).toBe(
-      `Instance "${t.name}" is paused: Credit balance is too low. Fix the cause, then remove ${t.instance.paths.paused} to resume.`,
+      `Instance "${t.name}" is paused: Credit balance is too low. Fix the cause (agent-kernel doctor ${t.name} shows how), then: kernel-runner resume ${t.name}`,
     );
     expect((await loadState(t.instance.paths.state)).tick).toBe(0);
   });

@@ -134,14 +134,17 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     expect(outcome).toMatchObject({ status: 'ok', attempts: 2 });
   });
 
-  it('pauses the instance on a 401 and refuses the next tick until system/paused is removed', async () => {
+  it('pauses the instance on a 401, says how to fix it, and refuses the next tick until it is resumed', async () => {
     t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: '401' } });
     const outcome = await tick(t);
     expect(outcome).toMatchObject({ status: 'failed', errorClass: 'fatal', paused: true, attempts: 1 });
     expect(await readFile(t.instance.paths.paused, 'utf8')).toMatch(/^Invalid API key/);
     const refused = await startTick(await t.reloaded(), { logger: t.logger, env: t.env }).catch((e: unknown) => e);
     expect(isKernelError(refused, 'INSTANCE_PAUSED')).toBe(true);
-    expect((refused as Error).message).toContain(`remove ${t.instance.paths.paused}`);
+    expect((refused as Error).message).toContain(`kernel-runner resume ${t.name}`);
+    // The paused file carries the steps: new credentials, then resume.
+    expect(await readFile(t.instance.paths.paused, 'utf8')).toContain(`Fix:\n  claude setup-token`);
+    expect(outcome.fix?.at(-1)).toBe(`kernel-runner resume ${t.name}`);
     const state = await loadState(t.instance.paths.state);
     expect(state.last).toMatchObject({ tick: 1, status: 'failed', error_class: 'fatal' });
   });

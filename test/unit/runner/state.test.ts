@@ -81,7 +81,7 @@ describe('paused', () => {
     expect(await readPaused(file)).toMatch(/^Not logged in/);
     const error = await assertNotPaused(file, 'scout').catch((e: unknown) => e);
     expect(isKernelError(error, 'INSTANCE_PAUSED')).toBe(true);
-    expect((error as Error).message).toBe(`Instance "scout" is paused: Not logged in · Please run /login. Fix the cause, then remove ${file} to resume.`);
+    expect((error as Error).message).toBe(`Instance "scout" is paused: Not logged in · Please run /login. Fix the cause (agent-kernel doctor scout shows how), then: kernel-runner resume scout`);
     await rm(file);
     await assertNotPaused(file, 'scout');
   });

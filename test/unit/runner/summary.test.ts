@@ -18,9 +18,14 @@ describe('formatTickSummary', () => {
   it.each<[string, Partial<TickOutcome>, string]>([
     ['a good tick', {}, 'scout tick 12: ok in 3m12s · 45,120 tokens · $0.42 · log /srv/scout/system/logs/tick-012.jsonl'],
     [
-      'a fatal error',
-      { status: 'failed', errorClass: 'fatal', error: 'Not logged in · Please run /login', paused: true, durationMs: 4000 },
-      'scout tick 12: failed (fatal) in 4s · 45,120 tokens · $0.42 · Not logged in · Please run /login · instance paused: fix the cause, then remove system/paused · log /srv/scout/system/logs/tick-012.jsonl',
+      'a fatal error: the line, then the steps that fix it',
+      { status: 'failed', errorClass: 'fatal', error: 'Not logged in · Please run /login', paused: true, durationMs: 4000, fix: ['claude setup-token', 'kernel-runner resume scout'] },
+      [
+        'scout tick 12: failed (fatal) in 4s · 45,120 tokens · $0.42 · Not logged in · Please run /login · log /srv/scout/system/logs/tick-012.jsonl',
+        'scout is paused: no tick runs until it is resumed. To fix it:',
+        '  claude setup-token',
+        '  kernel-runner resume scout',
+      ].join('\n'),
     ],
     [
       'a usage limit not waited out',

@@ -126,6 +126,22 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     expect(await tickLog(t, 1, true)).toContain('anyone home?');
   });
 
+  it('a tick that pauses the instance is logged as paused, not as a restart that never comes', { timeout: 300_000 }, async () => {
+    t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'not-logged-in' }, restart: 'on-failure', backoff: { initial: '200ms', max: '1s', reset_after: '1h' } });
+    await watch(t);
+    await sendMessage(t.instance.paths, { text: 'hello' });
+    await pollUntil(async () => (await status(t!)).state === 'paused', 'watch paused by the fatal tick', LONG);
+    const log = await readFile(path.join(t.instance.paths.logs, `watch-${t.name}.log`), 'utf8');
+    const ended = log.split('\n').filter((line) => line.includes('"msg":"tick ended ('));
+    expect(ended).toHaveLength(1);
+    expect(ended[0]).toContain(`tick ended (failed (fatal)); instance paused: no tick until kernel-runner resume ${t.name}`);
+    expect(log).not.toMatch(/restart 1 in/);
+    // A few poll rounds: no restart tick while paused.
+    const until = Date.now() + 1500;
+    await pollUntil(() => Date.now() > until, 'time to pass');
+    expect((await loadState(t.instance.paths.state)).tick).toBe(1);
+  });
+
   it('timeout and grace end a hung tick (SIGINT ignored: the group is killed); on-failure restarts with a crash notice, up to max_restarts', { timeout: 300_000 }, async () => {
     t = await tickTestInstance({
       env: { FAKE_CLAUDE_SCENARIO: 'hang', FAKE_CLAUDE_IGNORE_SIGINT: '1' },
