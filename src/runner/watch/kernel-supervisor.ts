@@ -94,6 +94,11 @@ export class KernelSupervisor {
   private readonly stopController = new AbortController();
   private loopDone: Promise<void> = Promise.resolve();
   private readyWaiters: Array<() => void> = [];
+  private settleFirst: () => void = () => {};
+  /** Resolves once the first kernel said READY, or failed to. */
+  readonly firstAttempt = new Promise<void>((resolve) => {
+    this.settleFirst = resolve;
+  });
 
   constructor(private readonly options: KernelSupervisorOptions) {
     this.socketPath = kernelSocketPath(options.instance.paths.stateRoot, options.env);
@@ -163,6 +168,7 @@ export class KernelSupervisor {
     while (!this.stopping) {
       const began = Date.now();
       const kernel = (await this.adopt()) ?? (await this.launch());
+      this.settleFirst();
       let ending: Ending = 'exited';
       if (kernel) {
         this.current = kernel;
@@ -183,6 +189,7 @@ export class KernelSupervisor {
       await sleep(delay, this.stopController.signal);
     }
     this.state = 'stopped';
+    this.settleFirst();
   }
 
   /** A kernel already serving this instance (an earlier watch's, or one run by hand). */

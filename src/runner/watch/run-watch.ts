@@ -49,8 +49,10 @@ export async function runWatch(nameOrDir: string, options: RunWatchOptions = {})
   const kernel = options.kernel === false ? undefined : new KernelSupervisor({ instance, env, logger, tickRunning: () => watch.status().running });
   const socketPath = statusSocketPath(instance.name, env);
   const server: StatusServer = await startStatusServer(socketPath, () => [{ ...watch.status(), ...(kernel ? { kernel: kernel.status() } : {}) }]);
-  // The kernel first: the terminals are read from now on, tick or not.
+  // The kernel first (it says READY within a second or so: it serves before the container is up), so
+  // that the first tick finds it: the terminals are read from now on, tick or not.
   kernel?.start();
+  await kernel?.firstAttempt;
   try {
     await watch.start();
   } catch (error) {

@@ -5,7 +5,8 @@ import { bundleIdentity } from '../../kernel/build.js';
 import type { KernelHealth } from '../../kernel/protocol.js';
 import { kernelSocketPath } from '../../kernel/socket-path.js';
 import { openSandboxInStages } from '../../sandbox/open-sandbox.js';
-import { acquireServerLock } from '../../tty/server-lock.js';
+import { type ServerLock, acquireServerLock, tryServerLock } from '../../tty/server-lock.js';
+import { readLockHolder } from '../../util/pid-lock.js';
 import { KernelRuntime } from '../terminals/runtime.js';
 import { SERVER_VERSION } from '../version.js';
 import { type KernelHost, startKernelHost } from './kernel-host.js';
@@ -36,11 +37,26 @@ export interface RunKernelOptions {
 /** Longest pause between two start-up attempts that failed (an engine that is down). */
 const MAX_RETRY_MS = 30_000;
 
+/** How long a kernel waits while kernel-runner holds the instance to bring its container up for a tick. */
+const RUNNER_HOLDS_MS = 30_000;
+
+/** The instance lock; while the runner holds it for a moment (a tick's container start), wait for it. */
+async function takeInstance(file: string, socketPath: string, logger: Logger): Promise<ServerLock> {
+  const deadline = Date.now() + RUNNER_HOLDS_MS;
+  for (let attempt = 0; ; attempt++) {
+    const taken = await tryServerLock(file, 'kernel', { socket: socketPath });
+    if ('lock' in taken) return taken.lock;
+    if (taken.holder.role !== 'runner' || Date.now() > deadline) return acquireServerLock(file, 'kernel', { socket: socketPath });
+    if (attempt === 0) logger.info({ pid: taken.holder.pid }, 'kernel-runner is bringing the container up for a tick; waiting for the instance');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
 export async function runKernel(instance: Instance, options: RunKernelOptions): Promise<RunningKernel> {
   const { logger } = options;
   const socketPath = kernelSocketPath(instance.paths.stateRoot);
   // First, before anything may touch the container: the instance is ours, or this fails (INSTANCE_LOCKED).
-  const lock = await acquireServerLock(instance.paths.serverLock, 'kernel', { socket: socketPath });
+  const lock = await takeInstance(instance.paths.serverLock, socketPath, logger);
   const started = new Date();
   const build = bundleIdentity(process.argv[1] ?? '');
   const runtime = new KernelRuntime(
@@ -93,6 +109,13 @@ export async function runKernel(instance: Instance, options: RunKernelOptions): 
   let retryMs = 1000;
   const keep = async () => {
     if (stopping) return;
+    // Exactly one owner: a kernel whose lock was taken from it, or whose instance was removed, stops.
+    const holder = await readLockHolder(instance.paths.serverLock);
+    if (holder?.pid !== process.pid) {
+      logger.error({ lock: instance.paths.serverLock, holder }, 'the instance lock is no longer this kernel\'s; stopping');
+      void stop('lost the instance lock');
+      return;
+    }
     const current = runtime.current;
     if (current?.broken !== undefined) {
       logger.warn({ reason: current.broken }, 'the terminals stopped working; starting them again');
