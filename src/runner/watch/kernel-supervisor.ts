@@ -76,8 +76,8 @@ interface Watched {
 }
 
 const STDERR_TAIL = 4096;
-/** A kernel that ran this long is stable: the restart delay starts over. */
-const STABLE_MS = 60_000;
+/** A kernel that said READY and served this long was not crash-looping: the next one starts at once. */
+const SERVED_MS = 1000;
 const MAX_RESTART_DELAY_MS = 30_000;
 
 export class KernelSupervisor {
@@ -164,10 +164,11 @@ export class KernelSupervisor {
   }
 
   private async loop(): Promise<void> {
+    // Kernels in a row that never served (no READY, or gone within a second): those back off.
     let failures = 0;
     while (!this.stopping) {
-      const began = Date.now();
       const kernel = (await this.adopt()) ?? (await this.launch());
+      const readyAt = Date.now();
       this.settleFirst();
       let ending: Ending = 'exited';
       if (kernel) {
@@ -181,7 +182,7 @@ export class KernelSupervisor {
       this.current = undefined;
       this.health = undefined;
       if (this.stopping) break;
-      failures = ending === 'upgrade' || Date.now() - began >= STABLE_MS ? 0 : failures + 1;
+      failures = kernel && (ending === 'upgrade' || Date.now() - readyAt >= SERVED_MS) ? 0 : failures + 1;
       this.restarts += 1;
       this.state = kernel ? 'restarting' : 'waiting';
       const delay = failures <= 1 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 500 * 2 ** (failures - 2));
@@ -270,7 +271,8 @@ export class KernelSupervisor {
     const allowed = this.options.missedBeats ?? 3;
     let missed = 0;
     for (;;) {
-      await sleep(interval, this.stopController.signal);
+      // Our own child's exit is seen at once; an adopted kernel's at the next heartbeat.
+      await Promise.race([sleep(interval, this.stopController.signal), ...(kernel.exited ? [kernel.exited] : [])]);
       if (this.stopping) return 'stopping';
       if (!this.alive(kernel)) return this.ended(kernel, 'exited');
       const health = await kernelHealth(this.socketPath, this.options.heartbeatTimeoutMs ?? 2000).catch(() => undefined);
