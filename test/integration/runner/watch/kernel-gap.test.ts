@@ -82,7 +82,7 @@ describeWithEngine('the kernel keeps the terminals between ticks', () => {
       try {
         const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
         await page.goto(`${web.url}#/i/${t.name}/terminals`);
-        const rows = page.locator('.tty-screen[data-tty="0"] .xterm-rows');
+        const rows = page.locator(`.card[data-id="${t.name}/0"] .xterm-rows`);
         await rows.waitFor();
         const shown = async () => Math.max(0, ...numbers((await rows.innerText()).replace(/\s+$/gm, '')));
         await pollUntil(async () => (webBefore = await shown()) > 0, 'the web view to show the printer', 20_000);
