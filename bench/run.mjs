@@ -3,7 +3,7 @@
  * one run: `npm run bench` (builds, makes sure an engine runs, then runs this).
  * Prints a Markdown table and writes everything to bench/results/latest.json.
  *
- *   node bench/run.mjs [--quick] [--only=round-trip,input-waits,throughput,context,startup,faults,memory,scale,tty-layer,egress,boundary]
+ *   node bench/run.mjs [--quick] [--only=round-trip,input-waits,throughput,context,startup,faults,memory,scale,tty-layer,egress,boundary,kernel]
  *
  * Absolute times drift on a shared machine; ratios to the baselines measured in the same
  * run hold. The load average is printed with the table.
@@ -20,6 +20,7 @@ import { contextCost } from './sections/context.mjs';
 import { boundary } from './sections/boundary.mjs';
 import { egress } from './sections/egress.mjs';
 import { inputWaits } from './sections/input-waits.mjs';
+import { kernelFaults, kernelLogin, kernelSoak } from './sections/kernel.mjs';
 import { faults, memory, startUp } from './sections/lifecycle.mjs';
 import { roundTrip } from './sections/round-trip.mjs';
 import { scale } from './sections/scale.mjs';
@@ -28,12 +29,12 @@ import { throughput } from './sections/throughput.mjs';
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
-const SECTIONS = ['cold-start', 'round-trip', 'input-waits', 'throughput', 'context', 'startup', 'faults', 'memory', 'scale', 'tty-layer', 'egress', 'boundary'];
+const SECTIONS = ['cold-start', 'round-trip', 'input-waits', 'throughput', 'context', 'startup', 'faults', 'memory', 'scale', 'tty-layer', 'egress', 'boundary', 'kernel'];
 for (const name of only ?? []) if (!SECTIONS.includes(name)) throw new Error(`unknown section ${name}; sections: ${SECTIONS.join(', ')}`);
 const wanted = (name) => !only || only.includes(name) || name === 'cold-start';
 const N = quick
-  ? { rt: 10, input: 3, settle: 3, seq: 1, cat: 1, raw: 2, startup: 3, faults: 20, adopt: 2, scale: 5, downloads: 2, requests: 20, boundary: 5 }
-  : { rt: 30, input: 10, settle: 5, seq: 3, cat: 2, raw: 3, startup: 5, faults: 100, adopt: 3, scale: 10, downloads: 5, requests: 50, boundary: 15 };
+  ? { rt: 10, input: 3, settle: 3, seq: 1, cat: 1, raw: 2, startup: 3, faults: 20, adopt: 2, scale: 5, downloads: 2, requests: 20, boundary: 5, kernelLogin: 5, soakMinutes: 2, kernelKills: 10 }
+  : { rt: 30, input: 10, settle: 5, seq: 3, cat: 2, raw: 3, startup: 5, faults: 100, adopt: 3, scale: 10, downloads: 5, requests: 50, boundary: 15, kernelLogin: 10, soakMinutes: 10, kernelKills: 50 };
 
 const created = [];
 let cleaning;
@@ -139,6 +140,18 @@ try {
     return scale({ instances, runs: N.scale });
   });
   await section('tty-layer', ttyLayer);
+  await section('kernel', async () => {
+    const fresh = async (suffix, config = {}) => {
+      const inst = await createInstance({ name: `bench-${process.pid}-${suffix}`, config });
+      created.push(inst);
+      await inst.prebuild();
+      return inst;
+    };
+    const login = await kernelLogin({ instance: await fresh('kl'), runs: N.kernelLogin });
+    const soak = await kernelSoak({ instance: await fresh('ks'), minutes: Number(process.env.KERNEL_SOAK_MINUTES ?? N.soakMinutes) });
+    const faults = await kernelFaults({ instance: await fresh('kf', { tty: { history_limit: 20_000 } }), kills: Number(process.env.KERNEL_KILLS ?? N.kernelKills) });
+    return { login, soak, faults };
+  });
   await section('egress', () => egress({ created, downloads: N.downloads, requests: N.requests }));
   await section('boundary', () => boundary({ created, runs: N.boundary, seqRuns: N.seq, startRuns: N.startup }));
 } finally {
@@ -265,6 +278,30 @@ if (fl && !fl.error) {
     `seed ${fl.seed}, ${fl.seconds.toFixed(0)} s`,
   );
 } else fail('faults');
+
+const kn = results.kernel;
+if (kn && !kn.error) {
+  const { login, soak, faults: kf } = kn;
+  row(
+    `login at the start of a tick with the kernel running (serve bridges to it; ${login.ttys} live TTYs; aim: >= 10x faster)`,
+    mp(login.kernel),
+    `a fresh server re-adopting them: ${mp(login.fresh)}`,
+    `${(login.fresh.median / login.kernel.median).toFixed(1)}x faster`,
+  );
+  row(
+    `kernel RSS under ${soak.minutes} min of continuous output nobody waits for (~${soak.rate} lines/s; aim: flat within 10%); disk of the instance's files`,
+    `${mb(soak.after.rss)} after ${soak.minutes} min; ${mb(soak.after.disk)}`,
+    `after ${soak.warmSeconds.toFixed(0)} s: ${mb(soak.before.rss)}; ${mb(soak.before.disk)}`,
+    `${soak.ratio.toFixed(2)}x RSS`,
+  );
+  row('kernel faults: SIGKILL of the kernel at a random moment, supervised restart to login answered through the same bridge', mp(kf.recovery), '', '');
+  row(
+    `kernel faults: ${kf.kills} SIGKILLs of the kernel (${Object.entries(kf.moments).map(([m, n]) => `${n} ${m}`).join(', ')}) under watch's supervisor while a terminal prints ~1,000 lines/s: lines printed / lost / repeated unlabelled / repeated under the label / announced gone`,
+    `${kf.pass ? 'PASS' : 'FAIL'}: ${kf.printed} / ${kf.lost} / ${kf.unlabelledRepeats} / ${kf.labelledRepeats} / ${kf.announcedGone}`,
+    '',
+    `seed ${kf.seed}, ${kf.restarts} restarts, ${kf.seconds.toFixed(0)} s`,
+  );
+} else fail('kernel');
 
 const eg = results.egress;
 if (eg && !eg.error) {

@@ -30,6 +30,10 @@ export type ErrorCode =
   | 'UNKNOWN_KEY'
   | 'TEXT_TOO_LONG'
   | 'INSTANCE_LOCKED'
+  // the instance's container belongs to another state directory (another owner)
+  | 'INSTANCE_OWNED'
+  // the long-lived kernel of an instance
+  | 'KERNEL_UNREACHABLE'
   | 'TMUX_FAILED'
   // runner
   | 'TICK_RUNNING'

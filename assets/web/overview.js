@@ -32,6 +32,8 @@ function instanceCard(i) {
       {},
       h('dt', {}, 'watch'),
       h('dd', {}, i.watch ? `running (pid ${i.watch.pid})` : 'not running'),
+      h('dt', {}, 'kernel'),
+      h('dd', { class: 'kernel' }, i.kernel ?? 'not running'),
       h('dt', {}, 'tick'),
       h('dd', {}, i.currentTick ? `#${i.currentTick.number ?? '?'} for ${ago(i.currentTick.started)}${i.currentTick.trigger ? ` (${i.currentTick.trigger})` : ''}${ctx ? `, context ${ctx}` : ''}` : '-'),
       h('dt', {}, 'last'),

@@ -31,7 +31,7 @@ export async function startUp({ instance, runs }) {
  * into the middle of the output; either made lines the program wrote but no terminal ever showed
  * count as lost (3 runs of 30 lost the last 10 lines to a C-c with no server killed at all).
  */
-function printer(rate) {
+export function printer(rate) {
   const program = [
     'import signal, sys, termios, time',
     'saved = termios.tcgetattr(0)',

@@ -4,6 +4,7 @@ void runCli(
   'agent-kernel',
   {
     serve: async () => (await import('./commands/serve.js')).serveCommand,
+    kernel: async () => (await import('./commands/kernel.js')).kernelCommand,
     ls: async () => (await import('./commands/ls.js')).lsCommand,
     attach: async () => (await import('./commands/attach.js')).attachCommand,
     container: async () => (await import('./commands/container.js')).containerCommand,

@@ -1,6 +1,5 @@
-import os from 'node:os';
 import path from 'node:path';
-import { configHome } from './registry.js';
+import { configHome, instanceStateRoot } from './homes.js';
 
 /**
  * Where everything lives. Two places, never mixed:
@@ -40,16 +39,7 @@ export function dataPaths(dataDir: string) {
   };
 }
 
-/**
- * The host-private state folder of every instance: `$AGENT_KERNEL_STATE_DIR`, else
- * `$XDG_STATE_HOME/agent-kernel`, else `~/.local/state/agent-kernel`. Tests point
- * AGENT_KERNEL_STATE_DIR at a temp folder.
- */
-export function stateHome(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.AGENT_KERNEL_STATE_DIR) return path.resolve(env.AGENT_KERNEL_STATE_DIR);
-  const xdg = env.XDG_STATE_HOME || path.join(os.homedir(), '.local', 'state');
-  return path.join(xdg, 'agent-kernel');
-}
+export { stateHome } from './homes.js';
 
 /**
  * Paths of one instance: its data directory (untrusted) and its host-private state
@@ -64,7 +54,7 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
   if (!/^[A-Za-z0-9_.-]+$/.test(name) || name.includes('..') || name === '.') {
     throw new Error(`instance name ${JSON.stringify(name)} cannot name a state directory`);
   }
-  const stateRoot = path.join(stateHome(env), 'instances', name);
+  const stateRoot = instanceStateRoot(name, env);
   const kernelState = path.join(stateRoot, 'kernel');
   const sessions = path.join(stateRoot, 'sessions');
   const logs = path.join(stateRoot, 'logs');

@@ -1,8 +1,8 @@
-import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { KernelError } from '../errors.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
+import { configHome, isInstanceName } from './homes.js';
 import { parseWith, readJsonFile } from './parse.js';
 import { ensurePrivateDir } from './private-dir.js';
 
@@ -12,11 +12,9 @@ import { ensurePrivateDir } from './private-dir.js';
  * `AGENT_KERNEL_CONFIG_DIR` overrides the folder (tests use it).
  */
 
-const NAME_PATTERN = /^[A-Za-z0-9_.-]+$/;
-
 /** Pure: an instance name is `[A-Za-z0-9_.-]+`, not `.`, and never contains `..`. */
 export function validateInstanceName(name: string): string {
-  if (!NAME_PATTERN.test(name) || name.includes('..') || name === '.' || name.length > 64) {
+  if (!isInstanceName(name)) {
     throw new KernelError(
       'INSTANCE_NAME_INVALID',
       `Instance name ${JSON.stringify(name)} is not allowed: use 1-64 of A-Z a-z 0-9 _ . - (no "..").`,
@@ -26,11 +24,7 @@ export function validateInstanceName(name: string): string {
   return name;
 }
 
-export function configHome(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.AGENT_KERNEL_CONFIG_DIR) return env.AGENT_KERNEL_CONFIG_DIR;
-  const xdg = env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config');
-  return path.join(xdg, 'agent-kernel');
-}
+export { configHome } from './homes.js';
 
 const registrySchema = z.strictObject({
   instances: z.record(z.string(), z.strictObject({ dir: z.string(), created: z.string().optional() })).default({}),

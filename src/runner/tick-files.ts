@@ -12,10 +12,11 @@ export function shellQuote(word: string): string {
 
 /**
  * The server finds the same instance registry and host-private state as the runner, even
- * when the harness runs it with another HOME or XDG dirs (both are pinned, never inherited).
+ * when the harness runs it with another HOME or XDG dirs (both are pinned, never inherited),
+ * and tells the instance's kernel that it is a tick's (the tick's agent takes the agent's role).
  */
 export function serverEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  return { AGENT_KERNEL_CONFIG_DIR: configHome(env), AGENT_KERNEL_STATE_DIR: stateHome(env) };
+  return { AGENT_KERNEL_CONFIG_DIR: configHome(env), AGENT_KERNEL_STATE_DIR: stateHome(env), AGENT_KERNEL_CLIENT: 'tick' };
 }
 
 /** Pure: the MCP config that makes the harness start our server for this data dir, over stdio. */

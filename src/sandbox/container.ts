@@ -8,6 +8,7 @@ import { type Engine, inspectNamed, statusCode } from './engine.js';
 import { ensureEgress, removeEgress } from './egress-proxy.js';
 import { hardenedCreateOptions, hostFacts } from './hardening.js';
 import { type ImageRef, LABEL, type ProgressCallback, currentImageRef, imageTag, shortReference } from './image.js';
+import { assertContainerOwner } from './container-owner.js';
 import { ensureImage } from './instance-image.js';
 import { giveDataDirTo } from './data-dir-owner.js';
 import { type EngineBoundary, boundaryCreateOptions, engineBoundary, instanceBoundary } from './user-namespace.js';
@@ -42,6 +43,12 @@ export interface ContainerStatus {
 export interface LifecycleOptions {
   logger: Logger;
   onProgress?: ProgressCallback | undefined;
+  /**
+   * Recreate a running container whose configuration (not image, not data directory) changed:
+   * `container up` does; starting a server or a tick does not (it would end the terminals
+   * only because this process reads another configuration), and logs how to apply it.
+   */
+  recreateForConfig?: boolean;
 }
 
 /** Hostnames are `[a-z0-9-]`, at most 63 characters. */
@@ -72,6 +79,7 @@ export function createOptions(instance: Instance, image: ImageRef, boundary: Eng
       [LABEL.imageHash]: image.hash,
       [LABEL.configHash]: configHash,
       [LABEL.dataDir]: instance.dataDir,
+      [LABEL.stateDir]: instance.paths.stateRoot,
     },
     ...hardened,
   };
@@ -85,12 +93,16 @@ function notOurs(name: string, instanceName: string): KernelError {
   );
 }
 
-/** Inspect the instance's container; undefined when there is none. Throws when the name is taken by a container that is not ours. */
+/**
+ * Inspect the instance's container; undefined when there is none. Throws when the name is taken
+ * by a container that is not ours, or that another state directory owns (INSTANCE_OWNED).
+ */
 export async function inspectContainer(engine: Engine, instance: Instance): Promise<Dockerode.ContainerInspectInfo | undefined> {
   const name = containerName(instance.name);
   const info = await inspectNamed(engine, name);
   if (!info) return undefined;
   if (info.Config.Labels?.[LABEL.instance] !== instance.name) throw notOurs(name, instance.name);
+  assertContainerOwner(info, instance.name, instance.paths);
   return info;
 }
 
@@ -171,7 +183,7 @@ export async function containerUp(engine: Engine, instance: Instance, options: L
  * for the rest (its egress proxy, the proxy settings inside it, pruning after a recreate),
  * so that a caller can start its terminals meanwhile. `finished` must be awaited.
  */
-export async function containerUpInStages(engine: Engine, instance: Instance, options: LifecycleOptions, force = false): Promise<{ finished: Promise<ContainerStatus> }> {
+export async function containerUpInStages(engine: Engine, instance: Instance, options: LifecycleOptions, force = false): Promise<{ finished: Promise<ContainerStatus>; recreated: boolean }> {
   const { logger, onProgress } = options;
   const name = containerName(instance.name);
   // Refuse a bad config before spending a build on it.
@@ -199,15 +211,23 @@ export async function containerUpInStages(engine: Engine, instance: Instance, op
     if (shifted > 0) logger.info({ dataDir: instance.dataDir, entries: shifted, uid: boundary.hostIds.uid }, 'gave the data directory to the remapped container root');
   }
   let info = await inspectContainer(engine, instance);
-  const recreated = info !== undefined && (force || statusFrom(name, info, image.hash, wanted).stale);
+  const had = info?.Config.Labels ?? {};
+  const changed = [
+    had[LABEL.imageHash] !== image.hash && 'image',
+    had[LABEL.configHash] !== wanted.Labels?.[LABEL.configHash] && 'configuration',
+    had[LABEL.dataDir] !== wanted.Labels?.[LABEL.dataDir] && 'data directory',
+  ].filter(Boolean);
+  // Only the configuration differs and terminals may live in it: keep it (container up applies it).
+  const keptForTerminals = info !== undefined && !force && info.State.Running && changed.length === 1 && changed[0] === 'configuration' && options.recreateForConfig !== true;
+  if (keptForTerminals) {
+    logger.warn(
+      { container: name, operatorConfig: instance.paths.operatorConfig },
+      `${name} runs with another configuration than ${instance.paths.operatorConfig} gives; it is kept, with its terminals. agent-kernel container up ${instance.name} recreates it with this one (its terminals end).`,
+    );
+  }
+  const recreated = info !== undefined && !keptForTerminals && (force || statusFrom(name, info, image.hash, wanted).stale);
   if (info && recreated) {
     onProgress?.(`recreating ${name} (${force ? 'rebuild' : 'its image or config changed'})`);
-    const had = info.Config.Labels ?? {};
-    const changed = [
-      had[LABEL.imageHash] !== image.hash && 'image',
-      had[LABEL.configHash] !== wanted.Labels?.[LABEL.configHash] && 'configuration',
-      had[LABEL.dataDir] !== wanted.Labels?.[LABEL.dataDir] && 'data directory',
-    ].filter(Boolean);
     // Why, in the log: two processes that disagree (another config home) would recreate it at each start.
     logger.info({ container: name, why: force ? 'rebuild' : `${changed.join(', ')} changed` }, 'recreating container');
     await removeContainer(engine, info.Id);
@@ -239,7 +259,7 @@ export async function containerUpInStages(engine: Engine, instance: Instance, op
     }
     return statusFrom(name, after, image.hash, wanted);
   })();
-  return { finished };
+  return { finished, recreated };
 }
 
 /** Stop and remove the container. The data directory is untouched. */

@@ -15,6 +15,8 @@ export const LABEL = {
   imageHash: 'agent-kernel.image-hash',
   configHash: 'agent-kernel.config-hash',
   dataDir: 'agent-kernel.data-dir',
+  /** The state directory whose processes own the container (container-owner.ts). */
+  stateDir: 'agent-kernel.state-dir',
   /** What an egress container is: `proxy` or `link`; the instance's own container has none. */
   egressRole: 'agent-kernel.egress-role',
   /** On a link: the agent container (id and start time) whose network namespace it serves. */

@@ -19,6 +19,8 @@ export interface OpenedSandbox {
   sandbox: Sandbox;
   /** Resolves when the rest is in place too (egress proxy, the proxy settings inside the container); must be awaited. */
   finished: Promise<void>;
+  /** The container was made anew (its image changed): terminals that lived in the old one are gone. */
+  recreated: boolean;
 }
 
 const opening = new Map<string, Promise<OpenedSandbox>>();
@@ -40,7 +42,7 @@ export async function openSandbox(instance: Instance, options: OpenSandboxOption
  */
 export function openSandboxInStages(instance: Instance, options: OpenSandboxOptions): Promise<OpenedSandbox> {
   const config = instance.config.container;
-  if (config.backend === 'host') return Promise.resolve({ sandbox: new HostSandbox({ cwd: instance.dataDir, env: config.env }), finished: Promise.resolve() });
+  if (config.backend === 'host') return Promise.resolve({ sandbox: new HostSandbox({ cwd: instance.dataDir, env: config.env }), finished: Promise.resolve(), recreated: false });
 
   const key = `${instance.name}\0${instance.dataDir}`;
   const pending = opening.get(key);
@@ -53,7 +55,7 @@ export function openSandboxInStages(instance: Instance, options: OpenSandboxOpti
     const finished = stages.finished.then(() => undefined);
     finished.catch(() => undefined); // rejects for whoever awaits it, not as an unhandled rejection meanwhile
     const sandbox = new DockerSandbox({ engine, containerName: containerName(instance.name), cwd: instance.dataDir, user: config.user, env: config.env });
-    return { sandbox, finished };
+    return { sandbox, finished, recreated: stages.recreated };
   })();
   // Shared until it is fully up: a second caller must not start a second set-up meanwhile.
   const settled = open.then(({ finished }) => finished);

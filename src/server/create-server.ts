@@ -12,6 +12,8 @@ export interface KernelServerDeps {
   runtime: KernelRuntime;
   instance: { name: string; dataDir: string; paths: InstancePaths };
   logger: Logger;
+  /** `tick`: a tick's harness, through the kernel (it takes the agent's role at login); default a person. */
+  client?: 'tick' | 'person';
 }
 
 const INSTRUCTIONS = `agent-kernel gives you numbered terminals (TTYs 0-19) in a persistent container. Call login() first. Then observe before you act: wait() shows what changed on every terminal, type(tty, expect, text) types into one and is refused while any terminal has output you have not seen. Call type and wait as parallel tool calls. Terminals keep running between sessions; close the ones you no longer need.`;
@@ -26,6 +28,7 @@ export function createKernelServer(deps: KernelServerDeps): { server: McpServer;
     { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
   );
   const session: SessionState = { loggedIn: false };
+  if (deps.client === 'tick') deps.runtime.agentRole.preferTick(session);
   registerTools(server, { ...deps, session });
   explainRefusedCalls(server, TOOL_NAMES);
   // The agent's role is free again when its session ends (stdio closed, HTTP session gone).

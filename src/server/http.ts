@@ -13,7 +13,27 @@ import { checkBearer, checkHost, checkOrigin, type Refusal } from './http-auth.j
  * instance's runtime (terminals are per instance, not per client). Every request passes
  * the Origin and Host checks (403) and the bearer token (401) before the MCP layer sees it.
  */
-export interface HttpServerOptions extends KernelServerDeps {
+/**
+ * Serves one HTTP session: given its transport, connect it to an MCP server and say how to
+ * end that. By default a server of this process on its own terminals (localSessions); with a
+ * kernel running, the kernel's (kernel-relay.ts).
+ */
+export type SessionBackend = (transport: StreamableHTTPServerTransport) => Promise<{ cleanup: () => Promise<void> }>;
+
+/** Sessions served by this process, on the terminals of `deps.runtime`. */
+export function localSessions(deps: KernelServerDeps): SessionBackend {
+  return async (transport) => {
+    const { server, cleanup } = createKernelServer(deps);
+    reportDeliveries(transport, deps.runtime);
+    await server.connect(transport);
+    return { cleanup };
+  };
+}
+
+export interface HttpServerOptions extends Partial<KernelServerDeps> {
+  logger: KernelServerDeps['logger'];
+  /** Default: localSessions on `runtime` and `instance`. */
+  backend?: SessionBackend;
   host: string;
   port: number;
   token: string;
@@ -46,6 +66,11 @@ interface Session {
   transport: StreamableHTTPServerTransport;
   cleanup: () => Promise<void>;
   lastUsed: number;
+}
+
+/** Pure: when the next session slot frees at the latest (the least recently used session reaches the idle limit). */
+export function nextSlotFrees(lastUsed: readonly number[], idleMs: number, now: number): number {
+  return Math.max(now, Math.min(...lastUsed) + idleMs);
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -97,6 +122,19 @@ function requestIds(body: unknown): Array<string | number> {
   });
 }
 
+function requireDeps(options: HttpServerOptions): KernelServerDeps {
+  const { runtime, instance, logger } = options;
+  if (!runtime || !instance) throw new Error('startHttpServer: give a backend, or the runtime and instance of local sessions');
+  return { runtime, instance, logger };
+}
+
+/** Pure: "45 s", "12 min", "1 h 5 min". */
+function formatWait(seconds: number): string {
+  if (seconds < 90) return `${seconds} s`;
+  const minutes = Math.round(seconds / 60);
+  return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const { logger } = options;
   const sessions = new Map<string, Session>();
@@ -104,6 +142,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const backend = options.backend ?? localSessions(requireDeps(options));
 
   async function endSession(id: string, why: string): Promise<void> {
     const session = sessions.get(id);
@@ -122,11 +161,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   sweeper.unref();
 
   async function newSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    const { server, cleanup } = createKernelServer(options);
+    let cleanup: () => Promise<void> = () => Promise.resolve();
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, cleanup, lastUsed: Date.now() });
+        sessions.set(id, { transport, cleanup: () => cleanup(), lastUsed: Date.now() });
         logger.info({ session: id, sessions: sessions.size }, 'HTTP session opened');
       },
     });
@@ -134,8 +173,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       const id = transport.sessionId;
       if (id !== undefined && sessions.delete(id)) logger.info({ session: id, sessions: sessions.size }, 'HTTP session closed');
     };
-    reportDeliveries(transport, options.runtime);
-    await server.connect(transport);
+    ({ cleanup } = await backend(transport));
     await transport.handleRequest(req, res, body);
   }
 
@@ -187,8 +225,17 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       }
       if (sessionId === undefined && isInitializeRequest(body)) {
         if (sessions.size >= maxSessions) {
-          logger.warn({ sessions: sessions.size }, 'HTTP session refused: at the cap');
-          rpcError(res, 503, -32000, `This server already has ${sessions.size} sessions open, its limit. Close one (DELETE with its mcp-session-id) or wait: sessions idle for ${Math.round(idleMs / 60_000)} min are closed.`);
+          const frees = nextSlotFrees([...sessions.values()].map((s) => s.lastUsed), idleMs, Date.now());
+          const seconds = Math.ceil((frees - Date.now()) / 1000);
+          logger.warn({ sessions: sessions.size, frees: new Date(frees).toISOString() }, 'HTTP session refused: at the cap');
+          res.setHeader('retry-after', String(seconds));
+          rpcError(
+            res,
+            503,
+            -32000,
+            `This server already has ${sessions.size} sessions open, its limit. A slot frees as soon as a client disconnects or ends its session (DELETE with its mcp-session-id); ` +
+              `otherwise at ${new Date(frees).toISOString()} (in ${formatWait(seconds)}), when the least recently used session has been idle for ${Math.round(idleMs / 60_000)} min.`,
+          );
           return;
         }
         await newSession(req, res, body);
@@ -202,9 +249,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       return;
     }
     if (req.method === 'GET' || req.method === 'DELETE') {
-      if (!session) {
+      if (!session || sessionId === undefined) {
         rpcError(res, sessionId === undefined ? 400 : 404, -32000, sessionId === undefined ? 'Missing mcp-session-id header.' : `Session ${sessionId} not found.`);
         return;
+      }
+      if (req.method === 'GET') {
+        // A client keeps this stream open for as long as it lives; the SDK's client.close() and
+        // a script's exit close it without a DELETE. Then the session (and its agent role) is given back at once.
+        res.on('close', () => {
+          if (!res.writableFinished && sessions.get(sessionId) === session) void endSession(sessionId, 'the client closed its event stream');
+        });
       }
       await session.transport.handleRequest(req, res);
       return;

@@ -1,17 +1,47 @@
-import { KernelError } from '../errors.js';
-import { acquirePidLock, type PidLock } from '../util/pid-lock.js';
+import { KernelError, isKernelError } from '../errors.js';
+import { type LockHolder, acquirePidLock, readLockHolder, type PidLock } from '../util/pid-lock.js';
 
 export type ServerLock = PidLock;
 
-/** One server drives an instance's terminals at a time; INSTANCE_LOCKED names the PID holding it. */
-export async function acquireServerLock(file: string): Promise<ServerLock> {
-  return acquirePidLock(
-    file,
-    ({ pid }) =>
-      new KernelError(
-        'INSTANCE_LOCKED',
-        `Another agent-kernel server (PID ${pid}) is driving this instance's terminals (lock ${file}). Stop it first, or wait for its tick to end.`,
-        { details: { pid, lock: file } },
-      ),
-  );
+/**
+ * Who drives an instance's terminals: the long-lived `kernel`, a standalone `serve`, or the
+ * runner for the moment it brings the container up before a tick (no server then).
+ */
+export type LockRole = 'kernel' | 'serve' | 'runner';
+
+/** What the lock file says about its holder (host-private: the container cannot write it). */
+export interface ServerLockHolder extends LockHolder {
+  role?: LockRole;
+  /** A kernel's socket, where clients reach it. */
+  socket?: string;
+}
+
+function lockedError(file: string, holder: ServerLockHolder): KernelError {
+  const { pid } = holder;
+  const who =
+    holder.role === 'kernel'
+      ? `The kernel of this instance (PID ${pid}) owns its terminals; clients reach it through agent-kernel serve, which connects to it.`
+      : holder.role === 'runner'
+        ? `kernel-runner (PID ${pid}) is bringing this instance's container up for a tick; try again in a moment.`
+        : `Another agent-kernel server (PID ${pid}) is driving this instance's terminals (lock ${file}). Stop it first, or wait for its tick to end.`;
+  return new KernelError('INSTANCE_LOCKED', who, { details: { pid, lock: file, ...(holder.role ? { role: holder.role } : {}) } });
+}
+
+/**
+ * One process drives an instance's terminals (and may change its container) at a time;
+ * INSTANCE_LOCKED names the PID holding it and what it is.
+ */
+export async function acquireServerLock(file: string, role: LockRole = 'serve', facts: { socket?: string } = {}): Promise<ServerLock> {
+  return acquirePidLock(file, (holder) => lockedError(file, holder), { role, ...facts });
+}
+
+/** The lock, or (without waiting) the live process holding it. */
+export async function tryServerLock(file: string, role: LockRole, facts: { socket?: string } = {}): Promise<{ lock: ServerLock } | { holder: ServerLockHolder }> {
+  try {
+    return { lock: await acquireServerLock(file, role, facts) };
+  } catch (error) {
+    if (!isKernelError(error, 'INSTANCE_LOCKED')) throw error;
+    const holder = (await readLockHolder(file)) as ServerLockHolder | undefined;
+    return { holder: holder ?? { pid: Number(error.details.pid), started: '' } };
+  }
 }

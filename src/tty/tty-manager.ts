@@ -33,6 +33,8 @@ export interface TtyManagerStartOptions {
   tick?: number;
   /** false: on the host backend, PTYs even where tmux is installed (see choose-host.ts). */
   hostTmux?: boolean;
+  /** The instance lock, taken by the caller (who keeps it past dispose); absent: taken here and released at dispose. */
+  lock?: ServerLock;
 }
 
 /**
@@ -61,7 +63,7 @@ export class TtyManager {
 
   private constructor(
     parts: { instance: Instance; sandbox: Sandbox; logger: Logger; host: TerminalHost; rcfile: string; tick: number },
-    private readonly lock: ServerLock,
+    private readonly lock: ServerLock | undefined,
   ) {
     const { instance, logger } = parts;
     this.tick = parts.tick;
@@ -89,7 +91,7 @@ export class TtyManager {
   static async start(options: TtyManagerStartOptions): Promise<TtyManager> {
     const { instance, sandbox } = options;
     const logger = options.logger.child({ component: 'tty' });
-    const lock = await acquireServerLock(instance.paths.serverLock);
+    const lock = options.lock ? undefined : await acquireServerLock(instance.paths.serverLock);
     let manager: TtyManager | undefined;
     try {
       // Written host-private; a container reads it through the read-only mount at <data>/tmp/kernel.
@@ -101,7 +103,7 @@ export class TtyManager {
       return manager;
     } catch (error) {
       if (manager) await manager.dispose().catch(() => {});
-      else await lock.release();
+      else await lock?.release();
       throw error;
     }
   }
@@ -114,6 +116,11 @@ export class TtyManager {
   /** True once dispose() was called. */
   get disposed(): boolean {
     return this.isDisposed;
+  }
+
+  /** Why the terminal host ended under us (tmux or the container went away), if it did. */
+  get broken(): string | undefined {
+    return this.hostGone;
   }
 
   setTick(tick: number): void {
@@ -228,7 +235,7 @@ export class TtyManager {
     return `${unseen.length === 1 ? `TTY ${unseen[0]} has` : `TTYs ${unseen.join(', ')} have`} output not seen yet: call wait().`;
   }
 
-  /** Detach and release the lock. The terminals live on in tmux (PTYs end here). */
+  /** Detach and release the lock (if it was taken here). The terminals live on in tmux (PTYs end here). */
   async dispose(): Promise<void> {
     if (this.isDisposed) return;
     this.isDisposed = true;
@@ -245,7 +252,7 @@ export class TtyManager {
     }
     for (const tty of ttys) tty.emulator.dispose();
     this.probe.close();
-    await this.lock.release();
+    await this.lock?.release();
   }
 
   private assertUsable(): void {

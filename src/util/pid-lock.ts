@@ -98,10 +98,12 @@ const heldHere = new Set<string>();
  * One holder at a time: a lock file that appears atomically (link of a complete temp file)
  * holding our PID as JSON, and is updated by rename. A lock whose PID is dead (a holder that
  * was killed) is stale and taken over; a live holder makes `refuse(holder)` the error thrown.
+ * `facts` (who holds it, and how to reach it) are written with the PID.
  */
-export async function acquirePidLock(file: string, refuse: (holder: LockHolder) => Error): Promise<PidLock> {
+export async function acquirePidLock(file: string, refuse: (holder: LockHolder) => Error, facts: Record<string, unknown> = {}): Promise<PidLock> {
   await mkdir(path.dirname(file), { recursive: true });
-  const mine: LockHolder = { pid: process.pid, started: new Date().toISOString() };
+  // The facts are in the file from its first instant: a reader never sees a holder without them.
+  const mine: LockHolder = { ...facts, pid: process.pid, started: new Date().toISOString() };
   if (heldHere.has(file)) throw refuse((await readLockHolder(file)) ?? mine);
   for (let attempt = 0; attempt < 20; attempt++) {
     if (await createComplete(file, JSON.stringify(mine) + '\n')) {

@@ -40,6 +40,8 @@ export interface InstanceSummary {
   nextWake?: string;
   context?: { used: number; window: number };
   inboxWaiting: number;
+  /** The instance's kernel: "ready, up 2h 5m, 3 ttys, 96 MB" (status-view.ts describeKernel). */
+  kernel?: string;
   error?: string;
 }
 
@@ -59,6 +61,7 @@ async function summarize(row: StatusRow): Promise<InstanceSummary> {
     paused: live ? live.paused : row.state === 'paused',
     inboxWaiting: live ? live.pendingMessages : 0,
     ...(row.reason ? { reason: row.reason } : {}),
+    ...(row.kernel ? { kernel: row.kernel } : {}),
   };
   if (live?.nextWake) summary.nextWake = `${live.nextWake.time} (${live.nextWake.reason})`;
   if (live?.currentTick) summary.currentTick = { ...(live.currentTick.number === undefined ? {} : { number: live.currentTick.number }), started: live.currentTick.started, trigger: live.currentTick.trigger };

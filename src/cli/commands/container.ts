@@ -44,8 +44,9 @@ export const containerCommand: Command = {
     const instance = await resolveInstance(target);
     const engine = await connectEngine({ socket: instance.config.container.engine_socket });
     const logger = createLogger({ process: 'agent-kernel', level: process.env.AGENT_KERNEL_LOG_LEVEL ?? 'warn' });
-    const progress = values.quiet || values.json ? undefined : (line: string) => out(`  ${finalText(line)}\n`);
-    const options = { logger, onProgress: progress };
+    const progress = values.quiet || values.json ? undefined : (line: string) => out(`  ${finalText(line)}
+`);
+    const options = { logger, onProgress: progress, recreateForConfig: true };
 
     const print = (result: unknown, text: string): void => {
       out(values.json ? JSON.stringify(result, null, 2) + '\n' : text + '\n');

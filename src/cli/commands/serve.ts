@@ -1,12 +1,16 @@
 import { resolveInstance } from '../../config/instance.js';
 import { KernelError } from '../../errors.js';
 import { createLogger, registerSecrets } from '../../log/logger.js';
+import type { Instance } from '../../config/instance.js';
+import type { Logger } from '../../log/logger.js';
 import type { KernelServerDeps } from '../../server/create-server.js';
+import { chooseServeMode } from '../../server/kernel/reach-kernel.js';
 import { KernelRuntime } from '../../server/terminals/runtime.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT, err } from '../command.js';
 import path from 'node:path';
 import { configHome } from '../../config/registry.js';
+import { bridgeProcessStdio, clientKind } from '../serve-bridge.js';
 
 export interface ServeArgs {
   target: string;
@@ -60,14 +64,21 @@ interface Transport {
   stopped: Promise<string>;
 }
 
+/** What serves the sessions: this process on its own terminals, or the instance's kernel (HTTP only: stdio bridges before). */
+type Sessions = { kind: 'alone'; deps: KernelServerDeps } | { kind: 'kernel'; socketPath: string; logger: Logger; instance: Instance };
+
 /**
  * MCP over stdio, or Streamable HTTP with its token, each loaded only when chosen; and the
  * container and terminals started in the background (login awaits them).
  */
-async function openTransport(options: ServeArgs, deps: KernelServerDeps): Promise<Transport> {
-  const { instance, logger, runtime } = deps;
+async function openTransport(options: ServeArgs, sessions: Sessions): Promise<Transport> {
+  const { instance, logger } = sessions.kind === 'alone' ? sessions.deps : sessions;
   if (options.http) {
-    const [{ resolveToken, TOKEN_ENV }, { startHttpServer }] = await Promise.all([import('../../server/http-auth.js'), import('../../server/http.js')]);
+    const [{ resolveToken, TOKEN_ENV }, { startHttpServer }, { kernelSessions }] = await Promise.all([
+      import('../../server/http-auth.js'),
+      import('../../server/http.js'),
+      import('../../server/kernel/kernel-relay.js'),
+    ]);
     const token = await resolveToken({
       env: process.env,
       ...(options.tokenFile === undefined ? {} : { tokenFile: options.tokenFile }),
@@ -76,25 +87,28 @@ async function openTransport(options: ServeArgs, deps: KernelServerDeps): Promis
     });
     registerSecrets(logger, [token.token]);
     const hint = `The token is in ${token.source}.`;
-    const running = await startHttpServer({ ...deps, host: options.http.host, port: options.http.port, token: token.token, tokenHint: hint });
+    const listen = { logger, host: options.http.host, port: options.http.port, token: token.token, tokenHint: hint };
+    const running = await startHttpServer(sessions.kind === 'alone' ? { ...sessions.deps, ...listen } : { ...listen, backend: kernelSessions(sessions.socketPath, logger) });
     if (token.generated) {
       err(`agent-kernel: generated an HTTP bearer token, stored in ${token.source} (mode 0600); shown once:\n${token.token}\n`);
     }
-    err(`agent-kernel: serving ${instance.name} at ${running.url} (token: ${token.source}; env ${TOKEN_ENV} overrides)\n`);
+    const through = sessions.kind === 'kernel' ? ` through its kernel (${sessions.socketPath})` : '';
+    err(`agent-kernel: serving ${instance.name}${through} at ${running.url} (token: ${token.source}; env ${TOKEN_ENV} overrides)\n`);
     // After listening: a taken port or a bad token file fails before the container is touched.
-    runtime.warmUp();
+    if (sessions.kind === 'alone') sessions.deps.runtime.warmUp();
     return { stop: () => running.close(), stopped: onceSignalled() };
   }
+  if (sessions.kind === 'kernel') throw new Error('stdio through a kernel is a bridge (bridgeProcessStdio)');
   // First: the engine and tmux round trips of start-up overlap with loading the MCP SDK.
-  runtime.warmUp();
+  sessions.deps.runtime.warmUp();
   const { serveStdio } = await import('../../server/stdio.js');
-  const stdio = await serveStdio(deps);
+  const stdio = await serveStdio(sessions.deps);
   return { stop: () => stdio.close(), stopped: Promise.race([onceSignalled(), stdio.closed.then(() => 'stdin closed')]) };
 }
 
 export const serveCommand: Command = {
   name: 'serve',
-  summary: 'Serve the MCP tools (login, open, type, wait, close) over stdio, or Streamable HTTP with --http.',
+  summary: "Serve the MCP tools (login, open, type, wait, close) over stdio, or Streamable HTTP with --http; through the instance's kernel when one runs.",
   usage: USAGE,
   async run(args) {
     const options = parseServeArgs(args);
@@ -104,10 +118,23 @@ export const serveCommand: Command = {
     // A bug in a callback must not take the terminals away from the agent mid-tick: log it and serve on.
     process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection (the server keeps running)'));
     process.on('uncaughtException', (error) => logger.fatal({ err: error }, 'uncaught exception (the server keeps running)'));
+    // The instance's kernel, when one runs, owns the terminals: connect to it instead of starting them here.
+    const mode = await chooseServeMode(instance, logger, clientKind());
+    if (mode.kind === 'kernel' && !options.http) {
+      logger.info({ socket: mode.socketPath, kernelPid: mode.link.hello.pid }, 'bridging stdio to the kernel');
+      const code = await bridgeProcessStdio(mode.link, mode.socketPath, mode.link.hello.dataDir);
+      setImmediate(() => process.exit(code));
+      return code;
+    }
+    if (mode.kind === 'kernel') mode.link.socket.destroy();
     // AGENT_KERNEL_HOST_TMUX=0: on the host backend, PTYs of the server even where tmux is installed.
-    const terminalOptions = { hostTmux: process.env.AGENT_KERNEL_HOST_TMUX !== '0' };
-    const runtime = new KernelRuntime(async () => (await import('../../server/terminals/start-terminals.js')).startTerminals(instance, logger, terminalOptions), logger);
-    const { stop, stopped } = await openTransport(options, { runtime, instance, logger });
+    const terminalOptions = { hostTmux: process.env.AGENT_KERNEL_HOST_TMUX !== '0', ...(mode.kind === 'alone' && mode.lock ? { lock: mode.lock } : {}) };
+    const runtime =
+      mode.kind === 'alone'
+        ? new KernelRuntime(async () => (await import('../../server/terminals/start-terminals.js')).startTerminals(instance, logger, terminalOptions), logger)
+        : undefined;
+    const sessions: Sessions = runtime ? { kind: 'alone', deps: { runtime, instance, logger } } : { kind: 'kernel', socketPath: (mode as { socketPath: string }).socketPath, logger, instance };
+    const { stop, stopped } = await openTransport(options, sessions);
 
     const why = await stopped;
     logger.info({ why }, 'shutting down');
@@ -116,8 +143,9 @@ export const serveCommand: Command = {
     process.once('SIGINT', force);
     process.once('SIGTERM', force);
     await stop().catch((error: unknown) => logger.error({ err: error }, 'closing the transport failed'));
-    await runtime.dispose().catch((error: unknown) => logger.error({ err: error }, 'detaching from the terminals failed'));
-    logger.info('stopped; the terminals live on in tmux');
+    await runtime?.dispose().catch((error: unknown) => logger.error({ err: error }, 'detaching from the terminals failed'));
+    if (mode.kind === 'alone') await mode.lock?.release();
+    logger.info(runtime ? 'stopped; the terminals live on in tmux' : 'stopped');
     // Nothing is left to wait for; leave even if a library holds a handle open.
     setImmediate(() => process.exit(EXIT.OK));
     return EXIT.OK;

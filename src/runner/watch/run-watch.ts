@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { resolveInstance } from '../../config/instance.js';
 import { type Logger, createLogger } from '../../log/logger.js';
 import { checkHarnessAvailable } from '../harnesses/harness-check.js';
+import { KernelSupervisor } from './kernel-supervisor.js';
 import { type StatusServer, startStatusServer, statusSocketPath } from './status-api.js';
 import { detectInterruptedTick, realStartTick } from './tick-adapter.js';
 import { type StartTickFn, Watch } from './watch.js';
@@ -12,13 +13,17 @@ export interface RunWatchOptions {
   startTick?: StartTickFn;
   logger?: Logger;
   pollMs?: number;
+  /** Run and supervise the instance's kernel (default true; tests of the loop alone turn it off). */
+  kernel?: boolean;
 }
 
 export interface RunningWatch {
   readonly watch: Watch;
   readonly socketPath: string;
   readonly logger: Logger;
-  /** Stop gracefully: the running tick is stopped (SIGINT, grace period, kill), the socket removed. */
+  /** The instance's kernel under supervision (absent with `kernel: false`). */
+  readonly kernel?: KernelSupervisor;
+  /** Stop gracefully: the running tick is stopped (SIGINT, grace period, kill), then the kernel, the socket removed. */
   stop(): Promise<void>;
   /** Resolves once watch has stopped. */
   readonly stopped: Promise<void>;
@@ -41,11 +46,17 @@ export async function runWatch(nameOrDir: string, options: RunWatchOptions = {})
     env,
     ...(options.pollMs ? { pollMs: options.pollMs } : {}),
   });
+  const kernel = options.kernel === false ? undefined : new KernelSupervisor({ instance, env, logger, tickRunning: () => watch.status().running });
   const socketPath = statusSocketPath(instance.name, env);
-  const server: StatusServer = await startStatusServer(socketPath, () => [watch.status()]);
+  const server: StatusServer = await startStatusServer(socketPath, () => [{ ...watch.status(), ...(kernel ? { kernel: kernel.status() } : {}) }]);
+  // The kernel first (it says READY within a second or so: it serves before the container is up), so
+  // that the first tick finds it: the terminals are read from now on, tick or not.
+  kernel?.start();
+  await kernel?.firstAttempt;
   try {
     await watch.start();
   } catch (error) {
+    await kernel?.stop();
     await server.close();
     await rm(socketPath, { force: true });
     throw error;
@@ -57,11 +68,13 @@ export async function runWatch(nameOrDir: string, options: RunWatchOptions = {})
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      // The tick gets its grace period first, then the kernel detaches (the terminals live on).
       await watch.stop();
+      await kernel?.stop();
       await server.close();
       await rm(socketPath, { force: true });
       logger.info('watch stopped');
     })());
   const stopped = watch.stopped.then(() => stopping);
-  return { watch, socketPath, logger, stop, stopped: stopped.then(() => undefined) };
+  return { watch, socketPath, logger, ...(kernel ? { kernel } : {}), stop, stopped: stopped.then(() => undefined) };
 }

@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { configHome } from '../../config/registry.js';
 import { KernelError } from '../../errors.js';
+import type { KernelStatus } from './kernel-supervisor.js';
 
 /**
  * The read-only status API of a watch process: HTTP over a unix socket (mode 0660), one
@@ -39,6 +40,8 @@ export interface AgentStatus {
   pendingMessages: number;
   watchPid: number;
   watchStarted: string;
+  /** The instance's kernel, as watch supervises it. */
+  kernel?: KernelStatus;
 }
 
 /**

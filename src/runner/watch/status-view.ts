@@ -4,6 +4,9 @@ import { loadRegistry } from '../../config/registry.js';
 import { describeError } from '../../errors.js';
 import { readPaused } from '../paused.js';
 import { loadState } from '../state.js';
+import { kernelHealth } from '../../kernel/link.js';
+import { kernelSocketPath } from '../../kernel/socket-path.js';
+import type { KernelStatus } from './kernel-supervisor.js';
 import { type AgentStatus, queryStatusSocket, statusSocketPath } from './status-api.js';
 
 /** One row of `kernel-runner status`: from the watch process when one runs, else from the files. */
@@ -18,8 +21,51 @@ export interface StatusRow {
   last?: string;
   nextWake?: string;
   restarts?: number;
+  /** The instance's kernel, for people: "ready, up 2h 5m, 3 ttys, 96 MB". */
+  kernel?: string;
   /** The full answer of the status API, when there was one. */
   live?: AgentStatus;
+}
+
+function duration(seconds: number): string {
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m`;
+  const hours = Math.floor(minutes / 60);
+  return hours < 48 ? `${hours}h ${minutes % 60}m` : `${Math.floor(hours / 24)}d ${hours % 24}h`;
+}
+
+/** Pure: one line about a kernel, from watch's supervision or from the kernel itself. */
+export function describeKernel(kernel: KernelStatus, now = Date.now()): string {
+  const parts: string[] = [kernel.state];
+  if (kernel.uptimeSeconds !== undefined) parts.push(`up ${duration(kernel.uptimeSeconds)}`);
+  if (kernel.terminals !== undefined) parts.push(kernel.terminalsState === 'error' ? `terminals: ${kernel.terminalsError ?? 'error'}` : `${kernel.terminals} tty${kernel.terminals === 1 ? '' : 's'}`);
+  if (kernel.rssBytes !== undefined) parts.push(`${Math.round(kernel.rssBytes / 1048576)} MB`);
+  if (kernel.lastHeartbeat !== undefined && kernel.state !== 'ready') parts.push(`last heartbeat ${duration(Math.max(0, Math.round((now - Date.parse(kernel.lastHeartbeat)) / 1000)))} ago`);
+  if (kernel.restarts > 0) parts.push(`${kernel.restarts} restart${kernel.restarts === 1 ? '' : 's'}`);
+  if (kernel.upgradePending) parts.push('upgrade waits for the tick to end');
+  if (kernel.reason && kernel.state !== 'ready') parts.push(firstLine(kernel.reason));
+  return parts.join(', ');
+}
+
+/** A kernel that answers on its socket while no watch does (run by hand, or left by a watch that died). */
+async function unwatchedKernel(name: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<KernelStatus | undefined> {
+  const health = await kernelHealth(kernelSocketPath(instancePaths(name, dataDir, env).stateRoot, env), 1000).catch(() => undefined);
+  if (!health) return undefined;
+  return {
+    state: health.state === 'ready' ? 'ready' : 'starting',
+    pid: health.pid,
+    started: health.started,
+    uptimeSeconds: health.uptimeSeconds,
+    lastHeartbeat: health.now,
+    terminals: health.terminals.count,
+    terminalsState: health.terminals.state,
+    ...(health.terminals.error ? { terminalsError: health.terminals.error } : {}),
+    rssBytes: health.rssBytes,
+    sessions: health.sessions,
+    restarts: 0,
+    reason: 'no watch supervises it',
+  };
 }
 
 function firstLine(text: string): string {
@@ -37,6 +83,7 @@ function fromLive(status: AgentStatus): StatusRow {
     ...(status.lastResult ? { last: `#${status.lastResult.tick ?? '?'} ${status.lastResult.status} ${status.lastResult.ended}` } : {}),
     ...(status.nextWake ? { nextWake: `${status.nextWake.time} (${status.nextWake.reason})` } : {}),
     restarts: status.restarts,
+    ...(status.kernel ? { kernel: describeKernel(status.kernel) } : {}),
     live: status,
   };
 }
@@ -56,6 +103,8 @@ async function fromFiles(name: string, dataDir: string, env: NodeJS.ProcessEnv):
     row.state = 'error';
     row.reason = firstLine(describeError(error));
   }
+  const kernel = await unwatchedKernel(name, dataDir, env);
+  if (kernel) row.kernel = `${describeKernel(kernel)} (PID ${kernel.pid})`;
   return row;
 }
 
@@ -82,11 +131,12 @@ export async function gatherStatus(name: string | undefined, env: NodeJS.Process
 
 /** Pure: the rows as an aligned table. */
 export function formatStatusTable(rows: readonly StatusRow[]): string {
-  const header = ['NAME', 'WATCH', 'STATE', 'CURRENT TICK', 'LAST TICK', 'NEXT WAKE', 'RESTARTS', 'REASON'];
+  const header = ['NAME', 'WATCH', 'STATE', 'KERNEL', 'CURRENT TICK', 'LAST TICK', 'NEXT WAKE', 'RESTARTS', 'REASON'];
   const cells = rows.map((r) => [
     r.name,
     r.watchPid ? `pid ${r.watchPid}` : '-',
     r.state,
+    r.kernel ?? '-',
     r.current ?? '-',
     r.last ?? '-',
     r.nextWake ?? '-',

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { configHome, stateHome } from '../../config/homes.js';
 
 /**
  * A systemd user unit that runs `kernel-runner watch <name>`: written by
@@ -15,8 +16,10 @@ export const PASSED_ENVIRONMENT = [
   'DOCKER_TLS_VERIFY',
   'CONTAINER_HOST',
   'XDG_CONFIG_HOME',
+  'XDG_STATE_HOME',
   'XDG_RUNTIME_DIR',
   'AGENT_KERNEL_CONFIG_DIR',
+  'AGENT_KERNEL_STATE_DIR',
   'AGENT_KERNEL_RUNTIME_DIR',
   'AGENT_KERNEL_LOG_LEVEL',
   'LANG',
@@ -95,13 +98,20 @@ export function renderUnit(options: UnitOptions): string {
   ].join('\n');
 }
 
-/** Pure: the environment copied into the unit from the installing process. */
+/**
+ * Pure: the environment copied into the unit from the installing process. The configuration
+ * and state folders are pinned to the ones the operator's commands use now, whatever
+ * systemd's own XDG variables would make them: a service with another state folder would
+ * not find the instance's lock, seen marks and kernel.
+ */
 export function unitEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const key of PASSED_ENVIRONMENT) {
     const value = env[key];
     if (value) out[key] = value;
   }
+  out.AGENT_KERNEL_CONFIG_DIR = configHome(env);
+  out.AGENT_KERNEL_STATE_DIR = stateHome(env);
   return out;
 }
 

@@ -11,6 +11,8 @@ const ROLE_IDLE_MS = 5 * 60_000;
  */
 export class AgentRole {
   private holder: object | undefined;
+  /** Sessions of a tick's harness: each tick is the agent, whoever else is connected to the kernel. */
+  private readonly ticks = new WeakSet<object>();
   private calls = 0;
   private lastActive = 0;
   /** Counts takings, so a call begun under an earlier holding does not count against this one. */
@@ -21,9 +23,14 @@ export class AgentRole {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Take the role if it is free or its holder idle (or always, with `takeOver`); true when `session` holds it now. */
+  /** `session` is a tick's harness: its login takes the role over from anyone (a person between ticks included). */
+  preferTick(session: object): void {
+    this.ticks.add(session);
+  }
+
+  /** Take the role if it is free or its holder idle (or always, with `takeOver`, or for a tick); true when `session` holds it now. */
   claim(session: object, takeOver: boolean): boolean {
-    if (this.holder === undefined || takeOver || this.holderIdle()) this.take(session);
+    if (this.holder === undefined || takeOver || this.ticks.has(session) || this.holderIdle()) this.take(session);
     return this.holder === session;
   }
 

@@ -14,6 +14,8 @@ export class KernelRuntime {
   private ready: Terminals | undefined;
   private disposed = false;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Why the last start-up failed, until one succeeds. */
+  private failure: string | undefined;
   constructor(
     private readonly startTerminals: () => Promise<Terminals>,
     private readonly logger: Logger,
@@ -33,6 +35,13 @@ export class KernelRuntime {
     return this.ready;
   }
 
+  /** Where start-up stands, for the kernel's health: starting (or not begun), ready, or the error it failed with. */
+  get startState(): { state: 'starting' | 'ready' | 'error'; error?: string } {
+    if (this.ready) return { state: 'ready' };
+    if (this.failure !== undefined && !this.starting) return { state: 'error', error: this.failure };
+    return { state: 'starting' };
+  }
+
   terminals(): Promise<Terminals> {
     if (this.disposed) return Promise.reject(new Error('the server is shutting down'));
     if (this.ready) return Promise.resolve(this.ready);
@@ -42,6 +51,7 @@ export class KernelRuntime {
       this.starting = this.startTerminals().then(
         (terminals) => {
           this.ready = terminals;
+          this.failure = undefined;
           this.logger.info(
             { ms: Date.now() - began, adopted: terminals.adoptReport.adopted, lost: terminals.adoptReport.lost.map((t) => t.tty) },
             'terminals ready',
@@ -50,6 +60,7 @@ export class KernelRuntime {
         },
         (error: unknown) => {
           this.starting = undefined;
+          this.failure = describeError(error);
           this.logger.error({ err: error, ms: Date.now() - began }, `start-up failed: ${describeError(error)}`);
           throw error;
         },

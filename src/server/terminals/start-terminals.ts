@@ -4,6 +4,7 @@ import { EgressWatch } from '../../sandbox/egress-watch.js';
 import { connectEngine } from '../../sandbox/engine.js';
 import { openSandboxInStages } from '../../sandbox/open-sandbox.js';
 import type { TerminalObserver } from '../../observe/terminal-observer.js';
+import { type ServerLock, acquireServerLock } from '../../tty/server-lock.js';
 import type { TtyManager } from '../../tty/tty-manager.js';
 import { recordTerminals } from './record-terminals.js';
 import type { NetworkSummary, Terminals } from './terminals.js';
@@ -14,11 +15,14 @@ export function terminalsOf(
   manager: TtyManager,
   where: string,
   maxTtys: number,
-  extras: { egress?: { watch: EgressWatch; network: NetworkSummary } | undefined; observer?: TerminalObserver | undefined } = {},
+  extras: { egress?: { watch: EgressWatch; network: NetworkSummary } | undefined; observer?: TerminalObserver | undefined; release?: () => Promise<void> } = {},
 ): Terminals {
-  const { egress, observer } = extras;
+  const { egress, observer, release } = extras;
   return {
     where,
+    get broken() {
+      return manager.broken;
+    },
     network: egress?.network,
     maxTtys,
     get adoptReport() {
@@ -37,18 +41,44 @@ export function terminalsOf(
     takeNotices: () => egress?.watch.takeNotices() ?? [],
     dispose: async () => {
       egress?.watch.stop();
-      await manager.dispose();
-      await observer?.close();
+      try {
+        await manager.dispose();
+        await observer?.close();
+      } finally {
+        await release?.();
+      }
     },
   };
 }
 
+export interface StartTerminalsOptions {
+  /** false: on the host backend, PTYs even where tmux is installed. */
+  hostTmux?: boolean;
+  /**
+   * The instance lock, held by the caller for its whole life (the kernel, a standalone serve):
+   * then nobody else may change the container between two start-ups. Absent: taken here first
+   * and released when the terminals are disposed.
+   */
+  lock?: ServerLock;
+}
+
 /**
- * Bring an instance's terminals up: the sandbox (engine, image, container), then the
- * TtyManager, which takes the instance lock and re-adopts the TTYs still in tmux, while the
+ * Bring an instance's terminals up: the instance lock first (before anything may change the
+ * container), the sandbox (engine, image, container: refused when another state directory
+ * owns it), then the TtyManager, which re-adopts the TTYs still in tmux, while the
  * container's egress is checked. Ready when both are.
  */
-export async function startTerminals(instance: Instance, logger: Logger, options: { hostTmux?: boolean } = {}): Promise<Terminals> {
+export async function startTerminals(instance: Instance, logger: Logger, options: StartTerminalsOptions = {}): Promise<Terminals> {
+  const lock = options.lock ?? (await acquireServerLock(instance.paths.serverLock, 'serve'));
+  try {
+    return await startLocked(instance, logger, { ...(options.hostTmux === undefined ? {} : { hostTmux: options.hostTmux }), lock }, options.lock === undefined);
+  } catch (error) {
+    if (options.lock === undefined) await lock.release();
+    throw error;
+  }
+}
+
+async function startLocked(instance: Instance, logger: Logger, options: { hostTmux?: boolean; lock: ServerLock }, ownLock: boolean): Promise<Terminals> {
   // The terminal layer (emulator included) loads while the engine answers.
   const ttyLayer = import('../../tty/tty-manager.js');
   ttyLayer.catch(() => undefined); // reported where it is awaited
@@ -60,7 +90,7 @@ export async function startTerminals(instance: Instance, logger: Logger, options
   const engine = sandbox.kind === 'docker' ? connectEngine({ socket: instance.config.container.engine_socket }) : undefined;
   const started = (async () => {
     const { TtyManager } = await ttyLayer;
-    return TtyManager.start({ instance, sandbox, logger, tick: await tick, ...options });
+    return TtyManager.start({ instance, sandbox, logger, tick: await tick, lock: options.lock, ...(options.hostTmux === undefined ? {} : { hostTmux: options.hostTmux }) });
   })();
   const [manager, sandboxDone, engineDone] = await Promise.allSettled([started, finished, engine]);
   if (manager.status === 'rejected' || sandboxDone.status === 'rejected' || engineDone.status === 'rejected') {
@@ -74,5 +104,10 @@ export async function startTerminals(instance: Instance, logger: Logger, options
         network: { policy: instance.config.container.network, allowed: instance.config.container.allow.length },
       }
     : undefined;
-  return terminalsOf(manager.value, sandbox.description, instance.config.tty.max_ttys, { egress, observer: recordTerminals(manager.value, instance, await tick) });
+  return terminalsOf(manager.value, sandbox.description, instance.config.tty.max_ttys, {
+    egress,
+    observer: recordTerminals(manager.value, instance, await tick),
+    // A lock taken here goes with the terminals.
+    ...(ownLock ? { release: () => options.lock.release() } : {}),
+  });
 }

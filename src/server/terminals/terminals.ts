@@ -21,6 +21,8 @@ export function deliveryId(sessionId: string | undefined, requestId: string | nu
 export interface Terminals {
   /** Where the terminals run, for people ("container agent-kernel-foo (docker 20.10.24)"). */
   readonly where: string;
+  /** Why the terminals stopped working (tmux or the container went away under them), once they did. */
+  readonly broken?: string | undefined;
   /** What start-up found: terminals re-adopted from tmux and terminals lost to a container restart. */
   readonly adoptReport: AdoptReport;
   /** Open a terminal: the lowest free number, or `tty` when given (startup.json names numbers). */

@@ -72,6 +72,8 @@ export async function tickTestInstance(runner: Record<string, unknown>, extra: R
       await chmod(path.join(dir, name), 0o755);
     },
     async dispose() {
+      // A watch killed by a test leaves its kernel running (its own process group): stop it first.
+      await stopKernel(test.instance.paths.serverLock);
       await test.cleanup();
       await rm(home, { recursive: true, force: true });
     },
@@ -115,4 +117,18 @@ export async function pollUntil(check: () => boolean | Promise<boolean>, what: s
 export async function survivors(pidFile: string): Promise<number[]> {
   const pids = JSON.parse(await readFile(pidFile, 'utf8')) as { claude: number; servers: number[] };
   return [pids.claude, ...pids.servers].filter(isAlive);
+}
+
+/** Stop the instance's kernel, if one holds the instance lock (SIGTERM, then SIGKILL). */
+export async function stopKernel(lockFile: string): Promise<void> {
+  let holder: { pid?: number; role?: string } | undefined;
+  try {
+    holder = JSON.parse(await readFile(lockFile, 'utf8')) as { pid?: number; role?: string };
+  } catch {
+    return;
+  }
+  const pid = holder.pid;
+  if (holder.role !== 'kernel' || pid === undefined || !isAlive(pid)) return;
+  process.kill(pid, 'SIGTERM');
+  await pollUntil(() => !isAlive(pid), `kernel ${pid} to stop`, 20_000).catch(() => process.kill(pid, 'SIGKILL'));
 }

@@ -149,12 +149,14 @@ describeWithEngine('container lifecycle (real engine)', () => {
     }
   });
 
-  it('a config change (network none) recreates the container', async () => {
+  it('a config change (network none) recreates the container with container up, never at a server or tick start', async () => {
     const first = await containerUp(engine, test.instance, options);
     await writeFile(test.instance.paths.operatorConfig, JSON.stringify({ container: { network: 'none' } }));
     const changed = await test.reload();
     expect((await containerStatus(engine, changed)).stale).toBe(false); // status alone does not know the config
-    const second = await containerUp(engine, changed, options);
+    // A server or a tick that starts with this configuration keeps the running container and its terminals.
+    expect((await containerUp(engine, changed, options)).id).toBe(first.id);
+    const second = await containerUp(engine, changed, { ...options, recreateForConfig: true });
     expect(second.id).not.toBe(first.id);
     const info = await engine.docker.getContainer(second.name).inspect();
     expect(info.HostConfig.NetworkMode).toBe('none');

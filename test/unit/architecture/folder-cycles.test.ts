@@ -63,7 +63,7 @@ describe('architecture', () => {
 
   it('keeps the MCP SDK out of the domain folders and the terminals a server drives', () => {
     const offenders = sourceFiles(SRC)
-      .filter((f) => /^(sandbox|tty|observe|config|runner|util|log|server\/terminals)\//.test(path.relative(SRC, f)))
+      .filter((f) => /^(sandbox|tty|observe|config|runner|util|log|kernel|server\/terminals)\//.test(path.relative(SRC, f)))
       .filter((f) => readFileSync(f, 'utf8').includes('@modelcontextprotocol/sdk'))
       .map((f) => path.relative(SRC, f));
     expect(offenders).toEqual([]);

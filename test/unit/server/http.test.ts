@@ -188,7 +188,8 @@ describe('limits', () => {
     expect((await init()).status).toBe(200);
     const third = await init();
     expect(third.status).toBe(503);
-    expect(await third.text()).toMatch(/Close one \(DELETE/);
+    expect(await third.text()).toMatch(/A slot frees as soon as a client disconnects or ends its session \(DELETE .*in \d+ s\)/);
+    expect(third.headers.get('retry-after')).toMatch(/^\d+$/);
     // Nobody uses them: both expire, and a new client gets in.
     await expect.poll(() => limited.sessionCount(), { timeout: 10_000 }).toBe(0);
     const gone = await fetch(limited.url, { method: 'POST', headers: { ...headers, 'mcp-session-id': id }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });

@@ -78,7 +78,7 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
 
     const { stdout } = await run(process.execPath, [BIN, 'status'], { env: t.env });
     const row = stdout.split('\n').find((l) => l.startsWith(t!.name));
-    expect(row).toMatch(new RegExp(`^${t.name}\\s+pid ${process.pid}\\s+idle\\s+-\\s+#1 ok`));
+    expect(row).toMatch(new RegExp(`^${t.name}\\s+pid ${process.pid}\\s+idle\\s+ready, up \\S+, \\d+ ttys?, \\d+ MB\\s+-\\s+#1 ok`));
   });
 
   it('a message that arrives during a tick reaches the running agent', { timeout: 300_000 }, async () => {

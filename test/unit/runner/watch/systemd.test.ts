@@ -30,11 +30,17 @@ describe('renderUnit', () => {
 
 describe('unitEnvironment', () => {
   it('keeps what watch needs and nothing secret', () => {
-    expect(unitEnvironment({ PATH: '/bin', DOCKER_HOST: 'unix:///x.sock', ANTHROPIC_API_KEY: 'sk-1', HOME: '/root', AGENT_KERNEL_CONFIG_DIR: '/c' })).toEqual({
+    expect(unitEnvironment({ PATH: '/bin', DOCKER_HOST: 'unix:///x.sock', ANTHROPIC_API_KEY: 'sk-1', HOME: '/root', AGENT_KERNEL_CONFIG_DIR: '/c', AGENT_KERNEL_STATE_DIR: '/s' })).toEqual({
       PATH: '/bin',
       DOCKER_HOST: 'unix:///x.sock',
       AGENT_KERNEL_CONFIG_DIR: '/c',
+      AGENT_KERNEL_STATE_DIR: '/s',
     });
+  });
+
+  it('pins the state and config folders the operator uses now, also when only XDG variables name them', () => {
+    const unit = unitEnvironment({ PATH: '/bin', XDG_CONFIG_HOME: '/home/a/cfg', XDG_STATE_HOME: '/home/a/st' });
+    expect(unit).toMatchObject({ AGENT_KERNEL_CONFIG_DIR: '/home/a/cfg/agent-kernel', AGENT_KERNEL_STATE_DIR: '/home/a/st/agent-kernel', XDG_STATE_HOME: '/home/a/st' });
   });
 });
 

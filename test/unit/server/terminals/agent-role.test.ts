@@ -66,4 +66,17 @@ describe('AgentRole', () => {
     expect(role.claim(taker, true)).toBe(true);
     expect(role.holds(agent)).toBe(false);
   });
+
+  it("a tick's session takes the role from a person connected to the kernel between ticks, even while the person is busy", () => {
+    const { role } = roleWithClock();
+    const person = {};
+    const tick = {};
+    role.claim(person, false);
+    role.calling(person);
+    role.preferTick(tick);
+    expect(role.claim(tick, false)).toBe(true);
+    expect(role.holds(person)).toBe(false);
+    // The person logging in again observes: the tick keeps it.
+    expect(role.claim(person, false)).toBe(false);
+  });
 });

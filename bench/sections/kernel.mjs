@@ -1,0 +1,228 @@
+/**
+ * The long-lived kernel: login at the start of a tick with the kernel running (serve bridges to
+ * it) vs a fresh server; the kernel's RSS over minutes of continuous output nobody waits for
+ * (between ticks); and the fault run with the kernel SIGKILLed at random moments under watch's
+ * supervision (KernelSupervisor, as watch runs it), the client's bridge reconnecting.
+ */
+import { spawn } from 'node:child_process';
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { ROOT, BIN } from '../lib/paths.mjs';
+import { livePids, rssOf, startServer } from '../lib/server.mjs';
+import { checkNothingLost } from '../lib/nothing-lost.mjs';
+import { seededRandom } from '../lib/seeded-random.mjs';
+import { median, pollUntil, sleep, summary } from '../lib/stats.mjs';
+import { printer } from './lifecycle.mjs';
+
+const dist = (rel) => import(path.join(ROOT, 'dist', rel));
+const [{ KernelSupervisor }, { kernelHealth }, { kernelSocketPath }, { silentLogger }] = await Promise.all([
+  dist('runner/watch/kernel-supervisor.js'),
+  dist('kernel/link.js'),
+  dist('kernel/socket-path.js'),
+  dist('log/logger.js'),
+]);
+
+/** `agent-kernel kernel <dir>` as a child; resolves once READY and its terminals are up. */
+async function startKernel(instance) {
+  const child = spawn(process.execPath, [BIN, 'kernel', instance.dataDir], { env: process.env, stdio: ['ignore', 'pipe', 'ignore'] });
+  livePids.add(child.pid);
+  let out = '';
+  child.stdout.on('data', (c) => (out += c));
+  await pollUntil(() => /^READY /m.test(out) || (child.exitCode !== null ? Promise.reject(new Error('the kernel exited')) : false), { timeoutMs: 60_000, what: 'the kernel READY' });
+  const socket = kernelSocketPath(instance.paths.stateRoot);
+  await pollUntil(async () => (await kernelHealth(socket).catch(() => undefined))?.terminals.state === 'ready', { timeoutMs: 120_000, what: 'the kernel terminals' });
+  return {
+    pid: child.pid,
+    socket,
+    async stop() {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+      livePids.delete(child.pid);
+    },
+  };
+}
+
+/** Spawn serve, log in, time it from the spawn; then close. */
+async function timedLogin(target) {
+  const session = await startServer(target);
+  try {
+    const login = await session.ok('login');
+    return { ms: performance.now() - session.spawnedAt, role: login.structuredContent.role };
+  } finally {
+    await session.stop();
+  }
+}
+
+/** login at the start of a tick: a fresh server (no kernel) vs serve bridged to the running kernel, each with `ttys` live terminals. */
+export async function kernelLogin({ instance, runs, ttys = 5 }) {
+  // Some live terminals, as an agent leaves them between ticks (a fresh server re-adopts them).
+  const setup = await startServer(instance.dataDir);
+  try {
+    await setup.ok('login');
+    for (let i = 0; i < ttys; i++) {
+      const { tty } = (await setup.ok('open')).structuredContent;
+      await setup.ok('wait', { timeout: 10 });
+      await setup.ok('type', { tty, expect: 'bash', text: `seq 1 2000 | sed 's/^/terminal ${tty} line /'` });
+    }
+    await setup.ok('wait', { timeout: 10 });
+  } finally {
+    await setup.stop();
+  }
+  const fresh = [];
+  for (let i = 0; i < runs; i++) fresh.push((await timedLogin(instance.dataDir)).ms);
+  const kernel = await startKernel(instance);
+  const bridged = [];
+  const roles = new Set();
+  try {
+    for (let i = 0; i < runs; i++) {
+      const { ms, role } = await timedLogin(instance.name);
+      bridged.push(ms);
+      roles.add(role);
+    }
+  } finally {
+    await kernel.stop();
+  }
+  return { ttys, fresh: summary(fresh), kernel: summary(bridged), roles: [...roles] };
+}
+
+async function bytesUnder(dir) {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    const full = path.join(dir, entry.name);
+    total += entry.isDirectory() ? await bytesUnder(full) : (await stat(full).catch(() => ({ size: 0 }))).size;
+  }
+  return total;
+}
+
+/** The kernel's RSS (median of 5 samples) and the instance's host-private disk use. */
+async function sample(pid, instance) {
+  const rss = [];
+  for (let i = 0; i < 5; i++) {
+    rss.push(await rssOf(pid));
+    await sleep(200);
+  }
+  return { rss: median(rss), disk: await bytesUnder(instance.paths.stateRoot) };
+}
+
+/**
+ * Continuous output that nobody waits for (the gap between ticks) for `minutes`: the kernel's RSS
+ * after a minute of it and at the end, and the disk the instance's files take.
+ */
+export async function kernelSoak({ instance, minutes, rate = 2000 }) {
+  const kernel = await startKernel(instance);
+  const session = await startServer(instance.name);
+  try {
+    await session.ok('login');
+    const { tty } = (await session.ok('open')).structuredContent;
+    await session.ok('wait', { timeout: 10 });
+    await session.ok('type', { tty, expect: 'bash', text: printer(rate) });
+    await session.stop();
+    const warm = Math.min(60_000, (minutes * 60_000) / 5);
+    await sleep(warm);
+    const before = await sample(kernel.pid, instance);
+    await sleep(minutes * 60_000 - warm);
+    const after = await sample(kernel.pid, instance);
+    const end = await startServer(instance.name);
+    try {
+      await end.ok('login');
+      await end.ok('type', { tty, expect: 'python3', text: 'C-c' });
+      await end.ok('wait', { timeout: 10 });
+      await end.ok('close', { tty });
+    } finally {
+      await end.stop();
+    }
+    return { minutes, rate, warmSeconds: warm / 1000, before, after, ratio: after.rss / before.rss };
+  } finally {
+    await kernel.stop();
+  }
+}
+
+const MOMENTS = ['during output', 'during a wait', 'between reply and save'];
+
+/**
+ * The fault run, with the kernel as the victim: watch's supervisor runs it; one client session
+ * (serve bridged to the kernel, as a tick's) waits on a terminal that prints ~`rate` numbered lines
+ * a second; the kernel is SIGKILLed `kills` times at random moments; the supervisor starts
+ * another, the bridge reconnects, and the client logs in again. Every line must reach the client.
+ */
+export async function kernelFaults({ instance, kills = 50, rate = 1000, seed = Number(process.env.FAULT_SEED ?? Date.now() % 100_000) }) {
+  const random = seededRandom(seed);
+  const socket = kernelSocketPath(instance.paths.stateRoot);
+  const supervisor = new KernelSupervisor({ instance: instance.instance, env: process.env, logger: silentLogger(), tickRunning: () => false, heartbeatMs: 1000 });
+  supervisor.start();
+  await supervisor.firstAttempt;
+  const reports = [];
+  const recoveries = [];
+  const moments = Object.fromEntries(MOMENTS.map((m) => [m, 0]));
+  let tty;
+  const record = (result) => {
+    const report = result?.isError ? undefined : result?.structuredContent?.changed?.find((c) => c.tty === tty);
+    if (report) reports.push({ text: report.diff });
+  };
+  const kernelPid = async () => (await pollUntil(() => kernelHealth(socket).catch(() => undefined), { timeoutMs: 60_000, what: 'the kernel' })).pid;
+  const session = await startServer(instance.name);
+  const began = performance.now();
+  try {
+    await session.ok('login');
+    ({ tty } = (await session.ok('open')).structuredContent);
+    await session.ok('wait', { timeout: 10 });
+    await session.ok('type', { tty, expect: 'bash', text: printer(rate) });
+    for (let k = 0; k < kills; k++) {
+      const moment = MOMENTS[Math.floor(random() * MOMENTS.length)];
+      moments[moment] += 1;
+      const pid = await kernelPid();
+      record(await session.call('wait', { timeout: 0 }));
+      if (moment === 'during output') {
+        await sleep(random() * 300);
+        process.kill(pid, 'SIGKILL');
+      } else if (moment === 'during a wait') {
+        const pending = session.call('wait', { timeout: random() * 0.5 }).then(record, () => undefined);
+        await sleep(random() * 400);
+        process.kill(pid, 'SIGKILL');
+        await pending;
+      } else {
+        record(await session.call('wait', { timeout: random() * 0.3 }));
+        process.kill(pid, 'SIGKILL');
+      }
+      const killedAt = performance.now();
+      // The bridge reconnects once the supervisor has started another kernel; log in there.
+      for (;;) {
+        const login = await session.call('login');
+        if (!login.isError) break;
+        await sleep(100);
+      }
+      recoveries.push(performance.now() - killedAt);
+    }
+    await session.ok('type', { tty, expect: 'python3', text: 'C-c' });
+    let end;
+    for (let i = 0; i < 30 && end === undefined; i++) {
+      const result = await session.ok('wait', { timeout: 10 });
+      record(result);
+      end = /fault-end (\d+)/.exec(result.structuredContent.changed.find((c) => c.tty === tty)?.diff ?? '')?.[1];
+    }
+    await session.ok('close', { tty });
+    const verdict = checkNothingLost(reports);
+    const printed = Number(end ?? NaN);
+    const unreported = Number.isFinite(printed) ? printed - verdict.last : NaN;
+    return {
+      seed,
+      kills,
+      moments,
+      restarts: supervisor.status().restarts,
+      seconds: (performance.now() - began) / 1000,
+      printed,
+      lost: verdict.lost.length + Math.max(0, unreported),
+      announcedGone: verdict.announcedGone,
+      lostLines: verdict.lost.slice(0, 50),
+      unlabelledRepeats: verdict.unlabelledRepeats.length,
+      labelledRepeats: verdict.labelledRepeats,
+      inconsistentElisions: verdict.inconsistentElisions,
+      recovery: summary(recoveries),
+      pass: Number.isFinite(printed) && unreported === 0 && verdict.lost.length === 0 && verdict.unlabelledRepeats.length === 0 && verdict.inconsistentElisions === 0 && verdict.wrongGoneCounts === 0,
+    };
+  } finally {
+    await session.stop();
+    await supervisor.stop();
+  }
+}

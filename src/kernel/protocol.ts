@@ -1,0 +1,76 @@
+/**
+ * How clients reach an instance's long-lived kernel: HTTP over a host-private unix socket
+ * (`<state>/instances/<name>/kernel/kernel.sock`, in a 0700 folder the container never sees).
+ *
+ *   GET  /v1/health    KernelHealth (the supervisor's heartbeat; status, the web view)
+ *   POST /v1/sandbox   bring the container up to date before a tick (image, recreate): only the owner may
+ *   POST /v1/stop      stop gracefully (terminals detached, they live on in tmux)
+ *   GET  /v1/mcp       with `Upgrade: agent-kernel-mcp/1`: one MCP session, newline-delimited
+ *                      JSON-RPC both ways, exactly as over stdio, plus delivery receipts (below)
+ *
+ * Delivery receipts keep the guarantee that what a wait showed counts as seen only once its
+ * reply reached the client: the kernel counts the lines it sends on a session from 1, and the
+ * client answers `{"upto":n}` once lines 1..n were handed on (written to its stdout pipe), or
+ * `{"ack":n}` for line n alone (an HTTP client's reply written to its socket). Receipts are
+ * the only lines a client sends that are not JSON-RPC.
+ */
+
+export const MCP_UPGRADE = 'agent-kernel-mcp/1';
+/** Request header: who connects (a tick's harness takes the agent's role at login). */
+export const CLIENT_HEADER = 'x-agent-kernel-client';
+/** Response header of the upgrade: the kernel's KernelHello as JSON. */
+export const HELLO_HEADER = 'x-agent-kernel-hello';
+/** Longest line either side accepts (a `type` of 16 KiB is far below; the HTTP transport caps bodies at 4 MiB too). */
+export const MAX_LINE_BYTES = 4 * 1024 * 1024;
+
+/** `tick`: the harness of a tick (kernel-runner says so); `person`: anyone else. */
+export type KernelClientKind = 'tick' | 'person';
+
+export interface KernelHello {
+  instance: string;
+  dataDir: string;
+  stateRoot: string;
+  pid: number;
+  version: string;
+}
+
+export interface KernelHealth {
+  /** `starting` until the terminals first came up, `ready`, `stopping`. */
+  state: 'starting' | 'ready' | 'stopping';
+  instance: string;
+  dataDir: string;
+  pid: number;
+  version: string;
+  /** Which build of the kernel runs (its bundle's size and time): a newer build on disk means an upgrade is waiting. */
+  build: string;
+  started: string;
+  uptimeSeconds: number;
+  /** When this answer was made (the heartbeat). */
+  now: string;
+  terminals: {
+    state: 'starting' | 'ready' | 'error';
+    /** Open terminals. */
+    count: number;
+    /** Why start-up failed (retried), when it did. */
+    error?: string;
+  };
+  /** Resident set size and V8 heap, bytes. */
+  rssBytes: number;
+  heapUsedBytes: number;
+  /** MCP sessions connected. */
+  sessions: number;
+}
+
+/** The first line of the kernel's stdout once it serves (seed 003's READY handshake). */
+export function readyLine(socketPath: string): string {
+  return `READY ${socketPath}`;
+}
+
+/** Pure: a receipt line from a client, or undefined for anything else. */
+export function parseReceipt(message: unknown): { upto: number } | { ack: number } | undefined {
+  if (typeof message !== 'object' || message === null || 'jsonrpc' in message) return undefined;
+  const { upto, ack } = message as { upto?: unknown; ack?: unknown };
+  if (typeof upto === 'number' && Number.isSafeInteger(upto)) return { upto };
+  if (typeof ack === 'number' && Number.isSafeInteger(ack)) return { ack };
+  return undefined;
+}

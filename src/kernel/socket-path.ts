@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto';
+import { lstatSync, mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { KernelError } from '../errors.js';
+
+/** sun_path holds 108 bytes with its NUL: longer socket paths cannot be bound. */
+const MAX_SOCKET_PATH = 107;
+
+/**
+ * The kernel's socket: `<instance state>/kernel/kernel.sock`, in the host-only folder (0700)
+ * the container never sees, so only the operator's user can connect. A state folder whose
+ * path is too long for a socket gets one in a private folder of this user's instead
+ * (`$XDG_RUNTIME_DIR/agent-kernel`, else `<tmp>/agent-kernel-<uid>`, each checked 0700 and ours).
+ */
+export function kernelSocketPath(stateRoot: string, env: NodeJS.ProcessEnv = process.env): string {
+  const preferred = path.join(stateRoot, 'kernel', 'kernel.sock');
+  if (Buffer.byteLength(preferred) <= MAX_SOCKET_PATH) return preferred;
+  const digest = createHash('sha256').update(path.resolve(stateRoot)).digest('hex').slice(0, 20);
+  return path.join(shortPrivateDir(env), `${digest}.sock`);
+}
+
+function shortPrivateDir(env: NodeJS.ProcessEnv): string {
+  const uid = process.getuid?.() ?? 0;
+  return env.XDG_RUNTIME_DIR ? path.join(env.XDG_RUNTIME_DIR, 'agent-kernel') : path.join(os.tmpdir(), `agent-kernel-${uid}`);
+}
+
+/**
+ * Make sure the socket's folder is a real folder of this user's that nobody else may enter
+ * (created 0700 when missing); anything else (a link, another owner, group or world access)
+ * is refused: a socket there could be someone else's.
+ */
+export function ensurePrivateSocketDir(socketPath: string, create: boolean): void {
+  const dir = path.dirname(socketPath);
+  if (create) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  let stat;
+  try {
+    stat = lstatSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !create) return;
+    throw error;
+  }
+  const uid = process.getuid?.();
+  if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o077) !== 0) {
+    throw new KernelError('CONFIG_REFUSED', `${dir} must be a folder of this user's that nobody else can enter (mode 0700), not a link; move it away and start again.`, {
+      details: { dir },
+    });
+  }
+}
