@@ -3,7 +3,8 @@ import type { MailConfig } from '../../config/agent-config.js';
 /**
  * The operator's policy for messages between instances, as pure functions: a message from A to B
  * passes only when A's operator file lets A send to B (`mail.send_to`) and B's lets B take
- * messages from A (`mail.accept_from`). Both default to nobody.
+ * messages from A (`mail.accept_from`). Both default to nobody. A reply to a message B received
+ * from A needs no more: A chose to write to B (post-office.ts).
  */
 
 export function names(list: readonly string[], name: string): boolean {

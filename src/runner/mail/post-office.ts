@@ -150,7 +150,9 @@ export class PostOffice {
     }
     const recipient = await this.recipient(to);
     if (typeof recipient === 'string') return this.refuse(name, recipient, message.text, to);
-    const refusal = pairRefusal({ name: me.name, mail: me.config.mail }, { name: recipient.name, mail: recipient.config.mail });
+    // An answer to what the recipient itself asked needs no more leave: the asker chose to write to this instance.
+    const answersRecipient = question?.from.kind === 'agent' && question.from.name === recipient.name;
+    const refusal = answersRecipient ? undefined : pairRefusal({ name: me.name, mail: me.config.mail }, { name: recipient.name, mail: recipient.config.mail });
     if (refusal) return this.refuse(name, refusal, message.text, to);
     await enqueue(recipient.paths.mail, record);
     await showReceived(recipient.paths.mail, record).catch((error: unknown) => this.options.logger.warn({ err: error }, `the recipient's view of a message could not be written: ${describeError(error)}`));

@@ -3,7 +3,7 @@ import type { Instance } from '../../config/instance.js';
 import type { Logger } from '../../log/logger.js';
 import { appendEvent } from '../../observe/events/event-log.js';
 import { loadState } from '../state.js';
-import { syncTickLedger } from './tick-ledger.js';
+import { noteTickStarted, syncTickLedger } from './tick-ledger.js';
 import { type LimitHold, tickLimitHold } from './tick-limits.js';
 
 /**
@@ -16,6 +16,12 @@ export class TickGate {
   private told: string | undefined;
 
   constructor(private readonly logger: Logger) {}
+
+  /** Watch started a tick: it counts from now on, whatever state.json says yet. */
+  async started(instance: Instance, at: Date, tick: number | undefined): Promise<void> {
+    await mkdir(instance.paths.kernelState, { recursive: true, mode: 0o700 });
+    await noteTickStarted(instance.paths.tickLedger, at, tick).catch((error: unknown) => this.logger.warn({ err: error }, 'the tick ledger cannot be written; limits count from state.json'));
+  }
 
   async check(instance: Instance, now: number, waiting: number): Promise<LimitHold | undefined> {
     const state = await loadState(instance.paths.state);

@@ -363,6 +363,7 @@ export class Watch {
       }
       this.running = running;
       tickNumber = running.tick;
+      await this.gate.started(this.instance, new Date(startedAt), running.tick);
       if (running.tick !== undefined) this.current = { ...this.current, number: running.tick };
       // The tick has them now; they are delivered once its model has had them (onInContext).
       this.crashNotice = undefined;

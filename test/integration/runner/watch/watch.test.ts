@@ -204,8 +204,10 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     let w = start();
     child = w.proc;
     await pollUntil(async () => (await queryStatusSocket(socket, '/v1/health').catch(() => undefined))?.status === 200, 'the status socket', 20_000);
-    await sendOperatorMessage(t.instance, { text: '[fake:hang] a job that never ends' });
+    const { id } = await sendOperatorMessage(t.instance, { text: '[fake:hang] a job that never ends' });
     await pollUntil(async () => (await tickLog(t!, 1)).includes('mcp__agent-kernel__login'), 'the agent at work', LONG);
+    // Its model has the message: the restart does not get it again.
+    await pollUntil(async () => (await readdir(t!.instance.paths.mail.delivered).catch((): string[] => [])).includes(`${id}.json`), 'the message delivered', LONG);
 
     // The runner dies hard. (Under systemd the unit's cgroup is killed with it; here, by hand.)
     w.proc.kill('SIGKILL');

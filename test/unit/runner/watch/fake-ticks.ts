@@ -35,14 +35,15 @@ export class TickRecorder {
     options.signal.addEventListener('abort', () => finish({ failed: true, status: 'interrupted', tick: number }), { once: true });
     this.ticks.push(tick);
     const reads = this.modelReads;
-    if (reads) options.onInContext?.(options.messages);
+    // As a real model: it reads the prompt after the tick has started.
+    if (reads) setTimeout(() => options.onInContext?.(options.messages), 0);
     if (this.autoFinish) finish({ ...this.autoFinish, tick: number });
     return Promise.resolve({
       tick: number,
       deliver: (message: string) => {
         if (ended) throw new Error('the agent no longer takes messages in this tick');
         tick.delivered.push(message);
-        if (reads) options.onInContext?.([message]);
+        if (this.modelReads) options.onInContext?.([message]);
       },
       done,
     });
