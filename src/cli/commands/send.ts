@@ -24,7 +24,7 @@ export function deliveryForecast(name: string, live: AgentStatus | undefined, pa
   const reason = live.reason ? live.reason.split('\n')[0] : '';
   switch (live.state) {
     case 'ticking':
-      return `${watch} is running tick ${live.currentTick?.number ?? '?'}: the agent gets it during that tick (if the tick ends first, the next one gets it).`;
+      return `${watch} is running ${live.currentTick?.number === undefined ? 'a tick' : `tick ${live.currentTick.number}`}: the agent gets it during that tick (if the tick ends first, the next one gets it).`;
     case 'limited':
       return `${watch} holds ticks back (${reason}): it waits in the queue until then.`;
     case 'backoff':
@@ -70,12 +70,14 @@ export const sendCommand: Command = {
     }
     const label = values.from;
     const replyTo = values['reply-to'];
+    // What the watch was doing as the message arrived decides what happens to it.
+    const live = await liveStatus(instance.name);
+    const paused = await readPaused(instance.paths.paused).catch(() => undefined);
     const record = await sendOperatorMessage(instance, { text, ...(label ? { label } : {}), ...(replyTo ? { replyTo } : {}) });
     // The agent can read it from its terminals (ak-mail) even before a watch starts.
     await prepareMailbox(instance).catch(() => {});
-    const paused = await readPaused(instance.paths.paused).catch(() => undefined);
     out(`${record.id}: queued for ${instance.name} in ${instance.paths.mail.queue} (host-private: the container cannot write there).\n`);
-    out(`${deliveryForecast(instance.name, await liveStatus(instance.name), paused)}\n`);
+    out(`${deliveryForecast(instance.name, live, paused)}\n`);
     return EXIT.OK;
   },
 };
