@@ -10,6 +10,7 @@ import { registerInstance } from '../../../../src/config/registry.js';
 import { silentLogger } from '../../../../src/log/logger.js';
 import { readEvents } from '../../../../src/observe/events/event-log.js';
 import type { MailRecord } from '../../../../src/runner/mail/mail-record.js';
+import { conversations, formatConversations } from '../../../../src/runner/mail/conversations.js';
 import { readRecords } from '../../../../src/runner/mail/mail-store.js';
 import { sendOperatorMessage } from '../../../../src/runner/mail/operator-send.js';
 import { PostOffice } from '../../../../src/runner/mail/post-office.js';
@@ -106,6 +107,13 @@ describe('the post office', () => {
     await collect('beta');
     const [answer] = await queue('alpha');
     expect(answer).toMatchObject({ from: { kind: 'agent', name: 'beta' }, to: 'alpha', reply_to: question!.id, question: { id: question!.id, text: 'What is 6*7?' }, text: '42' });
+    // The conversation as the operator reads it (kernel-runner mail): who, when, the reply chain, whether it was had.
+    const lines = await conversations(await load('alpha'), env);
+    expect(lines.map((l) => [l.from, l.to, l.replyTo, l.status])).toEqual([
+      ['alpha', 'beta', undefined, 'queued'],
+      ['beta', 'alpha', question!.id, 'queued'],
+    ]);
+    expect(formatConversations(lines)).toMatch(new RegExp(`^\\S+  ${question!.id}  alpha -> beta  asks  "What is 6\\*7\\?"  queued\\n\\S+  m-\\S+  beta -> alpha  answers ${question!.id}  "42"  queued$`));
     // Not so a message beta starts itself: alpha does not accept it.
     await outbox('beta', 'new.msg', 'to: alpha\n\nanother thing');
     await collect('beta');
