@@ -66,7 +66,7 @@ export function formatConversations(lines: readonly MailLine[]): string {
   return lines
     .map((l) => {
       const what = l.replyTo ? `answers ${l.replyTo}` : l.asks ? 'asks' : 'says';
-      return `${l.sent}  ${l.id}  ${l.from} -> ${l.to}  ${what}  ${JSON.stringify(oneLine(l.text.replace(/\s+/g, ' ').trim(), 60))}  ${l.status}`;
+      return `${l.sent}  ${l.id}  ${l.from} -> ${l.to}  ${what}  "${oneLine(l.text.replace(/\s+/g, ' ').trim(), 60)}"  ${l.status}`;
     })
     .join('\n');
 }

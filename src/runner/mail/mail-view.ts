@@ -19,7 +19,7 @@ import { type MailRecord, senderName } from './mail-record.js';
 export const KEEP_VIEWS = 500;
 
 function excerptOf(text: string): string {
-  return JSON.stringify(oneLine(text.replace(/\s+/g, ' ').trim(), 60));
+  return `"${oneLine(text.replace(/\s+/g, ' ').trim(), 60)}"`;
 }
 
 function body(text: string): string {
