@@ -129,7 +129,7 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
   it('a tick that pauses the instance is logged as paused, not as a restart that never comes', { timeout: 300_000 }, async () => {
     t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'not-logged-in' }, restart: 'on-failure', backoff: { initial: '200ms', max: '1s', reset_after: '1h' } });
     await watch(t);
-    await sendMessage(t.instance.paths, { text: 'hello' });
+    await sendOperatorMessage(t.instance, { text: 'hello' });
     await pollUntil(async () => (await status(t!)).state === 'paused', 'watch paused by the fatal tick', LONG);
     const log = await readFile(path.join(t.instance.paths.logs, `watch-${t.name}.log`), 'utf8');
     const ended = log.split('\n').filter((line) => line.includes('"msg":"tick ended ('));
