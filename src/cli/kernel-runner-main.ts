@@ -8,6 +8,7 @@ void runCli(
     tick: async () => (await import('./commands/tick.js')).tickCommand,
     watch: async () => (await import('./commands/watch.js')).watchCommand,
     send: async () => (await import('./commands/send.js')).sendCommand,
+    mail: async () => (await import('./commands/mail.js')).mailCommand,
     status: async () => (await import('./commands/status.js')).statusCommand,
     install: async () => (await import('./commands/install.js')).installCommand,
     uninstall: async () => (await import('./commands/install.js')).uninstallCommand,

@@ -150,6 +150,21 @@ const pushSchema = z.strictObject({
   max_bundle_mb: z.int().min(1).max(1_048_576).default(1024).describe('largest bundle of the agent\'s history the host accepts'),
 });
 
+/**
+ * How often watch may start a tick, whatever started it (a message, a wake in the agent's
+ * schedule.json, the restart policy): the agent can make every one of those happen, and each
+ * tick is the operator's money. Reaching a limit queues the work; nothing is dropped.
+ */
+const limitsSchema = z.strictObject({
+  min_interval: duration.prefault('10s').describe('least time between the starts of two ticks watch starts ("0s": none)'),
+  ticks_per_hour: z.int().min(1).max(3600).default(30).describe('most ticks watch starts in any 60 minutes'),
+  daily_budget_usd: z
+    .number()
+    .positive()
+    .optional()
+    .describe('most the ticks of any 24 hours may cost (as the harness reports it); absent: no budget'),
+});
+
 const runnerSchema = z.strictObject({
   harness: z.enum(HARNESS_NAMES).default('claude-code'),
   command: z
@@ -183,6 +198,23 @@ const runnerSchema = z.strictObject({
   secrets_dir: z.string().optional().describe('one file per variable; default <XDG config>/agent-kernel/secrets/<name>'),
   env: z.record(z.string(), z.string()).default({}),
   push: pushSchema.optional().describe('after each tick, push the agent\'s branch to this remote from a host-owned mirror; absent: no push'),
+  limits: limitsSchema.prefault({}),
+});
+
+/** An instance name in a mail policy, or "*" (any registered instance). */
+const mailPeer = z.string().regex(/^(\*|[A-Za-z0-9_.-]{1,64})$/, 'expected an instance name or "*"');
+
+/**
+ * The post office (runner/mail): which instances this one may write to and hear from, and how
+ * much. A message passes only when the sender's `send_to` names the recipient and the
+ * recipient's `accept_from` names the sender. Nothing is allowed until the operator says so.
+ */
+const mailSchema = z.strictObject({
+  send_to: z.array(mailPeer).max(1000).default([]).describe('instances this one may send messages to ("*": any)'),
+  accept_from: z.array(mailPeer).max(1000).default([]).describe('instances this one takes messages from ("*": any)'),
+  max_bytes: z.int().min(256).max(1_048_576).default(16_384).describe('largest message text, in bytes'),
+  send_per_minute: z.int().min(1).max(600).default(10).describe('messages this instance may send a minute; more wait in its outbox'),
+  max_per_tick: z.int().min(1).max(1000).default(20).describe('messages handed to one tick; more wait for the next'),
 });
 
 export const agentConfigSchema = z.strictObject({
@@ -195,6 +227,7 @@ export const agentConfigSchema = z.strictObject({
   container: containerSchema.prefault({}),
   tty: ttySchema.prefault({}),
   runner: runnerSchema.prefault({}),
+  mail: mailSchema.prefault({}),
 });
 
 export type AgentConfig = z.output<typeof agentConfigSchema>;
@@ -202,6 +235,8 @@ export type ContainerConfig = AgentConfig['container'];
 export type TtyConfig = AgentConfig['tty'];
 export type RunnerConfig = AgentConfig['runner'];
 export type PushConfig = NonNullable<RunnerConfig['push']>;
+export type TickLimits = RunnerConfig['limits'];
+export type MailConfig = AgentConfig['mail'];
 
 /** Pure: validate a parsed JSON value. `file` is only used in error messages. */
 export function parseAgentConfig(input: unknown, file = 'agent_config.json'): AgentConfig {

@@ -32,6 +32,8 @@ export function dataPaths(dataDir: string) {
     },
     inbox: path.join(root, 'inbox'),
     inboxDone: path.join(root, 'inbox', 'done'),
+    /** Messages the agent sends (runner/mail): hostile input the post office collects. */
+    outbox: path.join(root, 'outbox'),
     /** Where the container sees the host-private logs, per-TTY files and shell files (read-only mounts). */
     shownLogs: path.join(system, 'logs'),
     shownSessions: path.join(root, 'tmp', 'sessions'),
@@ -95,6 +97,20 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
     ] as ReadonlyArray<{ source: string; target: string }>,
     /** What happened (terminals, commands, ticks, messages), as JSON lines: `agent-kernel events`. Host only. */
     events: path.join(kernelState, 'events.jsonl'),
+    /** Ticks watch started and their cost, for the operator's limits (runner.limits). Host only. */
+    tickLedger: path.join(kernelState, 'tick-ledger.json'),
+    /**
+     * The post office (runner/mail). Host only: `queue/` (messages for this agent that its model
+     * has not had yet: the operator's and other agents'), `delivered/`, `sent/` (what it sent).
+     * Shown read-only in `shell/`: `mail/` (the agent's mail, rendered) and `bin/ak-mail`.
+     */
+    mail: {
+      queue: path.join(kernelState, 'mail', 'queue'),
+      delivered: path.join(kernelState, 'mail', 'delivered'),
+      sent: path.join(kernelState, 'mail', 'sent'),
+      view: path.join(shell, 'mail'),
+      bin: path.join(shell, 'bin'),
+    },
     /** Terminal recordings (asciicast v2), `tty_N-tick-NNN.cast`. */
     recordings: path.join(logs, 'recordings'),
   };

@@ -7,6 +7,7 @@ import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { settlesWithin } from '../util/race-timeout.js';
 import { ContextTracker } from './context.js';
+import { DeliveryReceipts } from './delivery-receipts.js';
 import { type HookChannel, hookSocketPath, listenHookChannel } from './hook-channel.js';
 import type { Harness, HarnessEvent, HarnessSetup } from './harnesses/harness.js';
 import { kernelFiles } from './kernel-files.js';
@@ -55,6 +56,10 @@ export interface SessionOptions {
   deadline: number;
   /** Told the harness's process group id once it runs. */
   onSpawn?: (pgid: number) => void;
+  /** The messages the prompt carries (delivery-receipts.ts says when the model has had them). */
+  carried?: readonly string[];
+  /** Told the messages (carried or delivered mid-session) once the model has had them in its context. */
+  onInContext?: (messages: readonly string[]) => void;
 }
 
 /** After a result with messages still being processed, how long a silent harness gets before its input is closed. */
@@ -79,9 +84,11 @@ export class HarnessSession {
   private stderrTail = '';
   private quietTimer: NodeJS.Timeout | undefined;
   private readonly queued: string[] = [];
+  private readonly receipts: DeliveryReceipts;
 
   constructor(private readonly options: SessionOptions) {
     const runner = options.instance.config.runner;
+    this.receipts = new DeliveryReceipts(options.carried ?? [], options.onInContext);
     this.context = new ContextTracker({
       configured: runner.context_window,
       model: runner.model ?? options.instance.config.model,
@@ -111,7 +118,9 @@ export class HarnessSession {
       this.queued.push(message);
       return true;
     }
-    this.writeLine(this.options.harness.encodeUserMessage(midTickMessage(message)));
+    const uuid = randomUUID();
+    this.writeLine(this.options.harness.encodeUserMessage(midTickMessage(message), uuid));
+    this.receipts.wrote(uuid, message);
     this.writtenSinceResult++;
     this.marker({ event: 'message-delivered', chars: message.length, text: message });
     return true;
@@ -178,6 +187,7 @@ export class HarnessSession {
     try {
       if (invocation.interactiveStdin && !this.endedBy) await this.connectAndPrompt(proc);
       const exit = await proc.exited;
+      if (!harness.encodeUserMessage && exit.code === 0 && !this.endedBy) this.receipts.endedOk();
       await this.stopping;
       await reapGroup(proc);
       // A process that left the group could keep the pipe open: do not wait for it forever.
@@ -263,6 +273,10 @@ export class HarnessSession {
       }
       case 'assistant':
         this.context.observeAssistant(event.usage, event.mainThread);
+        this.receipts.assistant(event);
+        return;
+      case 'user-replay':
+        this.receipts.replayed(event.uuid);
         return;
       case 'api-retry':
         this.options.logger.warn({ status: event.status, apiAttempt: event.attempt }, 'the harness is retrying an API call');

@@ -80,6 +80,7 @@ export function tallyEvent(tally: SessionTally, event: HarnessEvent): SessionTal
     case 'init':
     case 'mcp-status':
     case 'compacting':
+    case 'user-replay':
       return tally;
   }
 }

@@ -49,6 +49,8 @@ export interface StartTickOptions {
   onProgress?: (line: string) => void;
   /** What started the tick (message, schedule, restart, manual): in its event and transcript. */
   trigger?: string;
+  /** Told messages (from `messages` or `deliver`) once the model has had them in its context (delivery-receipts.ts). */
+  onInContext?: (messages: readonly string[]) => void;
 }
 
 export type TickStatus = 'ok' | 'interrupted' | 'failed';
@@ -251,6 +253,8 @@ class TickRun {
         tick: this.record.tick,
         attempt,
         prompt: composeTickPrompt(this.basePrompt, this.messages),
+        carried: [...this.messages],
+        ...(this.options.onInContext ? { onInContext: this.options.onInContext } : {}),
         env: { ...(this.options.env ?? process.env), ...runner.env },
         // The runner's own config home, not one runner.env may point the harness at.
         serverEnv: serverEnv(this.options.env ?? process.env),

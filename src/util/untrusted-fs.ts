@@ -131,20 +131,39 @@ function kindOf(info: { isFile(): boolean; isDirectory(): boolean; isSymbolicLin
   return info.isFile() ? 'file' : info.isDirectory() ? 'dir' : info.isSymbolicLink() ? 'link' : 'other';
 }
 
+export interface ListOptions {
+  /** Names to look at (the rest are not examined). */
+  readonly accept?: (name: string) => boolean;
+  /** Only entries of this kind. */
+  readonly kind?: UntrustedEntry['kind'];
+  /** At most this many entries, the first by name: a folder the agent filled with thousands costs one readdir and this many lstats. */
+  readonly limit?: number;
+}
+
 /**
  * The entries of the folder `<root>/<rel>` (not following links on the way or inside; FIFOs,
  * sockets and devices are 'other'), sorted by name; undefined when it does not exist.
  * An entry that vanishes while listed is left out.
  */
-export async function listUntrusted(root: string, rel: string): Promise<UntrustedEntry[] | undefined> {
+export async function listUntrusted(root: string, rel: string, options: ListOptions = {}): Promise<UntrustedEntry[] | undefined> {
   return withUntrustedDir(root, rel, {}, async (dir) => {
     const entries: UntrustedEntry[] = [];
-    for (const name of await readdir(dir.self)) {
+    const names = (await readdir(dir.self)).filter((name) => options.accept?.(name) ?? true).sort();
+    for (const name of names) {
+      if (entries.length >= (options.limit ?? Infinity)) break;
       const info = await lstat(dir.at(name)).catch(() => undefined);
-      if (info) entries.push({ name, kind: kindOf(info), mode: info.mode & 0o7777 });
+      if (info && (options.kind === undefined || kindOf(info) === options.kind)) entries.push({ name, kind: kindOf(info), mode: info.mode & 0o7777 });
     }
-    return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return entries;
   });
+}
+
+/**
+ * Only the names in the folder `<root>/<rel>` (nothing is examined: cheap for a folder the agent
+ * filled with thousands of files), sorted; undefined when it does not exist.
+ */
+export async function listUntrustedNames(root: string, rel: string): Promise<string[] | undefined> {
+  return withUntrustedDir(root, rel, {}, async (dir) => (await readdir(dir.self)).sort());
 }
 
 /** What `<root>/<rel>` is, without following a link anywhere; undefined when missing. */

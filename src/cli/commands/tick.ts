@@ -2,7 +2,10 @@ import { resolveInstance } from '../../config/instance.js';
 import { isKernelError } from '../../errors.js';
 import { createLogger } from '../../log/logger.js';
 import { formatTickSummary } from '../../runner/summary.js';
-import { startTick } from '../../runner/tick.js';
+import { frameOperatorNote } from '../../runner/mail/framing.js';
+import { PostOffice } from '../../runner/mail/post-office.js';
+import { type RunningTick, startTick } from '../../runner/tick.js';
+import { MailQueue } from '../../runner/watch/mail-queue.js';
 import { tickEnvironment } from '../../runner/watch/secrets.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT, finalText, out, err } from '../command.js';
@@ -30,16 +33,25 @@ export const tickCommand: Command = {
     const onSignal = (): void => controller.abort();
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
+    // Mail waiting in the post office goes with this tick too, and what the agent sends meanwhile goes out.
+    const mail = new MailQueue(() => instance, logger, process.env);
+    const postOffice = new PostOffice({ instance: () => instance, logger });
     try {
-      const running = await startTick(instance, {
+      await postOffice.start();
+      const queued = await mail.next();
+      const running: RunningTick = await startTick(instance, {
         logger,
-        messages,
+        messages: [...messages.map(frameOperatorNote), ...queued],
         // The same environment watch gives a tick: the secrets directory, then runner.env.
         env: { ...process.env, ...(await tickEnvironment(instance, logger)) },
         signal: controller.signal,
         onProgress: (line) => err(`${finalText(line)}\n`),
+        onInContext: (had) => mail.inContext(had, running.tick),
       });
+      for (const text of queued) mail.taken(text);
       const outcome = await running.done;
+      await mail.endTick(outcome.tick);
+      await postOffice.collect();
       out(formatTickSummary(instance.name, outcome) + '\n');
       if (outcome.status === 'ok') return EXIT.OK;
       if (outcome.paused) return EXIT.NOT_READY;
@@ -51,6 +63,7 @@ export const tickCommand: Command = {
       }
       throw error;
     } finally {
+      await postOffice.stop();
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     }

@@ -38,6 +38,8 @@ function buildArgs(setup: HarnessSetup): string[] {
     '--verbose',
     '--input-format',
     'stream-json',
+    // Echo each user message as Claude Code takes it into the conversation: the runner counts a message delivered only then.
+    '--replay-user-messages',
     '--mcp-config',
     setup.mcpConfigFile,
     '--strict-mcp-config',
@@ -145,7 +147,7 @@ export function parseClaudeCodeLine(line: string): HarnessEvent[] {
       },
     ];
   }
-  if (type === 'user') return [{ type: 'tool-result' }];
+  if (type === 'user') return event.isReplay === true ? [{ type: 'user-replay', uuid: asString(event.uuid) }] : [{ type: 'tool-result' }];
 
   if (type === 'result') {
     const modelUsage = asObject(event.modelUsage);
@@ -196,8 +198,8 @@ export const claudeCodeHarness: Harness = {
   },
   parseLine: parseClaudeCodeLine,
   classify: classifyHarnessError,
-  encodeUserMessage(text) {
-    return JSON.stringify({ type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, session_id: '' });
+  encodeUserMessage(text, uuid) {
+    return JSON.stringify({ type: 'user', ...(uuid ? { uuid } : {}), message: { role: 'user', content: text }, parent_tool_use_id: null, session_id: '' });
   },
   encodeMcpStatusRequest(requestId) {
     return JSON.stringify({ type: 'control_request', request_id: requestId, request: { subtype: 'mcp_status' } });

@@ -26,8 +26,11 @@ export interface Harness {
   /** Parse one line of its stdout; lines that are not events give `[]`. */
   parseLine(line: string): HarnessEvent[];
   classify(signals: ErrorSignals, now?: number): Classification | undefined;
-  /** A stdin line that hands the running agent a user message; absent when the harness takes no input while it runs. */
-  encodeUserMessage?(text: string): string;
+  /**
+   * A stdin line that hands the running agent a user message; absent when the harness takes no input while it runs.
+   * `uuid` tags it: a harness that echoes what it took (`user-replay`) names it, so the runner knows the model has it.
+   */
+  encodeUserMessage?(text: string, uuid?: string): string;
   /** A stdin line that asks for the MCP servers' status (answered by an `mcp-status` event). */
   encodeMcpStatusRequest?(requestId: string): string;
   /** Where the harness keeps its own transcript of the session, if it does. */
@@ -78,6 +81,8 @@ export type HarnessEvent =
   | { type: 'mcp-status'; requestId: string; servers: McpServerStatus[] }
   | { type: 'assistant'; mainThread: boolean; model?: string; usage?: Usage; text: string; error?: string }
   | { type: 'tool-result' }
+  /** The harness took a user message from stdin into the conversation (Claude Code's --replay-user-messages echo). */
+  | { type: 'user-replay'; uuid?: string }
   | { type: 'api-retry'; status?: number | null; error?: string; attempt?: number }
   | { type: 'rate-limit'; status: string; resetsAt?: number }
   | { type: 'compacting' }

@@ -1,52 +1,45 @@
-import { randomBytes } from 'node:crypto';
-import { type FSWatcher, watch as fsWatch } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { formatZodIssues } from '../../config/parse.js';
-import { KernelError, isKernelError } from '../../errors.js';
-import { openUntrustedDir } from '../../util/untrusted-dir.js';
-import { listUntrusted, readUntrustedText, relativeInside } from '../../util/untrusted-fs.js';
-import { makeUntrustedDirs, moveUntrusted, writeUntrustedNew } from '../../util/untrusted-write.js';
+import { isKernelError } from '../../errors.js';
+import { listUntrusted, listUntrustedNames, readUntrustedText, relativeInside } from '../../util/untrusted-fs.js';
+import { makeUntrustedDirs, moveUntrusted } from '../../util/untrusted-write.js';
 import { appendEvent } from '../../observe/events/event-log.js';
+import { watchFolder } from '../mail/folder-watch.js';
+import { oneLine } from '../mail/framing.js';
 
 /**
- * An instance's inbox: `<data>/inbox/`, one file a message.
+ * An instance's `<data>/inbox/`: notes the agent's own container left for it, one file each.
  *
- * File format (what `kernel-runner send` writes, and what any other process or agent may
- * write the same way): a JSON object in a file named `<anything>.json`,
+ * The container writes the whole data directory, so anything in it can have written a file
+ * here: it is the agent's own note, whatever it says about itself. A tick gets it as such
+ * (mail-format.ts `formatInboxNote`), never as a message from the operator or another agent,
+ * which travel through the post office (runner/mail) where the host stamps the sender.
  *
- *   { "from": "alice", "text": "the build is green", "sent": "2026-11-22T08:00:00.000Z",
- *     "id": "m-...", "reply_to": "m-..." }
+ * A `.json` file holds `{"text": "..."}` (the fields of the former message format, `from`, `sent`,
+ * `id`, `reply_to`, are accepted and ignored); any other file is a plain-text note. Files
+ * starting with "." are never read (write a temp name, then rename). A note the model has had
+ * moves to `inbox/done/`; a `.json` file that does not match, or a note over `mail.max_bytes`,
+ * to `inbox/invalid/` with the reason logged, so nothing is lost.
  *
- * `text` is required; `from` (who sent it: an instance name, "operator", a hook...) defaults to
- * "unknown"; `sent` to the file's arrival; `id` to the file name; `reply_to` is optional
- * (the id of the message this answers). A file with another extension is a plain-text
- * message whose whole content is `text`.
- *
- * Writers must write atomically: a temp name starting with "." in the same folder, then
- * rename. Files starting with "." are never read. A delivered message is moved to
- * `inbox/done/`; a .json file that does not match the format is moved to `inbox/invalid/`
- * with the reason logged, so nothing is lost.
- *
- * The inbox is the agent's to write: the host lists, reads and moves only regular files,
- * through folders opened without following links (util/untrusted-*.ts), so a link planted as
- * a message, as `done/` or `invalid/` never makes the host read or move anything outside it.
+ * The host lists, reads and moves only regular files, through folders opened without following
+ * links (util/untrusted-*.ts), so a link planted as a note, as `done/` or `invalid/` never
+ * makes the host read or move anything outside it.
  */
 
-export const inboxMessageSchema = z.strictObject({
-  from: z.string().min(1).default('unknown').describe('who sent it'),
-  text: z.string().min(1).describe('the message itself'),
-  sent: z.string().optional().describe('ISO 8601 time it was sent'),
-  id: z.string().min(1).optional(),
-  reply_to: z.string().min(1).optional().describe('the id of the message this one answers'),
+const noteSchema = z.strictObject({
+  text: z.string().min(1).describe('the note itself'),
+  // The former message format: accepted, and ignored (the kernel says who wrote it).
+  from: z.string().optional(),
+  sent: z.string().optional(),
+  id: z.string().optional(),
+  reply_to: z.string().optional(),
 });
 
-export interface InboxMessage {
-  readonly id: string;
-  readonly from: string;
+export interface InboxNote {
+  /** The file's name in inbox/. */
+  readonly name: string;
   readonly text: string;
-  readonly sent: string;
-  readonly replyTo?: string;
   /** The file it came from (in inbox/). */
   readonly file: string;
 }
@@ -54,7 +47,7 @@ export interface InboxMessage {
 export interface InboxPaths {
   readonly inbox: string;
   readonly inboxDone: string;
-  /** The instance's event log: a delivered message is logged there. */
+  /** The instance's event log: a delivered note is logged there. */
   readonly events?: string;
 }
 
@@ -65,43 +58,14 @@ function dataRoot(paths: InboxPaths): string {
 
 const INBOX = 'inbox';
 
-const SENDER_PATTERN = /^[A-Za-z0-9_.@:-]{1,64}$/;
+export type ReadResult = { ok: true; note: InboxNote } | { ok: false; file: string; reason: string };
 
-function newId(now: Date): string {
-  return `m-${now.toISOString().replace(/[-:.]/g, '').replace('T', '-').replace('Z', '')}-${randomBytes(3).toString('hex')}`;
-}
-
-/** Drop a message in an inbox, atomically (temp name starting with ".", then rename). Returns the message id. */
-export async function sendMessage(
-  paths: InboxPaths,
-  message: { text: string; from?: string; replyTo?: string },
-  now: Date = new Date(),
-): Promise<{ id: string; file: string }> {
-  if (message.text.trim() === '') throw new KernelError('USAGE', 'The message is empty: give the text as an argument or on stdin.');
-  const from = message.from ?? 'operator';
-  if (!SENDER_PATTERN.test(from)) {
-    throw new KernelError('USAGE', `Sender ${JSON.stringify(from)} is not allowed: use 1-64 of A-Z a-z 0-9 _ . @ : -.`);
-  }
-  const id = newId(now);
-  const body = { from, text: message.text, sent: now.toISOString(), id, ...(message.replyTo ? { reply_to: message.replyTo } : {}) };
-  const root = dataRoot(paths);
-  const temp = `${INBOX}/.${id}.tmp`;
-  if (!(await writeUntrustedNew(root, temp, JSON.stringify(body, null, 2) + '\n', 0o600))) {
-    throw new KernelError('USAGE', `${path.join(root, temp)} is taken: send the message again.`);
-  }
-  await moveUntrusted(root, temp, `${INBOX}/${id}.json`);
-  return { id, file: path.join(paths.inbox, `${id}.json`) };
-}
-
-export type ReadResult = { ok: true; message: InboxMessage } | { ok: false; file: string; reason: string };
-
-/** Pure: turn one file's content into a message. */
-export function parseMessageFile(fileName: string, content: string, arrived: Date): ReadResult {
-  const file = fileName;
-  const base = path.basename(fileName).replace(/\.[^.]*$/, '');
-  if (!fileName.endsWith('.json')) {
+/** Pure: turn one file's content into a note. */
+export function parseNoteFile(file: string, content: string): ReadResult {
+  const name = path.basename(file);
+  if (!name.endsWith('.json')) {
     if (content.trim() === '') return { ok: false, file, reason: 'the file is empty' };
-    return { ok: true, message: { id: base, from: 'unknown', text: content.replace(/\n+$/, ''), sent: arrived.toISOString(), file } };
+    return { ok: true, note: { name, text: content.replace(/\n+$/, ''), file } };
   }
   let json: unknown;
   try {
@@ -109,13 +73,9 @@ export function parseMessageFile(fileName: string, content: string, arrived: Dat
   } catch (error) {
     return { ok: false, file, reason: `not valid JSON (${(error as Error).message})` };
   }
-  const result = inboxMessageSchema.safeParse(json);
-  if (!result.success) return { ok: false, file, reason: formatZodIssues(path.basename(fileName), result.error) };
-  const m = result.data;
-  return {
-    ok: true,
-    message: { id: m.id ?? base, from: m.from, text: m.text, sent: m.sent ?? arrived.toISOString(), ...(m.reply_to ? { replyTo: m.reply_to } : {}), file },
-  };
+  const result = noteSchema.safeParse(json);
+  if (!result.success) return { ok: false, file, reason: formatZodIssues(name, result.error) };
+  return { ok: true, note: { name, text: result.data.text, file } };
 }
 
 /** Create `<data>/inbox/` when missing (never through a link). */
@@ -123,36 +83,54 @@ export async function ensureInbox(paths: InboxPaths): Promise<void> {
   await makeUntrustedDirs(dataRoot(paths), INBOX);
 }
 
-/** The names of waiting message files, oldest name first (ids start with their time). */
-export async function listPending(paths: InboxPaths): Promise<string[]> {
-  const entries = (await listUntrusted(dataRoot(paths), INBOX)) ?? [];
-  return entries
-    .filter((e) => e.kind === 'file' && !e.name.startsWith('.') && !e.name.endsWith('~'))
-    .map((e) => e.name)
-    .sort();
+const isNoteName = (name: string): boolean => !name.startsWith('.') && !name.endsWith('~');
+
+/** How many files wait in the inbox (names only: a folder of thousands costs one readdir). */
+export async function countPending(paths: InboxPaths): Promise<number> {
+  const names = (await listUntrustedNames(dataRoot(paths), INBOX)) ?? [];
+  return names.filter((n) => isNoteName(n) && n !== 'done' && n !== 'invalid').length;
 }
 
-/** Read every waiting message. Bad files are moved to inbox/invalid/ and reported through `onInvalid`. */
-export async function readPending(paths: InboxPaths, onInvalid: (file: string, reason: string) => void): Promise<InboxMessage[]> {
-  const messages: InboxMessage[] = [];
-  for (const name of await listPending(paths)) {
+/** The names of waiting note files (regular files only: a link or FIFO is never opened), oldest name first. */
+export async function listPending(paths: InboxPaths, options: { limit?: number; skip?: ReadonlySet<string> } = {}): Promise<string[]> {
+  const entries = await listUntrusted(dataRoot(paths), INBOX, {
+    accept: (name) => isNoteName(name) && !options.skip?.has(name),
+    kind: 'file',
+    ...(options.limit === undefined ? {} : { limit: options.limit }),
+  });
+  return (entries ?? []).map((e) => e.name);
+}
+
+export interface ReadPendingOptions {
+  /** Read at most this many (the rest wait). */
+  readonly limit?: number;
+  /** Names to pass over (handed already). */
+  readonly skip?: ReadonlySet<string>;
+  /** Larger notes are moved to inbox/invalid/ (default 1 MiB). */
+  readonly maxBytes?: number;
+}
+
+/** Read waiting notes. Bad files are moved to inbox/invalid/ and reported through `onInvalid`. */
+export async function readPending(paths: InboxPaths, onInvalid: (file: string, reason: string) => void, options: ReadPendingOptions = {}): Promise<InboxNote[]> {
+  const notes: InboxNote[] = [];
+  for (const name of await listPending(paths, options)) {
     const full = path.join(paths.inbox, name);
-    let content: string;
+    let result: ReadResult;
     try {
-      // A link, FIFO or huge file planted in the inbox is never followed or read whole.
-      const read = await readUntrustedText(dataRoot(paths), `${INBOX}/${name}`);
+      // A file swapped for a link or FIFO since the listing is refused; a huge one is not read whole.
+      const read = await readUntrustedText(dataRoot(paths), `${INBOX}/${name}`, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes });
       if (read === undefined) continue;
-      content = read;
+      result = parseNoteFile(full, read);
     } catch (error) {
-      if (isKernelError(error, 'UNTRUSTED_FILE')) {
+      if (!isKernelError(error, 'UNTRUSTED_FILE')) throw error;
+      if (!/byte limit/.test(error.message)) {
         onInvalid(full, error.message);
         continue;
       }
-      throw error;
+      result = { ok: false, file: full, reason: error.message };
     }
-    const result = parseMessageFile(full, content, new Date());
     if (result.ok) {
-      messages.push(result.message);
+      notes.push(result.note);
     } else {
       const moved = await moveUntrusted(dataRoot(paths), `${INBOX}/${name}`, `${INBOX}/invalid/${name}`).then(
         () => undefined,
@@ -161,66 +139,24 @@ export async function readPending(paths: InboxPaths, onInvalid: (file: string, r
       onInvalid(moved === undefined ? path.join(paths.inbox, 'invalid', name) : full, result.reason + (moved ?? ''));
     }
   }
-  return messages;
+  return notes;
 }
 
 /**
- * Move a delivered message to inbox/done/. Throws UNTRUSTED_FILE when the agent planted a link
- * (or a file) at `done/` or swapped the message: then nothing is moved, and the caller logs it.
+ * Move a note the model has had to inbox/done/. Throws UNTRUSTED_FILE when the agent planted a
+ * link (or a file) at `done/` or swapped the note: then nothing is moved, and the caller logs it.
  */
-export async function markDelivered(paths: InboxPaths, message: InboxMessage): Promise<void> {
+export async function markDelivered(paths: InboxPaths, note: InboxNote, tick?: number): Promise<void> {
   const root = dataRoot(paths);
-  const rel = relativeInside(root, message.file);
-  await moveUntrusted(root, rel, `${relativeInside(root, paths.inboxDone)}/${path.basename(message.file)}`);
-  if (paths.events) await appendEvent(paths.events, { type: 'message.delivered', id: message.id, ...(message.from ? { from: message.from } : {}) });
-}
-
-/** Pure: how a message reads to the agent. */
-export function formatMessage(message: InboxMessage): string {
-  const reply = message.replyTo ? `, in reply to ${message.replyTo}` : '';
-  return `Message ${message.id} from ${message.from} (sent ${message.sent}${reply}):\n${message.text}`;
+  const rel = relativeInside(root, note.file);
+  await moveUntrusted(root, rel, `${relativeInside(root, paths.inboxDone)}/${path.basename(note.file)}`);
+  if (paths.events) await appendEvent(paths.events, { type: 'message.delivered', id: oneLine(note.name, 120), from: 'self', ...(tick === undefined ? {} : { tick }) });
 }
 
 /**
- * Call `onChange` when the inbox may have changed: fs.watch for speed, plus a poll for
- * filesystems where watching misses events (network mounts, bind mounts from containers).
- * The watch is set on the inbox folder pinned without following links (the container may
- * have made `inbox` a link to a busy host folder); a folder swapped in later is seen by the poll.
+ * Call `onChange` when the inbox may have changed (folder-watch.ts: a watch on the folder
+ * pinned without following links, plus a poll).
  */
 export function watchInbox(paths: InboxPaths, onChange: () => void, pollMs = 2000): { close(): void } {
-  let watcher: FSWatcher | undefined;
-  let starting = false;
-  let closed = false;
-  const startWatcher = async () => {
-    if (watcher || starting) return;
-    starting = true;
-    const dir = await openUntrustedDir(dataRoot(paths), INBOX).catch(() => undefined);
-    try {
-      if (!dir || closed) return;
-      watcher = fsWatch(dir.self, { persistent: false }, () => onChange());
-      watcher.on('error', () => {
-        watcher?.close();
-        watcher = undefined;
-      });
-    } catch {
-      watcher = undefined;
-    } finally {
-      starting = false;
-      await dir?.close();
-    }
-  };
-  void startWatcher();
-  const timer = setInterval(() => {
-    // The inbox may be created (or recreated) after watch started.
-    void startWatcher();
-    onChange();
-  }, pollMs);
-  timer.unref();
-  return {
-    close() {
-      closed = true;
-      clearInterval(timer);
-      watcher?.close();
-    },
-  };
+  return watchFolder(dataRoot(paths), INBOX, onChange, pollMs);
 }

@@ -17,7 +17,7 @@ import type { KernelStatus } from './kernel-supervisor.js';
  * Anything else is a 404 (unknown path) or 405 (not GET), both JSON.
  */
 
-export type WatchState = 'starting' | 'idle' | 'ticking' | 'paused' | 'backoff' | 'config-error' | 'gave-up' | 'stopping';
+export type WatchState = 'starting' | 'idle' | 'ticking' | 'paused' | 'backoff' | 'limited' | 'config-error' | 'gave-up' | 'stopping';
 
 export interface AgentStatus {
   name: string;

@@ -26,6 +26,7 @@ export function realStartTick(baseEnv: NodeJS.ProcessEnv = process.env): StartTi
       // The tick lays runner.env over this; secrets come between the runner's environment and it.
       env: { ...baseEnv, ...options.env },
       ...(options.trigger ? { trigger: options.trigger } : {}),
+      ...(options.onInContext ? { onInContext: options.onInContext } : {}),
     });
     return {
       tick: running.tick,

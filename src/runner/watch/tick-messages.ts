@@ -1,14 +1,21 @@
-import { type InboxMessage, formatMessage } from './inbox.js';
+import { frameBlock, frameNotice } from '../mail/framing.js';
 import type { DueWake } from './schedule.js';
 import type { AgentStatus } from './status-api.js';
 
-/** Pure: what a tick started by watch is told, in order: the crash notice, why it woke, the messages. */
-export function tickMessages(input: { crashNotice: string | undefined; wake: DueWake | undefined; restart: boolean; messages: readonly InboxMessage[] }): string[] {
+/**
+ * Pure: what a tick started by watch is told, in order: the crash notice, why it woke, the
+ * messages (already framed by mail-format.ts). Every part is a framed block (mail/framing.ts):
+ * the wake's note comes from the agent's own schedule.json and is quoted as such.
+ */
+export function tickMessages(input: { crashNotice: string | undefined; wake: DueWake | undefined; restart: boolean; messages: readonly string[] }): string[] {
   const texts: string[] = [];
-  if (input.crashNotice) texts.push(input.crashNotice);
-  if (input.wake) texts.push(`Scheduled wake (${input.wake.kind} ${input.wake.spec})${input.wake.note ? `: ${input.wake.note}` : ''}`);
+  if (input.crashNotice) texts.push(frameNotice(input.crashNotice));
+  if (input.wake) {
+    const what = `Scheduled wake (${input.wake.kind} ${input.wake.spec}), from your own system/schedule.json`;
+    texts.push(frameBlock(input.wake.note ? [`${what}; your note:`, { quote: input.wake.note }] : [`${what}.`]));
+  }
   if (input.restart && !input.crashNotice) texts.push('Restarted by the restart policy ("always"): continue your work.');
-  texts.push(...input.messages.map(formatMessage));
+  texts.push(...input.messages);
   return texts;
 }
 

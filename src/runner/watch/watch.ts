@@ -1,12 +1,18 @@
+import { mkdir } from 'node:fs/promises';
 import type { Instance } from '../../config/instance.js';
 import { describeError, isKernelError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
+import { sleep } from '../backoff.js';
 import { readPausedReason } from '../paused.js';
-import { type InboxMessage, ensureInbox, formatMessage, markDelivered, readPending, watchInbox } from './inbox.js';
+import { Coalescer, watchFolder } from '../mail/folder-watch.js';
+import { PostOffice } from '../mail/post-office.js';
+import { ensureInbox, watchInbox } from './inbox.js';
+import { MailQueue } from './mail-queue.js';
 import { type DueWake, type LoadedSchedule, loadSchedule, nextWake, removeFiredWake } from './schedule.js';
 import { tickEnvironment } from './secrets.js';
 import type { AgentStatus, WatchState } from './status-api.js';
 import { type SupervisorCounters, INITIAL_COUNTERS, supervisorPolicy, decideAfterTick, recordRestart, recordTickEnd, settleCounters } from './supervisor.js';
+import { TickGate } from './tick-gate.js';
 import { describeNextWake, tickMessages } from './tick-messages.js';
 import { Waker } from './waker.js';
 
@@ -28,6 +34,8 @@ export interface WatchTickOptions {
   readonly env: Readonly<Record<string, string>>;
   /** What started the tick. */
   readonly trigger?: string;
+  /** Told the messages (of `messages` or delivered) once the agent's model has had them: only then are they delivered. */
+  readonly onInContext?: (messages: readonly string[]) => void;
 }
 
 export interface WatchTickResult {
@@ -86,15 +94,17 @@ export class Watch {
   private current: { number?: number; started: string; trigger: string } | undefined;
   private lastResult: AgentStatus['lastResult'];
   private nextWakeInfo: AgentStatus['nextWake'];
-  private pendingCount = 0;
   private scheduleCursor = new Date();
   private lastScheduleError: string | undefined;
   private lastConfigError: string | undefined;
   /** One-shot wakes already fired by this process (in case the file could not be rewritten). */
   private readonly firedOneShots = new Set<string>();
   private running: WatchRunningTick | undefined;
-  private readonly delivered = new Set<string>();
-  private deliveryChain: Promise<void> = Promise.resolve();
+  /** Messages and notes for the agent (mail-queue.ts), the outbox it sends from (post-office.ts), the operator's limits. */
+  private readonly mail: MailQueue;
+  private readonly postOffice: PostOffice;
+  private readonly gate: TickGate;
+  private readonly midTick = new Coalescer(() => this.deliverMidTick(), 250);
   private loopDone: Promise<void> | undefined;
 
   constructor(
@@ -103,6 +113,9 @@ export class Watch {
   ) {
     this.instance = instance;
     this.pollMs = deps.pollMs ?? 2000;
+    this.mail = new MailQueue(() => this.instance, deps.logger, deps.env);
+    this.postOffice = new PostOffice({ instance: () => this.instance, logger: deps.logger, ...(deps.env ? { env: deps.env } : {}), pollMs: this.pollMs });
+    this.gate = new TickGate(deps.logger);
   }
 
   get log(): Logger {
@@ -124,7 +137,7 @@ export class Watch {
       ...(this.nextWakeInfo ? { nextWake: this.nextWakeInfo } : {}),
       restarts: this.counters.restarts,
       failures: this.counters.failures,
-      pendingMessages: this.pendingCount,
+      pendingMessages: this.mail.waiting,
       watchPid: process.pid,
       watchStarted: this.started.toISOString(),
     };
@@ -144,7 +157,10 @@ export class Watch {
       if (interrupted.diedMidTick && this.instance.config.runner.restart !== 'no') this.restartPending = true;
     }
     const inbox = watchInbox(this.instance.paths, () => this.onInboxChange(), this.pollMs);
-    this.stopController.signal.addEventListener('abort', () => inbox.close(), { once: true });
+    await mkdir(this.instance.paths.mail.queue, { recursive: true, mode: 0o700 });
+    const queue = watchFolder(this.instance.paths.mail.queue, '.', () => this.onInboxChange(), this.pollMs);
+    await this.postOffice.start().catch((error: unknown) => this.log.error({ err: error }, `the post office cannot start: ${describeError(error)}`));
+    this.stopController.signal.addEventListener('abort', () => [inbox, queue].forEach((w) => w.close()), { once: true });
     this.loopDone = this.loop();
   }
 
@@ -161,50 +177,37 @@ export class Watch {
       this.waker.wake();
     }
     await this.stopped;
+    await this.postOffice.stop();
   }
 
+  /**
+   * Something for the agent may have arrived (a flood calls this for every file: it only kicks).
+   * Only an idle watch is woken: paused, backing off or held by a limit, a message changes nothing.
+   */
   private onInboxChange(): void {
-    if (this.running) {
-      this.deliveryChain = this.deliveryChain.then(() => this.deliverMidTick()).catch((error: unknown) => {
-        this.log.error({ err: error }, 'mid-tick delivery failed');
-      });
-    } else {
-      this.waker.wake();
-    }
+    if (this.running) this.midTick.kick();
+    else if (this.state === 'idle' || this.state === 'gave-up' || this.state === 'starting') this.waker.wake();
+    this.mail.refreshCount();
   }
 
-  private async readInbox(): Promise<InboxMessage[]> {
-    const messages = await readPending(this.instance.paths, (file, reason) =>
-      this.log.error({ file, reason }, `an inbox file is not a valid message and was moved to inbox/invalid/: ${reason}`),
-    );
-    const fresh = messages.filter((m) => !this.delivered.has(m.file));
-    this.pendingCount = fresh.length;
-    return fresh;
-  }
-
-  /** Delivered: to inbox/done/. A link the agent planted there is refused and logged; this watch still never delivers it twice. */
-  private async moveToDone(message: InboxMessage): Promise<void> {
-    await markDelivered(this.instance.paths, message).catch((error: unknown) => {
-      this.log.error({ err: error, id: message.id }, `a delivered message stays in the inbox: ${describeError(error)}`);
-    });
-  }
-
+  /** Hand what arrived to the running agent; what it cannot take waits for the next tick. */
   private async deliverMidTick(): Promise<void> {
     const running = this.running;
     if (!running) return;
-    for (const message of await this.readInbox()) {
+    for (const text of await this.mail.next().catch((error: unknown) => {
+      this.log.error({ err: error }, `the messages cannot be read: ${describeError(error)}`);
+      return [];
+    })) {
       if (this.running !== running) return;
       try {
-        await running.deliver(formatMessage(message));
+        await running.deliver(text);
       } catch (error) {
-        this.log.warn({ err: error, id: message.id }, 'could not hand the message to the running agent; it waits for the next tick');
+        this.log.warn({ err: error }, 'could not hand a message to the running agent; it waits for the next tick');
         return;
       }
-      this.delivered.add(message.file);
-      await this.moveToDone(message);
-      this.log.info({ id: message.id, from: message.from }, 'message delivered to the running agent');
+      this.mail.taken(text);
+      this.log.info('a message was handed to the running agent');
     }
-    this.pendingCount = 0;
   }
 
   private async reloadInstance(): Promise<boolean> {
@@ -259,7 +262,7 @@ export class Watch {
         await this.waker.wait(this.pollMs);
       }
     }
-    await this.deliveryChain;
+    await this.midTick.idle();
     this.state = 'stopping';
   }
 
@@ -272,7 +275,7 @@ export class Watch {
     const pausedReason = await readPausedReason(this.instance.paths.paused);
     this.paused = pausedReason !== undefined;
     if (pausedReason !== undefined) {
-      this.pendingCount = (await this.readInbox()).length;
+      this.mail.refreshCount();
       if (this.state !== 'paused') this.log.warn({ reason: pausedReason.split('\n')[0] }, `paused: no tick until kernel-runner resume ${this.instance.name}`);
       this.enterPaused(pausedReason);
       await this.waker.wait(this.pollMs);
@@ -288,25 +291,31 @@ export class Watch {
       this.reason = undefined;
       this.log.info(`no failure for reset_after (${Math.round(policy.backoff.resetAfter / 1000)}s): restart counters reset, restarting`);
     }
-    const messages = await this.readInbox();
+    const messages = await this.mail.next();
     const schedule = await this.readSchedule();
     const wakeDue = schedule?.due && schedule.due.time.getTime() <= now ? schedule.due : undefined;
     const trigger: Trigger | undefined = messages.length > 0 ? 'message' : wakeDue ? 'schedule' : this.restartPending ? 'restart' : undefined;
 
     this.nextWakeInfo = describeNextWake(schedule?.due, this.restartPending ? Math.max(now, this.notBefore) : undefined);
-    if (trigger && now >= this.notBefore) {
+    const hold = trigger && now >= this.notBefore ? await this.gate.check(this.instance, now, this.mail.waiting) : undefined;
+    if (trigger && now >= this.notBefore && !hold) {
       await this.runTick(trigger, messages, wakeDue, schedule?.loaded);
       return;
     }
-    if (trigger) {
+    if (hold) {
+      this.state = 'limited';
+      this.reason = hold.reason;
+    } else if (trigger) {
       this.state = 'backoff';
       this.reason = `backing off after ${this.counters.failures} failed tick(s) until ${new Date(this.notBefore).toISOString()}`;
     } else {
       this.state = this.gaveUp ? 'gave-up' : 'idle';
       if (!this.gaveUp) this.reason = this.lastScheduleError ? `schedule.json ignored: ${this.lastScheduleError}` : undefined;
     }
-    const until = Math.min(trigger ? this.notBefore : Infinity, schedule?.due ? schedule.due.time.getTime() : Infinity, now + this.pollMs);
-    if (!signal.aborted) await this.waker.wait(until - now);
+    const until = Math.min(trigger ? Math.max(this.notBefore, hold?.until ?? 0) : Infinity, schedule?.due ? schedule.due.time.getTime() : Infinity, now + this.pollMs);
+    // Held by a limit, new messages change nothing: only time (or a stop) does, so a flood does not spin the loop.
+    if (hold) await sleep(until - now, signal);
+    else if (!signal.aborted) await this.waker.wait(until - now);
   }
 
   private enterPaused(reason: string): void {
@@ -315,7 +324,7 @@ export class Watch {
     this.reason = reason;
   }
 
-  private async runTick(trigger: Trigger, messages: InboxMessage[], wake: DueWake | undefined, schedule: LoadedSchedule | undefined): Promise<void> {
+  private async runTick(trigger: Trigger, messages: readonly string[], wake: DueWake | undefined, schedule: LoadedSchedule | undefined): Promise<void> {
     const policy = supervisorPolicy(this.instance.config.runner);
     const texts = tickMessages({ crashNotice: this.crashNotice, wake, restart: trigger === 'restart', messages });
 
@@ -332,10 +341,12 @@ export class Watch {
     this.log.info({ trigger, messages: messages.length, wake: wake?.spec }, `starting a tick (${trigger})`);
 
     let result: WatchTickResult;
+    let tickNumber: number | undefined;
     try {
       let running: WatchRunningTick;
       try {
-        running = await this.deps.startTick(this.instance, { logger: this.log, messages: texts, signal: tickController.signal, env, trigger });
+        const onInContext = (had: readonly string[]) => this.mail.inContext(had, tickNumber);
+        running = await this.deps.startTick(this.instance, { logger: this.log, messages: texts, signal: tickController.signal, env, trigger, onInContext });
       } catch (error) {
         // Not a failed tick: another runner holds the instance, or it was paused meanwhile. Try again later.
         if (isKernelError(error, 'TICK_RUNNING') || isKernelError(error, 'INSTANCE_PAUSED')) {
@@ -351,13 +362,12 @@ export class Watch {
         throw error;
       }
       this.running = running;
+      tickNumber = running.tick;
+      await this.gate.started(this.instance, new Date(startedAt), running.tick);
       if (running.tick !== undefined) this.current = { ...this.current, number: running.tick };
-      // The messages are the agent's now.
+      // The tick has them now; they are delivered once its model has had them (onInContext).
       this.crashNotice = undefined;
-      for (const message of messages) {
-        this.delivered.add(message.file);
-        await this.moveToDone(message);
-      }
+      for (const message of messages) this.mail.taken(message);
       if (wake) {
         if (wake.kind === 'at') this.firedOneShots.add(`${wake.spec}\n${wake.note}`);
         if (schedule) await removeFiredWake(this.instance.paths.schedule, schedule, wake).catch((error: unknown) => this.log.warn({ err: error }, 'could not remove the fired wake from schedule.json'));
@@ -371,13 +381,13 @@ export class Watch {
     } finally {
       this.stopController.signal.removeEventListener('abort', onStop);
     }
-    await this.deliveryChain;
+    await this.midTick.idle();
     this.running = undefined;
-    this.delivered.clear();
+    await this.mail.endTick(result.tick ?? tickNumber).catch((error: unknown) => this.log.error({ err: error }, `the messages of the tick cannot be settled: ${describeError(error)}`));
     if (wake) this.scheduleCursor = new Date(Math.max(this.scheduleCursor.getTime(), startedAt));
 
     const ended = Date.now();
-    const tickNumber = result.tick ?? this.current?.number;
+    tickNumber = result.tick ?? this.current?.number;
     this.lastResult = {
       ...(tickNumber !== undefined ? { tick: tickNumber } : {}),
       status: result.status,

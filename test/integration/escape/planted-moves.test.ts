@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
 import { initInstance } from '../../../src/runner/init.js';
-import { markDelivered, readPending, sendMessage } from '../../../src/runner/watch/inbox.js';
+import { markDelivered, readPending } from '../../../src/runner/watch/inbox.js';
 import { buildContext, contextHash } from '../../../src/sandbox/image.js';
 import { packContext } from '../../../src/sandbox/build-context.js';
 import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
@@ -126,13 +126,12 @@ describeWithEngine('escape: links where the host moves, creates and packs files'
     expect(rounds).toBeGreaterThanOrEqual(200);
     expect(texts.join('\n')).not.toContain(SECRET);
     await canaryUntouched();
-    // Honest messages still arrive after the attack.
-    await agent(`rm -rf '${d('inbox')}'`);
-    const { id } = await sendMessage(test.instance.paths, { text: 'after the race', from: 'operator' });
+    // Honest notes still arrive after the attack.
+    await agent(`rm -rf '${d('inbox')}' && mkdir '${d('inbox')}' && echo 'after the race' > '${d('inbox/after.md')}'`);
     const after = await readPending(test.instance.paths, () => {});
     expect(after.map((m) => m.text)).toEqual(['after the race']);
     await markDelivered(test.instance.paths, after[0]!);
-    await agent(`grep -q 'after the race' '${d(`inbox/done/${id}.json`)}'`);
+    await agent(`grep -q 'after the race' '${d('inbox/done/after.md')}'`);
   });
 
   it('init on a repo whose system/hooks links to a host folder writes nothing there, and says what it left out', async () => {

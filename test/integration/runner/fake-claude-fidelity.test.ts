@@ -93,6 +93,28 @@ describe('fake claude fidelity (against the pinned real CLI)', () => {
     expect(fake.tools.sort()).toEqual(real.tools.sort());
   });
 
+  /** The events a CLI prints, run as the runner runs it, given one tagged user message (logged out: no model turn). */
+  async function events(bin: string, uuid: string): Promise<Array<Record<string, unknown>>> {
+    const invocation = claudeCodeHarness.invocation({ ...(await runnerSetup()), sessionId: randomUUID() });
+    await mkdir(invocation.cwd, { recursive: true });
+    const child = spawn(bin, invocation.args, { cwd: invocation.cwd, env: invocation.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.end(claudeCodeHarness.encodeUserMessage!('hi', uuid) + '\n');
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    await new Promise((resolve) => child.once('exit', resolve));
+    return out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+
+  it('echoes a user message it takes, with the uuid it came with, before the (synthetic) answer, as the real CLI does', async () => {
+    const uuid = randomUUID();
+    const [real, fake] = await Promise.all([events(REAL_CLAUDE, uuid), events(FAKE_CLAUDE, uuid)]);
+    const shape = (list: Array<Record<string, unknown>>) =>
+      list.filter((e) => e.type !== 'system').map((e) => (e.type === 'user' ? { type: e.type, isReplay: e.isReplay, uuid: e.uuid, content: (e.message as { content: unknown }).content } : { type: e.type }));
+    // The first thing after init, on both (what follows differs: the real CLI is logged out, the fake plays the model).
+    expect(shape(real)[0]).toEqual({ type: 'user', isReplay: true, uuid, content: 'hi' });
+    expect(shape(fake)[0]).toEqual(shape(real)[0]);
+  });
+
   it('accepts every flag the runner passes, as the real CLI does', async () => {
     const { args } = claudeCodeHarness.invocation(await runnerSetup());
     for (const bin of [REAL_CLAUDE, FAKE_CLAUDE]) {

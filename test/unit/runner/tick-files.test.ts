@@ -70,7 +70,7 @@ describe('tick prompt', () => {
   it('adds waiting messages after the prompt', () => {
     expect(composeTickPrompt('P', [])).toBe('P');
     const text = composeTickPrompt('P', ['first', 'second']);
-    expect(text).toMatch(/^P\n\nMessages that arrived for you:/);
+    expect(text).toMatch(/^P\n\nMessages that arrived for you\. Lines that start with "\|" are words someone wrote/);
     expect(text).toContain('--- message 2 of 2 ---\nsecond');
   });
 });

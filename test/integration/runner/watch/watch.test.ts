@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { afterEach, expect, it } from 'vitest';
 import { createLogger } from '../../../../src/log/logger.js';
 import { loadState } from '../../../../src/runner/state.js';
-import { sendMessage } from '../../../../src/runner/watch/inbox.js';
+import { sendOperatorMessage } from '../../../../src/runner/mail/operator-send.js';
 import { type RunningWatch, runWatch } from '../../../../src/runner/watch/run-watch.js';
 import { type AgentStatus, queryStatusSocket, statusSocketPath } from '../../../../src/runner/watch/status-api.js';
 import { describeWithEngine } from '../../../helpers/engine.js';
@@ -62,16 +62,16 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     return (await loadState(instance.instance.paths.state)).last;
   }
 
-  it('a message wakes a tick within seconds; it is delivered, moved to done/, and the status API tells', { timeout: 300_000 }, async () => {
+  it('a message wakes a tick within seconds; it is delivered once the model has it, and the status API tells', { timeout: 300_000 }, async () => {
     t = await tickTestInstance({});
     await watch(t);
     await pollUntil(async () => (await status(t!)).state === 'idle', 'watch idle');
-    const { id } = await sendMessage(t.instance.paths, { text: 'please check the build', from: 'alice' });
+    const { id } = await sendOperatorMessage(t.instance, { text: 'please check the build', label: 'alice' });
     await pollUntil(async () => (await status(t!)).running, 'the tick to start', 10_000);
     await pollUntil(async () => (await lastTick(t!))?.tick === 1, 'tick 1 to end', LONG);
     expect((await lastTick(t))?.status).toBe('ok');
     expect(await tickLog(t, 1, true)).toContain('please check the build');
-    expect(await readdir(t.instance.paths.inboxDone)).toEqual([`${id}.json`]);
+    expect(await readdir(t.instance.paths.mail.delivered)).toEqual([`${id}.json`]);
     await pollUntil(async () => (await status(t!)).state === 'idle', 'idle again');
     expect(await status(t)).toMatchObject({ name: t.name, running: false, paused: false, lastResult: { tick: 1, status: 'ok' }, restarts: 0 });
     expect(await survivors(t.pidFile)).toEqual([]);
@@ -84,14 +84,14 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
   it('a message that arrives during a tick reaches the running agent', { timeout: 300_000 }, async () => {
     t = await tickTestInstance({});
     await watch(t);
-    await sendMessage(t.instance.paths, { text: '[fake:deliver] wait for news' });
+    await sendOperatorMessage(t.instance, { text: '[fake:deliver] wait for news' });
     await pollUntil(async () => (await tickLog(t!, 1)).includes('mcp__agent-kernel__wait'), 'the agent to be at work', LONG);
-    const { id } = await sendMessage(t.instance.paths, { text: 'the deploy finished', from: 'ops' });
+    const { id } = await sendOperatorMessage(t.instance, { text: 'the deploy finished', label: 'ops' });
     await pollUntil(async () => (await lastTick(t!))?.tick === 1, 'tick 1 to end', LONG);
     const received = await readFile(path.join(t.dataDir, 'tmp', 'fake-claude-received.txt'), 'utf8');
     expect(received).toContain('the deploy finished');
-    expect(received).toContain('from ops');
-    expect(await readdir(t.instance.paths.inboxDone)).toContain(`${id}.json`);
+    expect(received).toContain('From: the operator, signed "ops"');
+    await pollUntil(async () => (await readdir(t!.instance.paths.mail.delivered)).includes(`${id}.json`), 'the message delivered');
     // Delivered mid-tick: no second tick for it.
     expect((await loadState(t.instance.paths.state)).tick).toBe(1);
   });
@@ -114,7 +114,7 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     t = await tickTestInstance({});
     await writeFile(t.instance.paths.paused, 'Invalid API key: fix the secret\n');
     await watch(t);
-    await sendMessage(t.instance.paths, { text: 'anyone home?' });
+    await sendOperatorMessage(t.instance, { text: 'anyone home?' });
     await pollUntil(async () => (await status(t!)).pendingMessages === 1, 'the message seen while paused');
     expect(await status(t)).toMatchObject({ state: 'paused', paused: true, reason: 'Invalid API key: fix the secret' });
     // A few poll rounds: still no tick.
@@ -129,7 +129,7 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
   it('a tick that pauses the instance is logged as paused, not as a restart that never comes', { timeout: 300_000 }, async () => {
     t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'not-logged-in' }, restart: 'on-failure', backoff: { initial: '200ms', max: '1s', reset_after: '1h' } });
     await watch(t);
-    await sendMessage(t.instance.paths, { text: 'hello' });
+    await sendOperatorMessage(t.instance, { text: 'hello' });
     await pollUntil(async () => (await status(t!)).state === 'paused', 'watch paused by the fatal tick', LONG);
     const log = await readFile(path.join(t.instance.paths.logs, `watch-${t.name}.log`), 'utf8');
     const ended = log.split('\n').filter((line) => line.includes('"msg":"tick ended ('));
@@ -152,7 +152,7 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
       backoff: { initial: '200ms', max: '1s', reset_after: '1h' },
     });
     await watch(t);
-    await sendMessage(t.instance.paths, { text: 'start the long job' });
+    await sendOperatorMessage(t.instance, { text: 'start the long job' });
     await pollUntil(async () => (await status(t!)).state === 'gave-up', 'watch to give up restarting', LONG);
     const state = await loadState(t.instance.paths.state);
     expect(state.tick).toBe(2);
@@ -177,7 +177,7 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     await writeFile(path.join(secrets, 'OVERRIDDEN'), 'from-secret\n');
     await writeFile(path.join(secrets, '.not-me'), 'hidden\n');
     await watch(t);
-    await sendMessage(t.instance.paths, { text: 'go' });
+    await sendOperatorMessage(t.instance, { text: 'go' });
     await pollUntil(async () => (await lastTick(t!))?.tick === 1, 'the custom tick', LONG);
     expect((await lastTick(t))?.status).toBe('ok');
     // It ran in its host-private folder, not in the data repo.
@@ -204,8 +204,10 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     let w = start();
     child = w.proc;
     await pollUntil(async () => (await queryStatusSocket(socket, '/v1/health').catch(() => undefined))?.status === 200, 'the status socket', 20_000);
-    await sendMessage(t.instance.paths, { text: '[fake:hang] a job that never ends' });
+    const { id } = await sendOperatorMessage(t.instance, { text: '[fake:hang] a job that never ends' });
     await pollUntil(async () => (await tickLog(t!, 1)).includes('mcp__agent-kernel__login'), 'the agent at work', LONG);
+    // Its model has the message: the restart does not get it again.
+    await pollUntil(async () => (await readdir(t!.instance.paths.mail.delivered).catch((): string[] => [])).includes(`${id}.json`), 'the message delivered', LONG);
 
     // The runner dies hard. (Under systemd the unit's cgroup is killed with it; here, by hand.)
     w.proc.kill('SIGKILL');
@@ -220,7 +222,7 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     expect(await tickLog(t, 2, true)).toMatch(/the runner died during tick 1/);
 
     // Graceful stop in the middle of a tick.
-    await sendMessage(t.instance.paths, { text: '[fake:hang] another endless job' });
+    await sendOperatorMessage(t.instance, { text: '[fake:hang] another endless job' });
     await pollUntil(async () => (await tickLog(t!, 3)).includes('mcp__agent-kernel__login'), 'tick 3 at work', LONG);
     const exited = new Promise<number | null>((r) => w.proc.once('exit', (code) => r(code)));
     w.proc.kill('SIGTERM');

@@ -32,7 +32,7 @@ describe('claude-code invocation', () => {
     // Not the data repo: Claude Code would load the CLAUDE.md the agent wrote there (and the host files it imports).
     expect(cwd).toBe('/home/op/.local/state/agent-kernel/instances/scout/kernel/harness');
     expect(interactiveStdin).toBe(true);
-    expect(args.slice(0, 6)).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json']);
+    expect(args.slice(0, 7)).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json', '--replay-user-messages']);
     expect(flag(args, '--mcp-config')).toBe('/srv/agents/scout/tmp/kernel/tick-007/mcp-config.json');
     expect(args).toContain('--strict-mcp-config');
     expect(flag(args, '--session-id')).toBe('6a1f1d8e-1111-4222-8333-444455556666');
@@ -84,6 +84,8 @@ describe('claude-code invocation', () => {
 
   it('encodes user messages and MCP status requests as stream-json lines', () => {
     expect(JSON.parse(claudeCodeHarness.encodeUserMessage!('hi'))).toMatchObject({ type: 'user', message: { role: 'user', content: 'hi' } });
+    // Tagged, so that the echo (--replay-user-messages) says which message Claude Code took.
+    expect(JSON.parse(claudeCodeHarness.encodeUserMessage!('hi', 'u-1'))).toMatchObject({ type: 'user', uuid: 'u-1' });
     expect(JSON.parse(claudeCodeHarness.encodeMcpStatusRequest!('r1'))).toEqual({ type: 'control_request', request_id: 'r1', request: { subtype: 'mcp_status' } });
   });
 });
@@ -148,6 +150,8 @@ describe('parseClaudeCodeLine (lines as Claude Code 2.1.197 prints them)', () =>
     [{ type: 'system', subtype: 'status', status: 'compacting' }, { type: 'compacting' }],
     [{ type: 'system', subtype: 'compact_boundary' }, { type: 'compacting' }],
     [{ type: 'user', message: { content: [{ type: 'tool_result' }] } }, { type: 'tool-result' }],
+    // As Claude Code 2.1.197 echoes a message it took from stdin (--replay-user-messages), logged in or not.
+    [{ type: 'user', message: { role: 'user', content: 'hi' }, parent_tool_use_id: null, uuid: '11111111-2222-4333-8444-555555555555', isReplay: true }, { type: 'user-replay', uuid: '11111111-2222-4333-8444-555555555555' }],
   ])('reads %j', (event, expected) => {
     expect(parseClaudeCodeLine(JSON.stringify(event))).toEqual([expected]);
   });

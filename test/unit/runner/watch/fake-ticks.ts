@@ -18,6 +18,8 @@ export class TickRecorder {
   readonly ticks: StartedTick[] = [];
   /** When set, every tick ends at once with this result. */
   autoFinish: WatchTickResult | undefined;
+  /** The "model" has every message it is given (in the prompt or mid-tick) at once; false: none, as a tick that fails before the model runs. */
+  modelReads = true;
 
   readonly start: StartTickFn = (_instance, options: WatchTickOptions) => {
     let resolveDone!: (result: WatchTickResult) => void;
@@ -32,12 +34,16 @@ export class TickRecorder {
     const tick: StartedTick = { number, messages: options.messages, env: options.env, delivered: [], signal: options.signal, finish };
     options.signal.addEventListener('abort', () => finish({ failed: true, status: 'interrupted', tick: number }), { once: true });
     this.ticks.push(tick);
+    const reads = this.modelReads;
+    // As a real model: it reads the prompt after the tick has started.
+    if (reads) setTimeout(() => options.onInContext?.(options.messages), 0);
     if (this.autoFinish) finish({ ...this.autoFinish, tick: number });
     return Promise.resolve({
       tick: number,
       deliver: (message: string) => {
         if (ended) throw new Error('the agent no longer takes messages in this tick');
         tick.delivered.push(message);
+        if (this.modelReads) options.onInContext?.([message]);
       },
       done,
     });

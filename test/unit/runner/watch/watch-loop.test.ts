@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Instance, loadInstance as loadInstanceOf } from '../../../../src/config/instance.js';
 import { instancePaths } from '../../../../src/config/paths.js';
 import { createLogger } from '../../../../src/log/logger.js';
-import { sendMessage } from '../../../../src/runner/watch/inbox.js';
+import { sendOperatorMessage } from '../../../../src/runner/mail/operator-send.js';
 import { Watch } from '../../../../src/runner/watch/watch.js';
 import { TickRecorder, until } from './fake-ticks.js';
 import { unitPaths } from '../../../helpers/test-instance.js';
@@ -25,9 +25,15 @@ async function loadInstance(): Promise<Instance> {
 /** The operator's configuration of the instance (runner fields are the operator's). */
 const operatorFile = () => instancePaths('loop', dataDir, instanceEnv()).operatorConfig;
 
-async function writeConfig(runner: Record<string, unknown>): Promise<void> {
+/** The operator's limits are off unless a test sets them: these tests tick as fast as the loop decides. */
+async function writeConfig(runner: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<void> {
   await mkdir(path.dirname(operatorFile()), { recursive: true });
-  await writeFile(operatorFile(), JSON.stringify({ runner }, null, 2));
+  await writeFile(operatorFile(), JSON.stringify({ runner: { limits: { min_interval: '0s', ticks_per_hour: 3600 }, ...runner }, ...extra }, null, 2));
+}
+
+/** A message from the operator (kernel-runner send). */
+async function send(text: string, label?: string): Promise<string> {
+  return (await sendOperatorMessage({ name: 'loop', paths: instancePaths('loop', dataDir, instanceEnv()) }, { text, ...(label ? { label } : {}) })).id;
 }
 
 async function startWatch(options: { detect?: string } = {}): Promise<Watch> {
@@ -65,11 +71,11 @@ describe('watch loop (injected tick)', () => {
   it('ticks when a message arrives, hands it over, and moves it to inbox/done', async () => {
     await startWatch();
     expect(ticks.ticks).toHaveLength(0);
-    const { id } = await sendMessage(inbox(), { text: 'please check the build', from: 'alice' });
+    const id = await send('please check the build', 'alice');
     const tick = await until(() => ticks.ticks[0], 'a tick');
     expect(tick.messages.join('\n')).toContain('please check the build');
-    expect(tick.messages.join('\n')).toContain('from alice');
-    await until(async () => (await readdir(inbox().inboxDone).catch((): string[] => [])).includes(`${id}.json`), 'message in done/');
+    expect(tick.messages.join('\n')).toContain('From: the operator, signed "alice"');
+    await until(async () => (await readdir(inbox().mail.delivered).catch((): string[] => [])).includes(`${id}.json`), 'message delivered');
     tick.finish({ failed: false, status: 'normal' });
     await until(() => watch!.status().state === 'idle', 'idle after the tick');
     expect(watch!.status().lastResult).toMatchObject({ status: 'normal', tick: 1 });
@@ -77,13 +83,13 @@ describe('watch loop (injected tick)', () => {
 
   it('delivers a message that arrives during a tick to the running agent, not to the next tick', async () => {
     await startWatch();
-    await sendMessage(inbox(), { text: 'first' });
+    await send('first');
     const tick = await until(() => ticks.ticks[0], 'a tick');
-    await sendMessage(inbox(), { text: 'arrived mid-tick', from: 'bob' });
+    await send('arrived mid-tick', 'bob');
     await until(() => tick.delivered.length > 0, 'mid-tick delivery');
     expect(tick.delivered[0]).toContain('arrived mid-tick');
-    expect(tick.delivered[0]).toContain('from bob');
-    await until(async () => (await readdir(inbox().inbox)).filter((f) => f.endsWith('.json')).length === 0, 'inbox emptied');
+    expect(tick.delivered[0]).toContain('signed "bob"');
+    await until(async () => (await readdir(inbox().mail.queue)).filter((f) => f.endsWith('.json')).length === 0, 'queue emptied');
     tick.finish({ failed: false, status: 'normal' });
     await until(() => watch!.status().state === 'idle', 'idle');
     expect(ticks.ticks).toHaveLength(1);
@@ -92,9 +98,9 @@ describe('watch loop (injected tick)', () => {
   it('never overlaps ticks: messages during a tick do not start a second one', async () => {
     ticks = new TickRecorder();
     await startWatch();
-    await sendMessage(inbox(), { text: 'one' });
+    await send('one');
     const tick = await until(() => ticks.ticks[0], 'a tick');
-    for (let i = 0; i < 3; i++) await sendMessage(inbox(), { text: `more ${i}` });
+    for (let i = 0; i < 3; i++) await send(`more ${i}`);
     await until(() => tick.delivered.length === 3, 'three deliveries');
     expect(ticks.ticks).toHaveLength(1);
     expect(watch!.status()).toMatchObject({ running: true, state: 'ticking', currentTick: { number: 1, trigger: 'message' } });
@@ -104,7 +110,7 @@ describe('watch loop (injected tick)', () => {
   it('does not tick while system/paused exists, and resumes when it is removed', async () => {
     await writeFile(inbox().paused, 'billing problem: fix the card\n');
     await startWatch();
-    await sendMessage(inbox(), { text: 'are you there?' });
+    await send('are you there?');
     await until(() => watch!.status().state === 'paused' && watch!.status().pendingMessages === 1, 'paused, one message waiting');
     expect(watch!.status()).toMatchObject({ paused: true, reason: 'billing problem: fix the card', pendingMessages: 1 });
     // Watch looks again several times (paused, a message waiting) and still does not tick.
@@ -140,7 +146,7 @@ describe('watch loop (injected tick)', () => {
     await startWatch();
     await until(() => watch!.status().reason?.includes('wakes.0.cron'), 'schedule error in status');
     expect(watch!.status().reason).toMatch(/minute field: 99 is out of range/);
-    await sendMessage(inbox(), { text: 'still alive?' });
+    await send('still alive?');
     const tick = await until(() => ticks.ticks[0], 'a tick');
     tick.finish({ failed: false, status: 'normal' });
   });
@@ -148,7 +154,7 @@ describe('watch loop (injected tick)', () => {
   it('gives the next tick a crash notice after a failed tick (restart "no": waits for a message)', async () => {
     await writeConfig({ restart: 'no', backoff: { initial: '50ms', max: '200ms', reset_after: '1h' } });
     await startWatch();
-    await sendMessage(inbox(), { text: 'go' });
+    await send('go');
     const first = await until(() => ticks.ticks[0], 'first tick');
     first.finish({ failed: true, status: 'abnormal', error: 'harness exited with code 1' });
     await until(() => watch!.status().failures === 1, 'a failure recorded');
@@ -156,7 +162,7 @@ describe('watch loop (injected tick)', () => {
     const looked = watch!.steps;
     await until(() => watch!.steps >= looked + 3, 'three more decisions');
     expect(ticks.ticks).toHaveLength(1);
-    await sendMessage(inbox(), { text: 'again' });
+    await send('again');
     const second = await until(() => ticks.ticks[1], 'second tick');
     expect(second.messages[0]).toMatch(/tick 1 ended abnormally \(abnormal: harness exited with code 1\)/);
     expect(second.messages.join('\n')).toContain('again');
@@ -168,7 +174,7 @@ describe('watch loop (injected tick)', () => {
     await writeConfig({ restart: 'on-failure', max_restarts: 2, backoff: { initial: '50ms', max: '200ms', reset_after: '1h' } });
     ticks.autoFinish = { failed: true, status: 'abnormal', error: 'boom' };
     await startWatch();
-    await sendMessage(inbox(), { text: 'start' });
+    await send('start');
     await until(() => watch!.status().state === 'gave-up', 'gave up');
     // The first tick, then two restarts.
     expect(ticks.ticks).toHaveLength(3);
@@ -176,7 +182,7 @@ describe('watch loop (injected tick)', () => {
     expect(watch!.status()).toMatchObject({ restarts: 2, failures: 3, reason: expect.stringMatching(/max_restarts \(2\) reached/) as string });
     // A message still starts a tick after giving up.
     ticks.autoFinish = { failed: false, status: 'normal' };
-    await sendMessage(inbox(), { text: 'operator says retry' });
+    await send('operator says retry');
     await until(() => ticks.ticks.length === 4, 'a tick for the message');
   });
 
@@ -184,7 +190,7 @@ describe('watch loop (injected tick)', () => {
     await writeConfig({ restart: 'always', max_restarts: 3, backoff: { initial: '50ms', max: '200ms', reset_after: '1h' } });
     ticks.autoFinish = { failed: false, status: 'normal' };
     await startWatch();
-    await sendMessage(inbox(), { text: 'start' });
+    await send('start');
     await until(() => watch!.status().state === 'gave-up', 'gave up');
     expect(ticks.ticks).toHaveLength(4);
     expect(ticks.ticks[1]!.messages[0]).toMatch(/Restarted by the restart policy/);
@@ -194,7 +200,7 @@ describe('watch loop (injected tick)', () => {
     await writeConfig({ restart: 'always', max_restarts: 2, backoff: { initial: '20ms', max: '200ms', reset_after: '300ms' } });
     ticks.autoFinish = { failed: false, status: 'normal' };
     await startWatch();
-    await sendMessage(inbox(), { text: 'start' });
+    await send('start');
     await until(() => ticks.ticks.length >= 8, 'eight ticks');
   });
 
@@ -202,7 +208,7 @@ describe('watch loop (injected tick)', () => {
     await writeConfig({ restart: 'on-failure', max_restarts: 1, backoff: { initial: '20ms', max: '50ms', reset_after: '400ms' } });
     ticks.autoFinish = { failed: true, status: 'abnormal', error: 'boom' };
     await startWatch();
-    await sendMessage(inbox(), { text: 'start' });
+    await send('start');
     await until(() => watch!.status().state === 'gave-up', 'gave up');
     expect(ticks.ticks).toHaveLength(2);
     ticks.autoFinish = { failed: false, status: 'normal' };
@@ -217,15 +223,15 @@ describe('watch loop (injected tick)', () => {
     await startWatch({ detect: 'Notice: the runner died during tick 7.' });
     await until(() => watch!.steps >= 3, 'three decisions');
     expect(ticks.ticks).toHaveLength(0);
-    await sendMessage(inbox(), { text: 'hello' });
+    await send('hello');
     const tick = await until(() => ticks.ticks[0], 'a tick');
-    expect(tick.messages[0]).toBe('Notice: the runner died during tick 7.');
+    expect(tick.messages[0]).toBe('Notice from kernel-runner:\n| Notice: the runner died during tick 7.');
   });
 
   it('restarts at once with "on-failure" after a runner died mid-tick', async () => {
     await startWatch({ detect: 'Notice: the runner died during tick 7.' });
     const tick = await until(() => ticks.ticks[0], 'a restart tick');
-    expect(tick.messages).toEqual(['Notice: the runner died during tick 7.']);
+    expect(tick.messages).toEqual(['Notice from kernel-runner:\n| Notice: the runner died during tick 7.']);
     expect(watch!.status().currentTick?.trigger).toBe('restart');
   });
 
@@ -233,11 +239,11 @@ describe('watch loop (injected tick)', () => {
     await writeConfig({ env: { MODE: 'one' } });
     ticks.autoFinish = { failed: false, status: 'normal' };
     await startWatch();
-    await sendMessage(inbox(), { text: 'a' });
+    await send('a');
     await until(() => ticks.ticks[0], 'tick 1');
     expect(ticks.ticks[0]!.env.MODE).toBe('one');
     await writeConfig({ env: { MODE: 'two' } });
-    await sendMessage(inbox(), { text: 'b' });
+    await send('b');
     await until(() => ticks.ticks[1], 'tick 2');
     expect(ticks.ticks[1]!.env.MODE).toBe('two');
   });
@@ -246,7 +252,7 @@ describe('watch loop (injected tick)', () => {
     await startWatch();
     await writeConfig({ restart: 'sometimes' });
     await until(() => watch!.status().state === 'config-error' && /runner\.restart/.test(watch!.status().reason ?? ''), 'config error naming the field');
-    await sendMessage(inbox(), { text: 'queued' });
+    await send('queued');
     const looked = watch!.steps;
     await until(() => watch!.steps >= looked + 3, 'three more looks at the broken config');
     expect(ticks.ticks).toHaveLength(0);
@@ -264,7 +270,7 @@ describe('watch loop (injected tick)', () => {
     await writeFile(path.join(secrets, 'PIN'), 'q7#Zk\n');
     await writeConfig({ env: { OVERRIDDEN: 'from-config' } });
     await startWatch();
-    await sendMessage(inbox(), { text: 'use tok-very-secret-1234 please' });
+    await send('use tok-very-secret-1234 please');
     const tick = await until(() => ticks.ticks[0], 'a tick');
     // A value too short to redact reliably is refused: never handed over, never logged.
     expect(tick.env).toEqual({ API_TOKEN: 'tok-very-secret-1234', OVERRIDDEN: 'from-config' });
@@ -281,7 +287,7 @@ describe('watch loop (injected tick)', () => {
 
   it('stops a running tick when watch stops', async () => {
     await startWatch();
-    await sendMessage(inbox(), { text: 'long job' });
+    await send('long job');
     const tick = await until(() => ticks.ticks[0], 'a tick');
     await watch!.stop();
     expect(tick.signal.aborted).toBe(true);
@@ -293,12 +299,12 @@ describe('watch loop: usage limits', () => {
   it('waits out a usage limit the tick reported (retryAfterMs) before the next tick, even for a message', async () => {
     await writeConfig({ restart: 'no', backoff: { initial: '10ms', max: '20ms', reset_after: '1h' } });
     await startWatch();
-    await sendMessage(inbox(), { text: 'first' });
+    await send('first');
     const first = await until(() => ticks.ticks[0], 'first tick');
     first.finish({ failed: true, status: 'failed (rate_limit)', error: 'usage limit reached', retryAfterMs: 1500 });
     await until(() => watch!.status().lastResult !== undefined, 'first tick recorded');
     const ended = Date.parse(watch!.status().lastResult!.ended);
-    await sendMessage(inbox(), { text: 'second' });
+    await send('second');
     await until(() => watch!.status().state === 'backoff', 'backing off');
     const second = await until(() => ticks.ticks[1], 'second tick after the limit', 10_000);
     expect(Date.now()).toBeGreaterThanOrEqual(ended + 1500);
