@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { sendMessage } from '../../../../src/runner/watch/inbox.js';
+import { sendOperatorMessage } from '../../../../src/runner/mail/operator-send.js';
 import { loadState } from '../../../../src/runner/state.js';
 import { type AgentStatus, queryStatusSocket, statusSocketPath } from '../../../../src/runner/watch/status-api.js';
 import { describeWithEngine } from '../../../helpers/engine.js';
@@ -63,7 +63,7 @@ describeWithEngine('the kernel keeps the terminals between ticks', () => {
     await pollUntil(async () => (await status())?.kernel?.state === 'ready', 'the kernel ready under watch', 60_000);
 
     // Tick 1 starts the printer on TTY 0 and ends; the printer goes on.
-    await sendMessage(t.instance.paths, { text: '[fake:start-command] start the long job' });
+    await sendOperatorMessage(t.instance, { text: '[fake:start-command] start the long job' });
     await pollUntil(async () => (await loadState(t!.instance.paths.state)).last?.tick === 1, 'tick 1 to end', LONG);
     expect((await loadState(t.instance.paths.state)).last?.status).toBe('ok');
     const tick1 = (await readJsonLines(results)) as unknown as ToolCall[];
@@ -100,7 +100,7 @@ describeWithEngine('the kernel keeps the terminals between ticks', () => {
     expect((await status())?.running).toBe(false);
 
     // Tick 2: its first wait shows what happened since the agent last looked: every line, counted, none gone.
-    await sendMessage(t.instance.paths, { text: '[fake:look] what did the job print?' });
+    await sendOperatorMessage(t.instance, { text: '[fake:look] what did the job print?' });
     await pollUntil(async () => (await loadState(t!.instance.paths.state)).last?.tick === 2, 'tick 2 to end', LONG);
     const calls = (await readJsonLines(results)) as unknown as ToolCall[];
     const tick2 = calls.filter((c) => c.session !== tick1[0]!.session);
