@@ -119,7 +119,7 @@ const ttySchema = z.strictObject({
     .describe('wait ends as soon as the foreground program waits for input (read from /proc); false: only shell marks and silence (settle_ms)'),
 });
 
-export const HARNESS_NAMES = ['claude-code', 'opencode', 'gemini-cli', 'custom'] as const;
+export const HARNESS_NAMES = ['claude-code', 'opencode', 'gemini-cli', 'codex', 'custom'] as const;
 
 const backoffSchema = z.strictObject({
   initial: duration.prefault('5s'),
@@ -172,6 +172,10 @@ const runnerSchema = z.strictObject({
     .optional()
     .describe('the harness binary, or for "custom" a command template with {prompt} and {mcp_config}'),
   model: z.string().optional(),
+  harness_config: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("the harness's own configuration, laid under what the runner sets: opencode's opencode.json, Gemini CLI's settings.json, Codex CLI's config.toml (providers, base URLs, models)"),
   prompt: z.string().optional().describe('the tick prompt (a default one explains login/type/wait)'),
   prompt_file: z.string().optional().describe('a file in the data repo holding the tick prompt; wins over prompt'),
   append_system_prompt: z.string().optional(),

@@ -43,6 +43,11 @@ export function dataPaths(dataDir: string) {
 
 export { stateHome } from './homes.js';
 
+/** Where an instance's secrets live (`runner.secrets_dir`, relative to the config home, or `<config home>/secrets/<name>/`). */
+export function secretsPath(name: string, configured: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return configured ? path.resolve(configHome(env), configured) : path.join(configHome(env), 'secrets', name);
+}
+
 /**
  * Paths of one instance: its data directory (untrusted) and its host-private state
  * directory `<stateHome>/instances/<name>/` (mode 0700; see ensureStateDirs):
@@ -77,6 +82,11 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
      * files it imports), and the container writes the data repo.
      */
     harnessCwd: path.join(kernelState, 'harness'),
+    /**
+     * The harness's own HOME: its settings, logins and sessions, apart from the operator's
+     * (runner/harnesses/harness-env.ts). Never the data repo, never the operator's ~/.config.
+     */
+    harnessHome: path.join(kernelState, 'harness-home'),
     /** The host-owned push mirror and the incoming bundle (runner.push). */
     push: path.join(kernelState, 'push'),
     logs,

@@ -26,6 +26,7 @@ export async function ensureStateDirs(paths: InstancePaths): Promise<void> {
   await chmod(paths.stateRoot, 0o700);
   await mkdir(paths.kernelState, { recursive: true, mode: 0o700 });
   await mkdir(paths.harnessCwd, { recursive: true, mode: 0o700 });
+  await mkdir(paths.harnessHome, { recursive: true, mode: 0o700 });
   for (const { source } of paths.showToContainer) await mkdir(source, { recursive: true, mode: 0o755 });
 }
 

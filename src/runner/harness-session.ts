@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { WriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
 import type { Instance } from '../config/instance.js';
@@ -9,15 +10,17 @@ import { settlesWithin } from '../util/race-timeout.js';
 import { ContextTracker } from './context.js';
 import { DeliveryReceipts } from './delivery-receipts.js';
 import { type HookChannel, hookSocketPath, listenHookChannel } from './hook-channel.js';
-import type { Harness, HarnessEvent, HarnessSetup } from './harnesses/harness.js';
+import { type Harness, type HarnessEvent, type HarnessSetup, isProgress } from './harnesses/harness.js';
+import { privateTmp } from './harnesses/harness-env.js';
 import { kernelFiles } from './kernel-files.js';
 import { McpStatusRequests, mcpFailureMessage, serverStatus, waitForMcpServer } from './mcp-handshake.js';
 import { midTickMessage } from './prompt.js';
 import { type GroupProcess, reapGroup, spawnGroup, stopGroup } from './process-group.js';
-import { type EndReason, type SessionResult, copySessionTranscript, sessionResult } from './session-result.js';
+import { type EndReason, type SessionResult, copySessionTranscript, refusedSession, sessionResult } from './session-result.js';
 import { SessionHookHandler } from './session-hooks.js';
 import { emptyTally, tallyEvent } from './session-tally.js';
-import { hookSettings, mcpConfig, writeTickFiles } from './tick-files.js';
+import { hookSettings, mcpServerSpec, writeHookSettings, writeInvocationFiles } from './tick-files.js';
+import { TapWatch, credentialsContext } from './session-mcp.js';
 import { stampLine } from './transcript-records.js';
 
 export type { EndReason, SessionResult } from './session-result.js';
@@ -64,7 +67,7 @@ export interface SessionOptions {
 
 /** After a result with messages still being processed, how long a silent harness gets before its input is closed. */
 const AFTER_RESULT_QUIET_MS = 60_000;
-const STDERR_TAIL_BYTES = 8192;
+const STDERR_TAIL_BYTES = 16_384;
 
 export class HarnessSession {
   readonly sessionId = randomUUID();
@@ -85,6 +88,7 @@ export class HarnessSession {
   private quietTimer: NodeJS.Timeout | undefined;
   private readonly queued: string[] = [];
   private readonly receipts: DeliveryReceipts;
+  private tap: TapWatch | undefined;
 
   constructor(private readonly options: SessionOptions) {
     const runner = options.instance.config.runner;
@@ -130,25 +134,37 @@ export class HarnessSession {
     const { instance, harness, logger } = this.options;
     const files = kernelFiles();
     const socketPath = hookSocketPath(path.join(this.options.workDir, '..'));
-    const generated = await writeTickFiles(
-      path.join(this.options.workDir, `attempt-${this.options.attempt}`),
-      mcpConfig({ nodePath: process.execPath, serverBin: files.serverBin, dataDir: instance.dataDir, env: this.options.serverEnv }),
-      hookSettings({ nodePath: process.execPath, hookCli: files.hookCli, socketPath }),
-    );
+    const workDir = path.join(this.options.workDir, `attempt-${this.options.attempt}`);
+    const settingsFile = await writeHookSettings(workDir, hookSettings({ nodePath: process.execPath, hookCli: files.hookCli, socketPath }));
+    let mcpServer = mcpServerSpec({ nodePath: process.execPath, serverBin: files.serverBin, dataDir: instance.dataDir, env: this.options.serverEnv });
+    if (harness.mcpStatus === 'tap') {
+      this.tap = new TapWatch(workDir, files.mcpTapCli);
+      mcpServer = this.tap.wrap(mcpServer);
+    }
     const setup: HarnessSetup = {
       instanceName: instance.name,
       dataDir: instance.dataDir,
       cwd: instance.paths.harnessCwd,
+      home: instance.paths.harnessHome,
+      workDir,
       tick: this.options.tick,
       sessionId: this.sessionId,
       prompt: this.options.prompt,
-      mcpConfigFile: generated.mcpConfigFile,
-      settingsFile: generated.settingsFile,
+      mcpServer,
+      settingsFile,
       config: instance.config.runner,
       model: instance.config.runner.model ?? instance.config.model,
       env: this.options.env,
     };
+    const credentialsHelp = harness.credentialsHelp(credentialsContext(instance, this.options.env));
+    const missing = harness.missingCredentials?.(setup);
+    if (missing) {
+      this.marker({ event: 'attempt-refused', attempt: this.options.attempt, reason: missing });
+      return refusedSession(this.sessionId, `${missing}. ${credentialsHelp}`, this.context.snapshot());
+    }
     const invocation = harness.invocation(setup);
+    for (const dir of [setup.home, privateTmp(setup.home), setup.cwd]) await mkdir(dir, { recursive: true, mode: 0o700 });
+    await writeInvocationFiles(invocation.files);
     this.marker({ event: 'attempt-start', attempt: this.options.attempt, session_id: this.sessionId, command: invocation.command });
     logger.info({ sessionId: this.sessionId, command: invocation.command }, 'starting harness');
     this.channel = await listenHookChannel(socketPath, (kind, input) => this.hookHandler.handle(kind, input), (error) =>
@@ -189,6 +205,9 @@ export class HarnessSession {
       const exit = await proc.exited;
       if (!harness.encodeUserMessage && exit.code === 0 && !this.endedBy) this.receipts.endedOk();
       await this.stopping;
+      const noTools = this.tap?.afterExit(instance, logger, (fields) => this.marker(fields));
+      // A harness that exited by itself with nothing to report, never having listed our tools, ran a tick without them.
+      if (noTools && exit.code === 0 && !this.endedBy) [this.endedBy, this.endDetail] = ['mcp', noTools];
       await reapGroup(proc);
       // A process that left the group could keep the pipe open: do not wait for it forever.
       await settlesWithin(streamEnded, 5000);
@@ -205,6 +224,7 @@ export class HarnessSession {
         context: this.context.snapshot(),
         stderrTail: this.stderrTail,
         transcriptCopy,
+        credentialsHelp,
       });
     } finally {
       clearInterval(watchdog);
@@ -254,9 +274,11 @@ export class HarnessSession {
 
   private onLine(line: string): void {
     if (!line.trim()) return;
-    this.lastEventAt = Date.now();
     this.options.tickLog.write(stampLine(line) + '\n');
-    for (const event of this.options.harness.parseLine(line)) this.onEvent(event);
+    const events = this.options.harness.parseLine(line);
+    // Only progress holds off the idle timeout: a harness that prints retries or waits for a network is idle.
+    if (events.some(isProgress)) this.lastEventAt = Date.now();
+    for (const event of events) this.onEvent(event);
   }
 
   private onEvent(event: HarnessEvent): void {
@@ -267,6 +289,7 @@ export class HarnessSession {
         return;
       case 'init': {
         this.context.observeModel(event.model);
+        if (!event.mcpServers) return;
         const status = serverStatus(event.mcpServers);
         if (status !== 'connected' && status !== 'pending') this.end('mcp', mcpFailureMessage(this.options.instance, status));
         return;
@@ -288,8 +311,13 @@ export class HarnessSession {
         this.context.observeWindow(event.contextWindow);
         this.afterResult(event.isError);
         return;
+      case 'notice':
+        this.options.logger.warn({ notice: event.text }, 'the harness says');
+        return;
       case 'rate-limit':
       case 'tool-result':
+      case 'tool-call':
+      case 'usage':
         return;
     }
   }
@@ -312,6 +340,11 @@ export class HarnessSession {
     if (this.endedBy || !this.proc || this.proc.hasExited()) return;
     const runner = this.options.instance.config.runner;
     const now = Date.now();
+    if (this.tap) {
+      const seen = this.tap.check(now, this.options.instance, this.options.logger, (fields) => this.marker(fields));
+      if (seen.failed) return this.end('mcp', seen.failed);
+      if (seen.activityAt !== undefined) this.lastEventAt = Math.max(this.lastEventAt, seen.activityAt);
+    }
     if (now >= this.options.deadline) this.end('timeout', `the tick ran past its time limit (runner.timeout ${Math.round(runner.timeout / 1000)} s)`);
     else if (now - this.lastEventAt >= runner.idle_timeout)
       this.end('idle', `the harness was silent for ${Math.round(runner.idle_timeout / 1000)} s (runner.idle_timeout)`);

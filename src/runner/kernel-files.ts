@@ -23,13 +23,14 @@ export function kernelFiles(root: string = packageRoot()) {
     serverBin: path.join(root, 'dist', 'cli', 'agent-kernel.js'),
     runnerBin: path.join(root, 'dist', 'cli', 'kernel-runner.js'),
     hookCli: path.join(root, 'dist', 'runner', 'hook-cli.js'),
+    mcpTapCli: path.join(root, 'dist', 'runner', 'mcp-tap-cli.js'),
     defaultContainerfile: path.join(root, 'assets', 'Containerfile.default'),
   };
 }
 
 /** The built files a tick needs; missing ones mean the package was not built. */
 export function assertBuilt(files = kernelFiles()): void {
-  for (const file of [files.serverBin, files.hookCli]) {
+  for (const file of [files.serverBin, files.hookCli, files.mcpTapCli]) {
     if (!existsSync(file)) {
       throw new KernelError('HARNESS_MISSING', `${file} is missing: build agent-kernel first (npm run build).`, { details: { file } });
     }

@@ -4,7 +4,7 @@ import type { Instance } from '../config/instance.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { ContextSnapshot } from './context.js';
-import type { Classification, ErrorClass } from './harnesses/classify.js';
+import { type Classification, type ErrorClass, stderrCause } from './harnesses/classify.js';
 import type { Harness, HarnessSetup } from './harnesses/harness.js';
 import type { SessionTally, SessionTokens } from './session-tally.js';
 
@@ -40,21 +40,33 @@ export interface SessionEnd {
   context: ContextSnapshot;
   stderrTail: string;
   transcriptCopy?: string | undefined;
+  /** What the operator does to give this harness credentials (harness.credentialsHelp). */
+  credentialsHelp?: string | undefined;
 }
 
 /**
- * Pure: what a finished session amounts to. A session the runner ended is not classified; one
- * that ended without a result is a harness error quoting the last lines of its stderr.
+ * Pure: what a finished session amounts to. A session the runner ended is not classified,
+ * except one that fell silent while its harness could not reach the model: that is a transient
+ * error (retried with backoff), not an idle agent. One that ended without a result is a harness
+ * error quoting what its stderr says went wrong. A credentials error says how to fix it.
  */
 export function sessionResult(end: SessionEnd): SessionResult {
-  const { tally, endedBy, exitCode } = end;
-  let classification = endedBy ? undefined : end.harness.classify(tally.resultSignals ?? tally.signals);
+  const { tally, exitCode } = end;
+  let endedBy = end.endedBy;
+  let classification: Classification | undefined;
+  if (endedBy === 'idle' && tally.signals.unreachable) {
+    classification = { errorClass: 'transient', reason: `the model could not be reached: ${tally.signals.unreachable}` };
+    endedBy = undefined;
+  } else if (!endedBy) {
+    classification = end.harness.classify({ ...(tally.resultSignals ?? tally.signals), stderr: end.stderrTail });
+  }
   const cleanExitIsResult = end.harness.exitCodeIsResult === true && exitCode === 0;
   if (!endedBy && !tally.sawResult && !classification && !cleanExitIsResult) classification = { errorClass: 'harness', reason: 'the harness ended without a result' };
   if (classification?.errorClass === 'harness' && !tally.sawResult) {
-    const tail = end.stderrTail.trim().split('\n').slice(-3).join(' | ');
-    classification = { ...classification, reason: `the harness exited (code ${exitCode}) without a result${tail ? `: ${tail}` : ''}` };
+    const cause = stderrCause(end.stderrTail);
+    classification = { ...classification, reason: `the harness exited (code ${exitCode}) without a result${cause ? `: ${cause}` : ''}` };
   }
+  if (classification?.credentials && end.credentialsHelp) classification = { ...classification, reason: `${classification.reason}. ${end.credentialsHelp}` };
   return {
     sessionId: end.sessionId,
     ...(endedBy ? { endedBy, endDetail: end.endDetail } : {}),
@@ -94,4 +106,21 @@ export async function copySessionTranscript(options: {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') options.logger.warn({ err: describeError(error), source }, 'cannot copy the session transcript');
     return undefined;
   }
+}
+
+/** Pure: a session that never started, refused with a fatal reason (its harness lacks credentials). */
+export function refusedSession(sessionId: string, reason: string, context: ContextSnapshot): SessionResult {
+  return {
+    sessionId,
+    classification: { errorClass: 'fatal', reason, credentials: true },
+    sawResult: false,
+    exitCode: null,
+    lastMessage: '',
+    tokens: { input: 0, output: 0, cache_creation: 0, cache_read: 0 },
+    costUsd: 0,
+    toolCalls: 0,
+    turns: 0,
+    context,
+    stderrTail: '',
+  };
 }

@@ -1,5 +1,5 @@
 import type { ErrorSignals } from './harnesses/classify.js';
-import type { HarnessEvent } from './harnesses/harness.js';
+import type { HarnessEvent, Usage } from './harnesses/harness.js';
 
 export interface SessionTokens {
   input: number;
@@ -13,6 +13,8 @@ export interface SessionTally {
   sawResult: boolean;
   /** The latest main-thread assistant text. */
   lastMessage: string;
+  /** The latest assistant event was a streamed piece: the next piece continues lastMessage. */
+  streaming?: boolean;
   tokens: SessionTokens;
   /** The highest cost the harness reported (it reports a running total). */
   costUsd: number;
@@ -30,6 +32,23 @@ export function emptyTally(): SessionTally {
   return { sawResult: false, lastMessage: '', tokens: { input: 0, output: 0, cache_creation: 0, cache_read: 0 }, costUsd: 0, toolCalls: 0, turns: 0, signals: {} };
 }
 
+function addUsage(tokens: SessionTokens, usage: Usage): SessionTokens {
+  return {
+    input: tokens.input + (usage.input_tokens ?? 0),
+    output: tokens.output + (usage.output_tokens ?? 0),
+    cache_creation: tokens.cache_creation + (usage.cache_creation_input_tokens ?? 0),
+    cache_read: tokens.cache_read + (usage.cache_read_input_tokens ?? 0),
+  };
+}
+
+/** The model answered or a tool ran: whatever was unreachable is reachable again. */
+function withoutUnreachable(signals: ErrorSignals): ErrorSignals {
+  if (signals.unreachable === undefined) return signals;
+  const rest = { ...signals };
+  delete rest.unreachable;
+  return rest;
+}
+
 /** Epoch seconds or milliseconds → milliseconds. */
 function toEpochMs(value: number): number {
   return value < 1e12 ? value * 1000 : value;
@@ -39,12 +58,24 @@ function toEpochMs(value: number): number {
 export function tallyEvent(tally: SessionTally, event: HarnessEvent): SessionTally {
   switch (event.type) {
     case 'assistant': {
-      const lastMessage = event.mainThread && event.text ? event.text : tally.lastMessage;
-      const signals = event.error ? { ...tally.signals, assistantError: event.error, assistantText: event.text } : tally.signals;
-      return { ...tally, lastMessage, signals };
+      let lastMessage = tally.lastMessage;
+      if (event.mainThread && event.text) lastMessage = event.delta && tally.streaming ? lastMessage + event.text : event.text;
+      const rest = withoutUnreachable(tally.signals);
+      const signals = event.error ? { ...rest, assistantError: event.error, assistantText: event.text } : rest;
+      return { ...tally, lastMessage, streaming: event.delta === true, signals };
     }
+    case 'tool-call':
+      return { ...tally, streaming: false, signals: withoutUnreachable(tally.signals) };
     case 'tool-result':
-      return { ...tally, toolCalls: tally.toolCalls + 1 };
+      return { ...tally, streaming: false, toolCalls: tally.toolCalls + 1, signals: withoutUnreachable(tally.signals) };
+    case 'notice':
+      return event.unreachable ? { ...tally, signals: { ...tally.signals, unreachable: event.text } } : tally;
+    case 'usage':
+      return {
+        ...tally,
+        tokens: addUsage(tally.tokens, event.usage),
+        costUsd: tally.costUsd + (event.costUsd ?? 0),
+      };
     case 'api-retry':
       return { ...tally, signals: { ...tally.signals, lastRetry: { status: event.status, ...(event.error === undefined ? {} : { error: event.error }) } } };
     case 'rate-limit': {
@@ -52,19 +83,14 @@ export function tallyEvent(tally: SessionTally, event: HarnessEvent): SessionTal
       return { ...tally, signals: { ...tally.signals, rateLimit } };
     }
     case 'result': {
-      const usage = event.usage ?? {};
-      const tokens: SessionTokens = {
-        input: tally.tokens.input + (usage.input_tokens ?? 0),
-        output: tally.tokens.output + (usage.output_tokens ?? 0),
-        cache_creation: tally.tokens.cache_creation + (usage.cache_creation_input_tokens ?? 0),
-        cache_read: tally.tokens.cache_read + (usage.cache_read_input_tokens ?? 0),
-      };
+      const tokens = addUsage(tally.tokens, event.usage ?? {});
       const resultSignals: ErrorSignals = {
         ...tally.signals,
         resultIsError: event.isError,
         resultSubtype: event.subtype,
         resultText: event.text,
         apiErrorStatus: event.apiErrorStatus ?? null,
+        ...(event.retryable === undefined ? {} : { retryable: event.retryable }),
       };
       return {
         ...tally,

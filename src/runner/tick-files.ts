@@ -3,34 +3,31 @@ import { stateHome } from '../config/paths.js';
 import { configHome } from '../config/registry.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import type { HookEventKind } from './hook-channel.js';
-import { MCP_SERVER_NAME } from './harnesses/harness.js';
+import type { McpServerSpec } from './harnesses/harness.js';
 
 /** Quote one word for the POSIX shell Claude Code runs hook commands with. */
 export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
+/** How the runner reaches the engine: passed to the server explicitly, as some harnesses give MCP servers only a few variables of their own. */
+const ENGINE_VARIABLES = ['DOCKER_HOST', 'DOCKER_CONTEXT', 'DOCKER_CERT_PATH', 'DOCKER_TLS_VERIFY', 'AGENT_KERNEL_LOG_LEVEL'] as const;
+
 /**
  * The server finds the same instance registry and host-private state as the runner, even
  * when the harness runs it with another HOME or XDG dirs (both are pinned, never inherited),
- * and tells the instance's kernel that it is a tick's (the tick's agent takes the agent's role).
+ * the same engine (Codex CLI gives an MCP server only PATH, HOME and a few more), and tells the instance's
+ * kernel that it is a tick's (the tick's agent takes the agent's role).
  */
 export function serverEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  return { AGENT_KERNEL_CONFIG_DIR: configHome(env), AGENT_KERNEL_STATE_DIR: stateHome(env), AGENT_KERNEL_CLIENT: 'tick' };
+  const engine: Record<string, string> = {};
+  for (const name of ENGINE_VARIABLES) if (env[name]) engine[name] = env[name];
+  return { ...engine, AGENT_KERNEL_CONFIG_DIR: configHome(env), AGENT_KERNEL_STATE_DIR: stateHome(env), AGENT_KERNEL_CLIENT: 'tick' };
 }
 
-/** Pure: the MCP config that makes the harness start our server for this data dir, over stdio. */
-export function mcpConfig(options: { nodePath: string; serverBin: string; dataDir: string; env?: Record<string, string> }) {
-  return {
-    mcpServers: {
-      [MCP_SERVER_NAME]: {
-        type: 'stdio',
-        command: options.nodePath,
-        args: [options.serverBin, 'serve', path.resolve(options.dataDir)],
-        env: options.env ?? {},
-      },
-    },
-  };
+/** Pure: how a harness starts our server for this data dir, over stdio (it writes this in its own config format). */
+export function mcpServerSpec(options: { nodePath: string; serverBin: string; dataDir: string; env?: Record<string, string> }): McpServerSpec {
+  return { command: options.nodePath, args: [options.serverBin, 'serve', path.resolve(options.dataDir)], env: options.env ?? {} };
 }
 
 /**
@@ -49,15 +46,14 @@ export function hookSettings(options: { nodePath: string; hookCli: string; socke
   };
 }
 
-/** Write the two generated files of a tick under the host-private `<state>/kernel/tick-NNN/`. */
-export async function writeTickFiles(
-  dir: string,
-  mcp: ReturnType<typeof mcpConfig>,
-  settings: ReturnType<typeof hookSettings>,
-): Promise<{ mcpConfigFile: string; settingsFile: string }> {
-  const mcpConfigFile = path.join(dir, 'mcp-config.json');
+/** Write the hook settings of a session under the host-private `<state>/kernel/tick-NNN/attempt-N/`. */
+export async function writeHookSettings(dir: string, settings: ReturnType<typeof hookSettings>): Promise<string> {
   const settingsFile = path.join(dir, 'settings.json');
-  await writeFileAtomic(mcpConfigFile, JSON.stringify(mcp, null, 2) + '\n', 0o600);
   await writeFileAtomic(settingsFile, JSON.stringify(settings, null, 2) + '\n', 0o600);
-  return { mcpConfigFile, settingsFile };
+  return settingsFile;
+}
+
+/** Write the private files a harness invocation names (its MCP config, its settings), mode 0600. */
+export async function writeInvocationFiles(files: ReadonlyArray<{ path: string; content: string }>): Promise<void> {
+  for (const file of files) await writeFileAtomic(file.path, file.content, 0o600);
 }

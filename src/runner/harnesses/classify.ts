@@ -24,6 +24,12 @@ export interface ErrorSignals {
   rateLimit?: { status: string; resetsAt?: number };
   /** The latest retry the harness made itself. */
   lastRetry?: { status?: number | null; error?: string };
+  /** The harness's own verdict on its error: trying again may work. */
+  retryable?: boolean;
+  /** The latest notice: the harness said it cannot reach its model (and was retrying). */
+  unreachable?: string;
+  /** The end of what the harness wrote on stderr, where some CLIs put the cause of an error. */
+  stderr?: string;
 }
 
 export interface Classification {
@@ -31,12 +37,17 @@ export interface Classification {
   reason: string;
   /** For rate_limit: how long until the limit resets. */
   retryAfterMs?: number;
+  /** A fatal error for want of credentials: the operator is told how to give the harness some. */
+  credentials?: boolean;
 }
 
+/** A harness without credentials, as Claude Code, opencode, Gemini CLI and Codex CLI say it. */
+const CREDENTIALS_TEXT =
+  /not logged in|please run \/login|invalid api key|invalid x-api-key|incorrect api key|api key not valid|api key is missing|loadapikeyerror|missing (bearer|authentication|api key)|missing environment variable|must specify the \w+ environment variable|please set an auth method|401 unauthorized|authentication[_ ]failed|oauth token (has )?expired/i;
 const FATAL_TEXT =
-  /not logged in|please run \/login|invalid api key|invalid x-api-key|authentication[_ ]failed|oauth token (has )?expired|credit balance|billing|payment|organization (has been )?disabled|model\b.*\bnot (be )?found|not_found_error|does not exist|prompt is too long|permission_error/i;
+  /credit balance|billing|payment|organization (has been )?disabled|model\b.*\bnot (be )?found|not_found_error|does not exist|prompt is too long|permission_error/i;
 const TRANSIENT_TEXT =
-  /overloaded|api error: 5\d\d|internal server error|bad gateway|service unavailable|gateway timeout|econnreset|etimedout|econnrefused|enotfound|eai_again|socket hang up|fetch failed|network|connection error|request timed out|rate[_ ]limit|too many requests/i;
+  /overloaded|api error: 5\d\d|internal server error|bad gateway|service unavailable|gateway timeout|econnreset|etimedout|econnrefused|enotfound|eai_again|socket hang up|fetch failed|network|connection (error|failed|refused)|cannot connect to api|unable to connect|stream disconnected|error sending request|request timed out|rate[_ ]limit|too many requests/i;
 const USAGE_LIMIT_TEXT = /usage limit reached\|(\d{9,13})/i;
 
 const FATAL_ASSISTANT_ERRORS = new Set(['authentication_failed', 'billing_error', 'invalid_request']);
@@ -79,6 +90,9 @@ export function classifyHarnessError(signals: ErrorSignals, now: number = Date.n
     return { errorClass: 'rate_limit', reason: `usage limit reached; resets at ${new Date(resetsAt).toISOString()}`, retryAfterMs: Math.max(0, resetsAt - now) };
   }
 
+  if (CREDENTIALS_TEXT.test(text) || signals.apiErrorStatus === 401 || signals.assistantError === 'authentication_failed') {
+    return { errorClass: 'fatal', reason, credentials: true };
+  }
   if (
     isFatalStatus(signals.apiErrorStatus) ||
     (signals.assistantError !== undefined && FATAL_ASSISTANT_ERRORS.has(signals.assistantError)) ||
@@ -91,7 +105,8 @@ export function classifyHarnessError(signals: ErrorSignals, now: number = Date.n
     isTransientStatus(signals.apiErrorStatus) ||
     (signals.assistantError !== undefined && TRANSIENT_ASSISTANT_ERRORS.has(signals.assistantError)) ||
     TRANSIENT_TEXT.test(text) ||
-    isTransientStatus(signals.lastRetry?.status)
+    isTransientStatus(signals.lastRetry?.status) ||
+    signals.retryable === true
   ) {
     return { errorClass: 'transient', reason };
   }
@@ -100,6 +115,23 @@ export function classifyHarnessError(signals: ErrorSignals, now: number = Date.n
     return { errorClass: 'harness', reason: 'the harness ended without a result' };
   }
   return { errorClass: 'harness', reason };
+}
+
+/** A stack frame, or what is left of a JSON object printed a line at a time: never the cause a person needs. */
+const NOISE_LINE = /^\s*(at\s|[{}[\](),]+$|"[^"]*":\s*[{[]?$|\(Use `node --trace-warnings)/;
+
+/**
+ * Pure: the lines of a harness's stderr that say what went wrong (the last `count`), without
+ * stack frames, JSON fragments and warnings about the terminal, each at most 300 characters.
+ */
+export function stderrCause(stderr: string, count = 3): string {
+  return stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !NOISE_LINE.test(line) && !/^(Warning: 256-color|Ripgrep is not available|WARNING: proceeding|Reading additional input from stdin)/.test(line))
+    .slice(-count)
+    .map((line) => (line.length > 300 ? `${line.slice(0, 300)}…` : line))
+    .join(' | ');
 }
 
 /** Whether a class is worth retrying within the same tick. */

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { classifyHarnessError } from './classify.js';
 import type { Usage } from './harness.js';
 import { type Harness, type HarnessEvent, type HarnessSetup, KERNEL_TOOLS, MCP_SERVER_NAME, type McpServerStatus } from './harness.js';
+import { privateHarnessEnv } from './harness-env.js';
+import { jsonFile, mcpServersJson } from './mcp-server-spec.js';
 
 /**
  * Claude Code in print mode with stream-json on both sides: the prompt and any message
@@ -10,7 +12,9 @@ import { type Harness, type HarnessEvent, type HarnessSetup, KERNEL_TOOLS, MCP_S
  * object a line. Our MCP server comes in through `--mcp-config <file> --strict-mcp-config`
  * (nothing else the user configured is loaded); the runner's hooks through `--settings`.
  * It runs in a host-private empty folder (HarnessSetup.cwd), so no CLAUDE.md, settings or
- * skills the agent wrote into its data repo are loaded on the host.
+ * skills the agent wrote into its data repo are loaded on the host, with a private home
+ * (CLAUDE_CONFIG_DIR there too), so none of the operator's plugins, hooks or memory either.
+ * Credentials: ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN (`claude setup-token`).
  */
 
 /**
@@ -29,7 +33,7 @@ export function defaultAllowedTools(): string[] {
   return KERNEL_TOOLS.map((tool) => `mcp__${MCP_SERVER_NAME}__${tool}`);
 }
 
-function buildArgs(setup: HarnessSetup): string[] {
+function buildArgs(setup: HarnessSetup, mcpConfigFile: string): string[] {
   const config = setup.config;
   const args = [
     '-p',
@@ -41,7 +45,7 @@ function buildArgs(setup: HarnessSetup): string[] {
     // Echo each user message as Claude Code takes it into the conversation: the runner counts a message delivered only then.
     '--replay-user-messages',
     '--mcp-config',
-    setup.mcpConfigFile,
+    mcpConfigFile,
     '--strict-mcp-config',
     '--session-id',
     setup.sessionId,
@@ -180,21 +184,30 @@ export function claudeProjectDirName(cwd: string): string {
 
 export const claudeCodeHarness: Harness = {
   name: 'claude-code',
-  mcpConfigVia: 'flag',
+  mcpStatus: 'control-request',
   stopSignal: 'SIGINT',
   invocation(setup) {
+    const mcpConfigFile = path.join(setup.workDir, 'mcp-config.json');
     return {
       command: setup.config.command ?? 'claude',
-      args: buildArgs(setup),
+      args: buildArgs(setup, mcpConfigFile),
       env: {
-        ...setup.env,
+        ...privateHarnessEnv(setup.env, setup),
+        CLAUDE_CONFIG_DIR: path.join(setup.home, '.claude'),
         // A tick must not update itself or phone home for extras mid-run.
         DISABLE_AUTOUPDATER: '1',
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
       },
       cwd: setup.cwd,
       interactiveStdin: true,
+      files: [jsonFile(mcpConfigFile, mcpServersJson(setup.mcpServer))],
     };
+  },
+  credentialsHelp({ secretsDir, paused }) {
+    return (
+      `Give Claude Code credentials: an API key in ${path.join(secretsDir, 'ANTHROPIC_API_KEY')}, or the token \`claude setup-token\` prints in ` +
+      `${path.join(secretsDir, 'CLAUDE_CODE_OAUTH_TOKEN')} (one file per variable), then remove ${paused}`
+    );
   },
   parseLine: parseClaudeCodeLine,
   classify: classifyHarnessError,

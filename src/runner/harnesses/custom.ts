@@ -1,7 +1,9 @@
+import path from 'node:path';
 import { KernelError } from '../../errors.js';
 import { classifyHarnessError } from './classify.js';
 import { parseClaudeCodeLine } from './claude-code.js';
 import type { Harness, HarnessEvent } from './harness.js';
+import { jsonFile, mcpServersJson } from './mcp-server-spec.js';
 
 /**
  * `custom`: any agent CLI, from a command template in `runner.command`, for example
@@ -13,12 +15,14 @@ import type { Harness, HarnessEvent } from './harness.js';
  *
  * How it gets our MCP server: `{mcp_config}` is the path of the tick's generated MCP config
  * in Claude Code's format (`{"mcpServers": {"agent-kernel": {"command", "args", "env"}}}`),
- * also given as AGENT_KERNEL_MCP_CONFIG in the environment.
+ * also given as AGENT_KERNEL_MCP_CONFIG in the environment. The server there is behind the
+ * runner's tap (mcp-tap.ts): a tick whose command never lists our tools fails.
  *
  * Output: lines that are Claude Code stream-json are understood (a wrapper that speaks it
  * gets result and error classification, context tracking); anything else is only kept in the
  * tick's transcript, and then exit code 0 means success. Messages that arrive mid-tick wait
- * for the next tick (no stdin protocol is assumed).
+ * for the next tick (no stdin protocol is assumed). It runs in the private harness folder
+ * (cwd and PWD) with the operator's HOME: the command is the operator's own.
  */
 
 /** Pure: split a command template into words, as a POSIX shell would (quotes and backslashes only). */
@@ -75,7 +79,7 @@ export function customArgv(template: string, values: { prompt: string; mcpConfig
 
 export const customHarness: Harness = {
   name: 'custom',
-  mcpConfigVia: 'flag',
+  mcpStatus: 'tap',
   stopSignal: 'SIGINT',
   exitCodeIsResult: true,
   invocation(setup) {
@@ -86,14 +90,19 @@ export const customHarness: Harness = {
         `runner.harness is "custom" but runner.command is not set: give a command template such as "my-agent --mcp-config {mcp_config} --prompt {prompt}" in the operator's configuration (agent-kernel config <name> shows where).`,
       );
     }
-    const [command, ...args] = customArgv(template, { prompt: setup.prompt, mcpConfig: setup.mcpConfigFile });
+    const mcpConfigFile = path.join(setup.workDir, 'mcp-config.json');
+    const [command, ...args] = customArgv(template, { prompt: setup.prompt, mcpConfig: mcpConfigFile });
     return {
       command: command!,
       args,
-      env: { ...setup.env, AGENT_KERNEL_MCP_CONFIG: setup.mcpConfigFile },
+      env: { ...setup.env, PWD: setup.cwd, AGENT_KERNEL_MCP_CONFIG: mcpConfigFile },
       cwd: setup.cwd,
       interactiveStdin: false,
+      files: [jsonFile(mcpConfigFile, mcpServersJson(setup.mcpServer))],
     };
+  },
+  credentialsHelp({ secretsDir, paused }) {
+    return `Give the command the credentials it needs: one file per environment variable in ${secretsDir}, then remove ${paused}`;
   },
   parseLine(line): HarnessEvent[] {
     return line.trimStart().startsWith('{') ? parseClaudeCodeLine(line) : [];

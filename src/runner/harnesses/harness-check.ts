@@ -1,9 +1,7 @@
-import { accessSync, constants, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Instance } from '../../config/instance.js';
 import { KernelError } from '../../errors.js';
-import { MCP_SERVER_NAME } from './harness.js';
 import { getHarness } from './index.js';
 import { isWithin } from '../../util/within.js';
 
@@ -32,31 +30,22 @@ export function findExecutable(command: string, pathVariable: string | undefined
 export function checkHarnessAvailable(instance: Instance, env: NodeJS.ProcessEnv = process.env): string {
   const runner = instance.config.runner;
   const harness = getHarness(runner.harness);
-  // A placeholder setup: the command does not depend on the tick's files, but the
-  // invocation of some harnesses reads the MCP config, so hand them a real one.
-  // The command does not depend on the tick's files, but some harnesses read the MCP config
-  // to write their own format: give them a throw-away one.
-  const scratch = mkdtempSync(path.join(os.tmpdir(), 'agent-kernel-harness-check-'));
-  let invocation;
-  try {
-    const mcpConfigFile = path.join(scratch, 'mcp-config.json');
-    writeFileSync(mcpConfigFile, JSON.stringify({ mcpServers: { [MCP_SERVER_NAME]: { command: process.execPath, args: [], env: {} } } }));
-    invocation = harness.invocation({
-      instanceName: instance.name,
-      dataDir: instance.dataDir,
-      cwd: instance.paths.harnessCwd,
-      tick: 0,
-      sessionId: '00000000-0000-0000-0000-000000000000',
-      prompt: '',
-      mcpConfigFile,
-      settingsFile: path.join(scratch, 'settings.json'),
-      config: runner,
-      model: runner.model ?? instance.config.model,
-      env,
-    });
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-  }
+  // A placeholder setup: the command does not depend on the tick's files or server.
+  const invocation = harness.invocation({
+    instanceName: instance.name,
+    dataDir: instance.dataDir,
+    cwd: instance.paths.harnessCwd,
+    home: instance.paths.harnessHome,
+    workDir: instance.paths.harnessCwd,
+    tick: 0,
+    sessionId: '00000000-0000-0000-0000-000000000000',
+    prompt: '',
+    mcpServer: { command: process.execPath, args: [], env: {} },
+    settingsFile: '',
+    config: runner,
+    model: runner.model ?? instance.config.model,
+    env,
+  });
   const found = findExecutable(invocation.command, env.PATH, invocation.cwd);
   if (!found) {
     const how =

@@ -1,5 +1,6 @@
 import { KernelError } from '../../errors.js';
 import { claudeCodeHarness } from './claude-code.js';
+import { codexHarness } from './codex.js';
 import { customHarness } from './custom.js';
 import { geminiCliHarness } from './gemini-cli.js';
 import type { Harness } from './harness.js';
@@ -9,6 +10,7 @@ const HARNESSES: Record<string, Harness> = {
   'claude-code': claudeCodeHarness,
   opencode: opencodeHarness,
   'gemini-cli': geminiCliHarness,
+  codex: codexHarness,
   custom: customHarness,
 };
 

@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Instance } from '../../config/instance.js';
+import { secretsPath } from '../../config/paths.js';
 import { configHome } from '../../config/registry.js';
 import { type Logger, registerSecrets } from '../../log/logger.js';
 import type { TickEnvironmentParts } from '../claude-credentials.js';
@@ -23,7 +24,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * inside the data directory: the agent could write variables (NODE_OPTIONS...) into the harness.
  */
 export function secretsDir(name: string, dataDir: string, configured: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  const dir = configured ? path.resolve(configHome(env), configured) : path.join(configHome(env), 'secrets', name);
+  const dir = secretsPath(name, configured, env);
   if (isWithin(dir, dataDir)) {
     throw new KernelError(
       'CONFIG_REFUSED',

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAgentConfig } from '../../../src/config/agent-config.js';
 import { DEFAULT_BUILTIN_TOOLS, claudeCodeHarness } from '../../../src/runner/harnesses/claude-code.js';
 import type { HarnessSetup } from '../../../src/runner/harnesses/harness.js';
+import { writeInvocationFiles } from '../../../src/runner/tick-files.js';
 import { FAKE_CLAUDE, REAL_CLAUDE } from './tick-helpers.js';
 
 /** The fake claude must refuse what the real CLI refuses, with the same words, and accept what the runner passes. */
@@ -43,19 +44,19 @@ describe('fake claude fidelity (against the pinned real CLI)', () => {
   });
 
   async function runnerSetup(): Promise<HarnessSetup> {
-    const mcpConfigFile = path.join(home, 'mcp.json');
     const settingsFile = path.join(home, 'settings.json');
-    await writeFile(mcpConfigFile, JSON.stringify({ mcpServers: {} }));
     await writeFile(settingsFile, JSON.stringify({ hooks: {} }));
     const config = parseAgentConfig({ model: 'claude-sonnet-4-5', runner: { append_system_prompt: 'Be brief.', max_turns: 5, max_budget_usd: 1 } });
     return {
       instanceName: 'x',
       dataDir: path.join(home, 'data'),
       cwd: path.join(home, 'harness'),
+      home: path.join(home, 'harness-home'),
+      workDir: path.join(home, 'work'),
       tick: 1,
       sessionId: '6a1f1d8e-1111-4222-8333-444455556666',
       prompt: 'hi',
-      mcpConfigFile,
+      mcpServer: { command: process.execPath, args: ['-e', ''], env: {} },
       settingsFile,
       config: config.runner,
       model: config.model,
@@ -63,12 +64,19 @@ describe('fake claude fidelity (against the pinned real CLI)', () => {
     };
   }
 
+  /** The harness's invocation, with the private files it names written. */
+  async function invocation(setup: HarnessSetup) {
+    const result = claudeCodeHarness.invocation(setup);
+    await writeInvocationFiles(result.files);
+    return result;
+  }
+
   /** The first event a CLI prints when run as the runner runs it: its init, with the tools the model is offered. */
   async function initEvent(bin: string): Promise<{ cwd: string; tools: string[] }> {
     // Each run its own session: both CLIs keep a transcript under the same project folder.
-    const invocation = claudeCodeHarness.invocation({ ...(await runnerSetup()), sessionId: randomUUID() });
-    await mkdir(invocation.cwd, { recursive: true });
-    const child = spawn(bin, invocation.args, { cwd: invocation.cwd, env: invocation.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const { args, cwd, env: harnessEnv } = await invocation({ ...(await runnerSetup()), sessionId: randomUUID() });
+    await mkdir(cwd, { recursive: true });
+    const child = spawn(bin, args, { cwd, env: harnessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.stdin.end(claudeCodeHarness.encodeUserMessage!('hi') + '\n');
@@ -116,7 +124,7 @@ describe('fake claude fidelity (against the pinned real CLI)', () => {
   });
 
   it('accepts every flag the runner passes, as the real CLI does', async () => {
-    const { args } = claudeCodeHarness.invocation(await runnerSetup());
+    const { args } = await invocation(await runnerSetup());
     for (const bin of [REAL_CLAUDE, FAKE_CLAUDE]) {
       const { stderr } = await run(bin, args);
       expect(stderr).not.toMatch(/unknown option|invalid|requires/i);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hookSettings, mcpConfig, shellQuote } from '../../../src/runner/tick-files.js';
+import { hookSettings, mcpServerSpec, serverEnv, shellQuote } from '../../../src/runner/tick-files.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,9 +8,16 @@ import { composeTickPrompt } from '../../../src/runner/prompt.js';
 
 describe('generated files', () => {
   it('starts our server with the absolute node and server bin, for the data dir', () => {
-    expect(mcpConfig({ nodePath: '/usr/bin/node', serverBin: '/pkg/dist/cli/agent-kernel.js', dataDir: '/srv/a' })).toEqual({
-      mcpServers: { 'agent-kernel': { type: 'stdio', command: '/usr/bin/node', args: ['/pkg/dist/cli/agent-kernel.js', 'serve', '/srv/a'], env: {} } },
+    expect(mcpServerSpec({ nodePath: '/usr/bin/node', serverBin: '/pkg/dist/cli/agent-kernel.js', dataDir: '/srv/a' })).toEqual({
+      command: '/usr/bin/node',
+      args: ['/pkg/dist/cli/agent-kernel.js', 'serve', '/srv/a'],
+      env: {},
     });
+  });
+
+  it("gives the server the runner's config and state homes and engine, whatever the harness passes on", () => {
+    const env = serverEnv({ AGENT_KERNEL_CONFIG_DIR: '/c', AGENT_KERNEL_STATE_DIR: '/s', DOCKER_HOST: 'unix:///run/podman/podman.sock', OPENAI_API_KEY: 'sk-secret' });
+    expect(env).toEqual({ AGENT_KERNEL_CONFIG_DIR: '/c', AGENT_KERNEL_STATE_DIR: '/s', DOCKER_HOST: 'unix:///run/podman/podman.sock' });
   });
 
   it('installs PreCompact, PostToolUse and Stop hooks that call hook-cli with the socket', () => {

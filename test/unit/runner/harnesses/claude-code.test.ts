@@ -12,8 +12,10 @@ function setup(runner: Record<string, unknown> = {}, top: Record<string, unknown
     tick: 7,
     sessionId: '6a1f1d8e-1111-4222-8333-444455556666',
     prompt: 'hello',
-    mcpConfigFile: '/srv/agents/scout/tmp/kernel/tick-007/mcp-config.json',
-    settingsFile: '/srv/agents/scout/tmp/kernel/tick-007/settings.json',
+    home: '/home/op/.local/state/agent-kernel/instances/scout/kernel/harness-home',
+    workDir: '/home/op/.local/state/agent-kernel/instances/scout/kernel/tick-007/attempt-1',
+    mcpServer: { command: '/usr/bin/node', args: ['/pkg/dist/cli/agent-kernel.js', 'serve', '/srv/agents/scout'], env: { AGENT_KERNEL_STATE_DIR: '/s' } },
+    settingsFile: '/home/op/.local/state/agent-kernel/instances/scout/kernel/tick-007/attempt-1/settings.json',
     config: config.runner,
     model: config.runner.model ?? config.model,
     env: { PATH: '/usr/bin' },
@@ -33,10 +35,10 @@ describe('claude-code invocation', () => {
     expect(cwd).toBe('/home/op/.local/state/agent-kernel/instances/scout/kernel/harness');
     expect(interactiveStdin).toBe(true);
     expect(args.slice(0, 7)).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json', '--replay-user-messages']);
-    expect(flag(args, '--mcp-config')).toBe('/srv/agents/scout/tmp/kernel/tick-007/mcp-config.json');
+    expect(flag(args, '--mcp-config')).toBe('/home/op/.local/state/agent-kernel/instances/scout/kernel/tick-007/attempt-1/mcp-config.json');
     expect(args).toContain('--strict-mcp-config');
     expect(flag(args, '--session-id')).toBe('6a1f1d8e-1111-4222-8333-444455556666');
-    expect(flag(args, '--settings')).toBe('/srv/agents/scout/tmp/kernel/tick-007/settings.json');
+    expect(flag(args, '--settings')).toBe('/home/op/.local/state/agent-kernel/instances/scout/kernel/tick-007/attempt-1/settings.json');
     expect(flag(args, '--permission-mode')).toBe('acceptEdits');
     expect(args).not.toContain('hello');
   });
