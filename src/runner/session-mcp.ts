@@ -63,6 +63,7 @@ export class TapWatch {
 /** Where the operator gives this instance's harness credentials. */
 export function credentialsContext(instance: Instance, env: NodeJS.ProcessEnv): CredentialsContext {
   return {
+    name: instance.name,
     secretsDir: secretsPath(instance.name, instance.config.runner.secrets_dir, env),
     home: instance.paths.harnessHome,
     operatorConfig: instance.paths.operatorConfig,

@@ -3,7 +3,6 @@ import path from 'node:path';
 import { classifyHarnessError } from './classify.js';
 import type { Usage } from './harness.js';
 import { type Harness, type HarnessEvent, type HarnessSetup, KERNEL_TOOLS, MCP_SERVER_NAME, type McpServerStatus } from './harness.js';
-import { privateHarnessEnv } from './harness-env.js';
 import { jsonFile, mcpServersJson } from './mcp-server-spec.js';
 
 /**
@@ -12,9 +11,9 @@ import { jsonFile, mcpServersJson } from './mcp-server-spec.js';
  * object a line. Our MCP server comes in through `--mcp-config <file> --strict-mcp-config`
  * (nothing else the user configured is loaded); the runner's hooks through `--settings`.
  * It runs in a host-private empty folder (HarnessSetup.cwd), so no CLAUDE.md, settings or
- * skills the agent wrote into its data repo are loaded on the host, with a private home
- * (CLAUDE_CONFIG_DIR there too), so none of the operator's plugins, hooks or memory either.
- * Credentials: ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN (`claude setup-token`).
+ * skills the agent wrote into its data repo are loaded on the host (PWD is that folder too).
+ * Its home stays the operator's (`--setting-sources user`): Claude Code's own login is one of
+ * the ways to give ticks credentials.
  */
 
 /**
@@ -192,8 +191,9 @@ export const claudeCodeHarness: Harness = {
       command: setup.config.command ?? 'claude',
       args: buildArgs(setup, mcpConfigFile),
       env: {
-        ...privateHarnessEnv(setup.env, setup),
-        CLAUDE_CONFIG_DIR: path.join(setup.home, '.claude'),
+        // Its home stays the operator's: Claude Code's own login (~/.claude) is one way to give ticks credentials.
+        ...setup.env,
+        PWD: setup.cwd,
         // A tick must not update itself or phone home for extras mid-run.
         DISABLE_AUTOUPDATER: '1',
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
@@ -203,11 +203,9 @@ export const claudeCodeHarness: Harness = {
       files: [jsonFile(mcpConfigFile, mcpServersJson(setup.mcpServer))],
     };
   },
-  credentialsHelp({ secretsDir, paused }) {
-    return (
-      `Give Claude Code credentials: an API key in ${path.join(secretsDir, 'ANTHROPIC_API_KEY')}, or the token \`claude setup-token\` prints in ` +
-      `${path.join(secretsDir, 'CLAUDE_CODE_OAUTH_TOKEN')} (one file per variable), then remove ${paused}`
-    );
+  credentialsHelp() {
+    // The steps for Claude Code come with the paused notice itself (the runner's credentials check).
+    return '';
   },
   parseLine: parseClaudeCodeLine,
   classify: classifyHarnessError,

@@ -172,11 +172,11 @@ export const codexHarness: Harness = {
     if (setup.env.CODEX_API_KEY || existsSync(path.join(codexHome(setup.home), 'auth.json'))) return undefined;
     return 'Codex CLI has no credentials: no CODEX_API_KEY in its environment and no login in its private home';
   },
-  credentialsHelp({ secretsDir, home, paused }) {
+  credentialsHelp({ secretsDir, home, name }) {
     return (
       `Give Codex CLI credentials: an OpenAI API key in ${path.join(secretsDir, 'CODEX_API_KEY')} (one file per variable; codex exec does not read OPENAI_API_KEY), ` +
       `or log in with \`CODEX_HOME=${codexHome(home)} codex login\` (\`--device-auth\` on a machine without a browser); ` +
-      `with another provider, the variable its env_key names. Then remove ${paused}`
+      `with another provider, the variable its env_key names. Then \`kernel-runner resume ${name}\``
     );
   },
 };

@@ -101,8 +101,8 @@ export const customHarness: Harness = {
       files: [jsonFile(mcpConfigFile, mcpServersJson(setup.mcpServer))],
     };
   },
-  credentialsHelp({ secretsDir, paused }) {
-    return `Give the command the credentials it needs: one file per environment variable in ${secretsDir}, then remove ${paused}`;
+  credentialsHelp({ secretsDir, name }) {
+    return `Give the command the credentials it needs: one file per environment variable in ${secretsDir}, then \`kernel-runner resume ${name}\``;
   },
   parseLine(line): HarnessEvent[] {
     return line.trimStart().startsWith('{') ? parseClaudeCodeLine(line) : [];

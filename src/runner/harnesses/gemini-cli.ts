@@ -141,11 +141,11 @@ export const geminiCliHarness: Harness = {
   },
   parseLine: parseGeminiLine,
   classify: classifyGemini,
-  credentialsHelp({ secretsDir, operatorConfig, paused }) {
+  credentialsHelp({ secretsDir, operatorConfig, name }) {
     return (
       `Give Gemini CLI a key: put a Gemini API key in ${path.join(secretsDir, 'GEMINI_API_KEY')} (one file per variable), or set up Vertex AI ` +
       `(GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION there, and runner.harness_config.security.auth.selectedType "vertex-ai" in ${operatorConfig}). ` +
-      `Then remove ${paused}`
+      `Then \`kernel-runner resume ${name}\``
     );
   },
 };

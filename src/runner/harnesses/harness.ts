@@ -57,6 +57,8 @@ export interface McpServerSpec {
 
 /** Where the operator gives a harness credentials (named in a fatal credentials error). */
 export interface CredentialsContext {
+  /** The instance's name (`kernel-runner resume <name>`). */
+  name: string;
   /** The instance's secrets directory: one file per environment variable. */
   secretsDir: string;
   /** The harness's private home (its own login lands here). */

@@ -163,13 +163,13 @@ export const opencodeHarness: Harness = {
   },
   parseLine: parseOpencodeLine,
   classify: classifyOpencode,
-  credentialsHelp({ secretsDir, home, paused, model }) {
+  credentialsHelp({ secretsDir, home, name, model }) {
     const provider = model?.split('/')[0];
     const variable = provider ? `${provider.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_API_KEY` : '<PROVIDER>_API_KEY';
     return (
       `opencode offers a model only when its provider has credentials: put the provider's key in ${path.join(secretsDir, variable)} ` +
       `(one file per variable), or log in with \`HOME=${home} opencode auth login\`; \`HOME=${home} opencode models\` lists the models it can use ` +
-      `(runner.model is provider/model). Then remove ${paused}`
+      `(runner.model is provider/model). Then \`kernel-runner resume ${name}\``
     );
   },
 };

@@ -70,8 +70,8 @@ describeWithEngine('operator files are private (0600 files in 0700 folders)', ()
     const views = paths.showToContainer.map((v) => v.source);
     const entries = await walk(path.dirname(path.dirname(paths.stateRoot)));
     const shown = (file: string) => views.some((v) => file === v || file.startsWith(`${v}/`));
-    // The harness's private home holds what the agent CLI writes there with modes of its own choosing (Claude Code's
-    // session transcript 0644): the home itself is 0700, so nothing in it is reachable by others.
+    // The harness's private home (opencode, Gemini CLI, Codex CLI) holds what the CLI writes there with modes of its
+    // own choosing: the home itself is 0700, so nothing in it is reachable by others.
     const inHarnessHome = (file: string) => file.startsWith(`${paths.harnessHome}/`);
     expect(entries.find((e) => e.file === paths.harnessHome)?.mode).toBe(0o700);
     const hostOnly = entries.filter((e) => !shown(e.file) && !inHarnessHome(e.file));

@@ -179,7 +179,8 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     await watch(t);
     await sendOperatorMessage(t.instance, { text: 'go' });
     await pollUntil(async () => (await lastTick(t!))?.tick === 1, 'the custom tick', LONG);
-    expect((await lastTick(t))?.status).toBe('ok');
+    // It never started our MCP server: a tick without the kernel's tools is a failed one (the command still ran).
+    expect(await lastTick(t)).toMatchObject({ status: 'failed', error_class: 'mcp' });
     // It ran in its host-private folder, not in the data repo.
     const ranIn = t.instance.paths.harnessCwd;
     expect(await readFile(path.join(ranIn, 'tmp', 'seen-token'), 'utf8')).toBe('tok-e2e-secret-98765');

@@ -70,7 +70,7 @@ describe('harness invocations', () => {
   });
 
   // opencode takes its project (opencode.json, .opencode/ plugins that run as host JavaScript, AGENTS.md) from PWD.
-  it.each(['claude-code', 'opencode', 'gemini-cli', 'codex'])('%s: starts in the private folder with PWD there and a private home, none of the operator\'s config pointers', (name) => {
+  it.each(['opencode', 'gemini-cli', 'codex'])('%s: starts in the private folder with PWD there and a private home, none of the operator\'s config pointers', (name) => {
     const inv = getHarness(name).invocation(setup);
     expect(inv.cwd).toBe('/state/a/kernel/harness');
     expect(inv.env).toMatchObject({ PWD: '/state/a/kernel/harness', HOME: '/state/a/kernel/harness-home', XDG_CONFIG_HOME: '/state/a/kernel/harness-home/.config', TMPDIR: '/state/a/kernel/harness-home/tmp', KEEP: 'yes' });
@@ -79,9 +79,9 @@ describe('harness invocations', () => {
     for (const file of inv.files) expect(file.path.startsWith('/state/a/kernel/')).toBe(true);
   });
 
-  it('custom: PWD is the private folder too (its HOME stays the operator\'s: the command is theirs)', () => {
-    const inv = customHarness.invocation({ ...setup, config: { ...setup.config, command: 'my-agent' } });
-    expect(inv.env).toMatchObject({ PWD: '/state/a/kernel/harness', HOME: '/home/op' });
+  it('custom and claude-code: PWD is the private folder too (their HOME stays the operator\'s: the command is theirs, Claude Code\'s login is there)', () => {
+    expect(customHarness.invocation({ ...setup, config: { ...setup.config, command: 'my-agent' } }).env).toMatchObject({ PWD: '/state/a/kernel/harness', HOME: '/home/op' });
+    expect(getHarness('claude-code').invocation(setup)).toMatchObject({ cwd: '/state/a/kernel/harness', env: { PWD: '/state/a/kernel/harness', HOME: '/home/op' } });
   });
 
   it('opencode: run --format json in the private folder, our server and only our tools in the config it merges last', () => {
