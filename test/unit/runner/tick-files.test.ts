@@ -17,7 +17,7 @@ describe('generated files', () => {
 
   it("gives the server the runner's config and state homes and engine, whatever the harness passes on", () => {
     const env = serverEnv({ AGENT_KERNEL_CONFIG_DIR: '/c', AGENT_KERNEL_STATE_DIR: '/s', DOCKER_HOST: 'unix:///run/podman/podman.sock', OPENAI_API_KEY: 'sk-secret' });
-    expect(env).toEqual({ AGENT_KERNEL_CONFIG_DIR: '/c', AGENT_KERNEL_STATE_DIR: '/s', DOCKER_HOST: 'unix:///run/podman/podman.sock' });
+    expect(env).toEqual({ AGENT_KERNEL_CONFIG_DIR: '/c', AGENT_KERNEL_STATE_DIR: '/s', AGENT_KERNEL_CLIENT: 'tick', DOCKER_HOST: 'unix:///run/podman/podman.sock' });
   });
 
   it('installs PreCompact, PostToolUse and Stop hooks that call hook-cli with the socket', () => {
