@@ -212,7 +212,7 @@ except Exception as e: print("no sysctl", e)
     ] as const) {
       await writeFile(test.instance.paths.operatorConfig, JSON.stringify({ container: { network: policy } }));
       const instance = await test.reload();
-      await containerUp(engine, instance, { logger });
+      await containerUp(engine, instance, { logger, recreateForConfig: true }); // as `container up` does: a changed network recreates it
       const direct = await (await openSandbox(instance, { logger })).run(['python3', '-c', RAW, allowed.host, String(allowed.port)]);
       expect(direct.stdout).toContain(expected);
       const proxy = await engine.docker.getContainer(proxyContainerName(test.name)).inspect().catch(() => undefined);
