@@ -16,7 +16,7 @@ import { printer } from './lifecycle.mjs';
 
 const dist = (rel) => import(path.join(ROOT, 'dist', rel));
 const [{ KernelSupervisor }, { kernelHealth }, { kernelSocketPath }, { silentLogger }] = await Promise.all([
-  dist('runner/watch/kernel-supervisor.js'),
+  dist('runner/watch/service/kernel-supervisor.js'),
   dist('kernel/link.js'),
   dist('kernel/socket-path.js'),
   dist('log/logger.js'),

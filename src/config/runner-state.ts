@@ -3,7 +3,7 @@ import { parseWith, readJsonFile } from './parse.js';
 
 /**
  * `<data>/system/state.json` (`dataPaths().state`): the runner's record of ticks, written by
- * the runner (runner/state.ts), read by the runner, watch and the MCP server (the tick number
+ * the runner (runner/tick/state.ts), read by the runner, watch and the MCP server (the tick number
  * at login names terminal archives `tty_N-tick-NNN`).
  */
 

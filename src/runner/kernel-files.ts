@@ -22,8 +22,8 @@ export function kernelFiles(root: string = packageRoot()) {
   return {
     serverBin: path.join(root, 'dist', 'cli', 'agent-kernel.js'),
     runnerBin: path.join(root, 'dist', 'cli', 'kernel-runner.js'),
-    hookCli: path.join(root, 'dist', 'runner', 'hook-cli.js'),
-    mcpTapCli: path.join(root, 'dist', 'runner', 'mcp-tap-cli.js'),
+    hookCli: path.join(root, 'dist', 'cli', 'hook.js'),
+    mcpTapCli: path.join(root, 'dist', 'cli', 'mcp-tap.js'),
     defaultContainerfile: path.join(root, 'assets', 'Containerfile.default'),
   };
 }

@@ -1,5 +1,5 @@
-import { loadState } from '../state.js';
-import { type TickOutcome, startTick } from '../tick.js';
+import { loadState } from '../tick/state.js';
+import { type TickOutcome, startTick } from '../tick/tick.js';
 import type { Instance } from '../../config/instance.js';
 import type { StartTickFn, WatchTickResult } from './watch.js';
 import { isProcessAlive } from '../../util/pid-lock.js';
@@ -16,7 +16,7 @@ export function watchResultOf(outcome: TickOutcome): WatchTickResult {
   };
 }
 
-/** The real tick (src/runner/tick.ts) behind watch's tick interface. */
+/** The real tick (src/runner/tick/tick.ts) behind watch's tick interface. */
 export function realStartTick(baseEnv: NodeJS.ProcessEnv = process.env): StartTickFn {
   return async (instance, options) => {
     const running = await startTick(instance, {

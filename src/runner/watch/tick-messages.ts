@@ -1,6 +1,6 @@
 import { frameBlock, frameNotice } from '../mail/framing.js';
-import type { DueWake } from './schedule.js';
-import type { AgentStatus } from './status-api.js';
+import type { DueWake } from './schedule/schedule.js';
+import type { AgentStatus } from './service/status-api.js';
 
 /**
  * Pure: what a tick started by watch is told, in order: the crash notice, why it woke, the

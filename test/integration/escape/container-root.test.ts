@@ -2,7 +2,7 @@ import { lstat, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
-import { writePaused } from '../../../src/runner/paused.js';
+import { writePaused } from '../../../src/runner/tick/paused.js';
 import { containerUp } from '../../../src/sandbox/container.js';
 import { connectEngine } from '../../../src/sandbox/engine.js';
 import { openSandbox } from '../../../src/sandbox/open-sandbox.js';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
-import { runHooks } from '../../../src/runner/hooks.js';
+import { runHooks } from '../../../src/runner/hooks/hooks.js';
 import { connectEngine } from '../../../src/sandbox/engine.js';
 import { ensureImage } from '../../../src/sandbox/instance-image.js';
 import { openSandbox } from '../../../src/sandbox/open-sandbox.js';

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, expect, it, vi } from 'vitest';
 import type { PushConfig } from '../../../src/config/agent-config.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { pushAgentBranch } from '../../../src/runner/push.js';
+import { pushAgentBranch } from '../../../src/runner/git/push.js';
 import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { describeWithEngine } from '../../helpers/engine.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAgentConfig } from '../../../src/config/agent-config.js';
 import { DEFAULT_BUILTIN_TOOLS, claudeCodeHarness } from '../../../src/runner/harnesses/claude-code.js';
 import type { HarnessSetup } from '../../../src/runner/harnesses/harness.js';
-import { writeInvocationFiles } from '../../../src/runner/tick-files.js';
+import { writeInvocationFiles } from '../../../src/runner/session/tick-files.js';
 import { FAKE_CLAUDE, REAL_CLAUDE } from './tick-helpers.js';
 
 /** The fake claude must refuse what the real CLI refuses, with the same words, and accept what the runner passes. */

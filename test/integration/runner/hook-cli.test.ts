@@ -4,7 +4,7 @@ import { access, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type HookChannel, type HookEventKind, hookSocketPath, listenHookChannel } from '../../../src/runner/hook-channel.js';
+import { type HookChannel, type HookEventKind, hookSocketPath, listenHookChannel } from '../../../src/runner/hooks/hook-channel.js';
 import { kernelFiles } from '../../../src/runner/kernel-files.js';
 
 const HOOK_CLI = kernelFiles().hookCli;

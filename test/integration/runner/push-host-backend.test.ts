@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
-import { pushAgentBranch } from '../../../src/runner/push.js';
+import { pushAgentBranch } from '../../../src/runner/git/push.js';
 import { HostSandbox } from '../../../src/sandbox/host-sandbox.js';
 
 const run = promisify(execFile);

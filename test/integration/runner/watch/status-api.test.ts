@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isKernelError } from '../../../../src/errors.js';
-import { type AgentStatus, type StatusServer, queryStatusSocket, startStatusServer, statusSocketPath } from '../../../../src/runner/watch/status-api.js';
+import { type AgentStatus, type StatusServer, queryStatusSocket, startStatusServer, statusSocketPath } from '../../../../src/runner/watch/service/status-api.js';
 
 const agent: AgentStatus = {
   name: 'Scout',

@@ -3,8 +3,8 @@ import { codexHarness } from '../../../../src/runner/harnesses/codex.js';
 import { geminiCliHarness } from '../../../../src/runner/harnesses/gemini-cli.js';
 import type { Harness } from '../../../../src/runner/harnesses/harness.js';
 import { opencodeHarness, opencodeLoggedCause } from '../../../../src/runner/harnesses/opencode.js';
-import { type EndReason, sessionResult } from '../../../../src/runner/session-result.js';
-import { tallyEvents } from '../../../../src/runner/session-tally.js';
+import { type EndReason, sessionResult } from '../../../../src/runner/session/session-result.js';
+import { tallyEvents } from '../../../../src/runner/session/session-tally.js';
 
 /**
  * What each pinned CLI really printed (captured here from the real binaries, trimmed to the

@@ -46,7 +46,7 @@ describe('customArgv', () => {
 });
 
 describe('harness invocations', () => {
-  const server = { command: '/usr/bin/node', args: ['/ak/dist/runner/mcp-tap-cli.js', '/state/a/kernel/tick-001/attempt-1/mcp-tap.jsonl', '--', '/usr/bin/node', '/ak/dist/cli/agent-kernel.js', 'serve', '/data/a'], env: { X: '1' } };
+  const server = { command: '/usr/bin/node', args: ['/ak/dist/cli/mcp-tap.js', '/state/a/kernel/tick-001/attempt-1/mcp-tap.jsonl', '--', '/usr/bin/node', '/ak/dist/cli/agent-kernel.js', 'serve', '/data/a'], env: { X: '1' } };
   const base = (runner: Record<string, unknown> = {}): HarnessSetup => ({
     instanceName: 'a',
     dataDir: '/data/a',

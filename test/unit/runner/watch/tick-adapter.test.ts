@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAgentConfig } from '../../../../src/config/agent-config.js';
-import type { TickOutcome } from '../../../../src/runner/tick.js';
+import type { TickOutcome } from '../../../../src/runner/tick/tick.js';
 import { detectInterruptedTick, watchResultOf } from '../../../../src/runner/watch/tick-adapter.js';
 import { unitPaths } from '../../../helpers/test-instance.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DueWake } from '../../../../src/runner/watch/schedule.js';
+import type { DueWake } from '../../../../src/runner/watch/schedule/schedule.js';
 import { describeNextWake, tickMessages } from '../../../../src/runner/watch/tick-messages.js';
 
 const wake = { time: new Date('2026-11-23T09:00:00Z'), note: 'inbox review', kind: 'cron', spec: '0 9 * * *', index: 0 } as DueWake;

@@ -1,0 +1,94 @@
+import { spawnSync } from 'node:child_process';
+import { resolveInstance } from '../../../config/instance.js';
+import { KernelError } from '../../../errors.js';
+import { attachArgv, dockerHostFor, listWindowsArgv } from '../../../tty/attach-command.js';
+import { TerminalOutputFilter } from '../../../util/terminal-filter.js';
+import { parseCommandArgs } from '../args.js';
+import { type Command, EXIT, err } from '../command.js';
+
+const USAGE = 'attach <name-or-dir> <tty> [--write]';
+
+export const attachCommand: Command = {
+  name: 'attach',
+  summary: "Show one of an instance's TTYs live in your terminal: read-only (Ctrl-b d or Ctrl-c ends it), or with --write what you type reaches it (Ctrl-b d detaches).",
+  usage: USAGE,
+  async run(args) {
+    const { values, positionals } = parseCommandArgs(args, {
+      usage: `agent-kernel ${USAGE}`,
+      options: { write: { type: 'boolean', default: false } },
+      positionals: { min: 2, max: 2 },
+      missing: 'Name an instance and a TTY.',
+    });
+    const write = values.write;
+    const [target, ttyText] = positionals as [string, string];
+    const tty = Number(ttyText);
+    if (!/^\d+$/.test(ttyText) || tty > 19) throw new KernelError('USAGE', `TTY must be a number from 0 to 19, got ${JSON.stringify(ttyText)}.`);
+    if (!process.stdin.isTTY || !process.stdout.isTTY) {
+      throw new KernelError('USAGE', 'attach needs a terminal: run it in an interactive shell (use agent-kernel ls, or read <data>/tmp/sessions/tty_N/screen, from scripts).');
+    }
+    const instance = await resolveInstance(target);
+    const config = instance.config.container;
+    const where = { backend: config.backend, instanceName: instance.name, ...(config.user ? { user: config.user } : {}) };
+    const argv = attachArgv(where, tty, write);
+    const env = { ...process.env };
+    const dockerHost = dockerHostFor(config.engine_socket);
+    if (dockerHost) env.DOCKER_HOST = dockerHost;
+
+    // Check first, so a missing TTY or container gets a clear message rather than tmux's.
+    const list = listWindowsArgv(where);
+    const check = spawnSync(list[0] as string, list.slice(1), { env, encoding: 'utf8' });
+    if (check.error) throw new KernelError('USAGE', `Cannot run ${argv[0]}: ${check.error.message}. Install the docker CLI (or run: ${argv.join(' ')}).`);
+    if (check.status !== 0) {
+      throw new KernelError('TTY_NOT_FOUND', `No terminals are running for ${instance.name} (${check.stderr.trim() || `exit ${check.status}`}). Start them with agent-kernel serve and login.`);
+    }
+    if (!check.stdout.split('\n').includes(String(tty))) {
+      throw new KernelError('TTY_NOT_FOUND', `TTY ${tty} of ${instance.name} is not open. Run agent-kernel ls ${target} to see the open ones.`);
+    }
+    if (!write) err(`Watching TTY ${tty} of ${instance.name} read-only (detach: Ctrl-b d or Ctrl-c; --write to type).\n`);
+    return attachThroughFilter(argv, env, write);
+  },
+};
+
+/**
+ * Run the attach in a PTY of this process and pass its output to the person's terminal through
+ * TerminalOutputFilter. The `tmux` that draws it runs in the container, where the agent is root
+ * and can replace it: raw, its output could write the person's clipboard (OSC 52) or title, or
+ * ask the terminal to answer into the person's input. Resizes go the other way; keys too with
+ * `write`. Read-only is kept here, not by that tmux: keys stay on the host, and Ctrl-b d or
+ * Ctrl-c ends the attach.
+ */
+async function attachThroughFilter(argv: string[], env: NodeJS.ProcessEnv, write: boolean): Promise<number> {
+  const { default: nodePty } = await import('node-pty');
+  const size = (): { cols: number; rows: number } => ({ cols: process.stdout.columns || 80, rows: process.stdout.rows || 24 });
+  const term = nodePty.spawn(argv[0] as string, argv.slice(1), { name: 'xterm-256color', ...size(), env, encoding: null });
+  const filter = new TerminalOutputFilter();
+  let prefix = false;
+  let detached = false;
+  const onInput = (data: Buffer): void => {
+    if (write) return term.write(data);
+    for (const byte of data) {
+      if (byte === 0x03 || (prefix && byte === 0x64)) {
+        detached = true;
+        return term.kill();
+      }
+      prefix = byte === 0x02;
+    }
+  };
+  const onResize = (): void => {
+    const { cols, rows } = size();
+    term.resize(cols, rows);
+  };
+  process.stdin.setRawMode(true);
+  process.stdin.on('data', onInput);
+  process.stdout.on('resize', onResize);
+  term.onData((data) => process.stdout.write(filter.push(data as unknown as Buffer)));
+  return new Promise<number>((resolve) => {
+    term.onExit(({ exitCode }) => {
+      process.stdin.off('data', onInput);
+      process.stdout.off('resize', onResize);
+      process.stdin.setRawMode(false);
+      process.stdin.pause();
+      resolve(detached ? EXIT.OK : (exitCode ?? EXIT.FAILED));
+    });
+  });
+}

@@ -1,0 +1,83 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import path from 'node:path';
+import { resolveInstance } from '../../../config/instance.js';
+import { KernelError } from '../../../errors.js';
+import { parseRecordingName } from '../../../observe/recording.js';
+import { type CastHeader, readCast, replayDelayMs } from '../../../observe/recording-replay.js';
+import { TerminalOutputFilter } from '../../../util/terminal-filter.js';
+import { parseCommandArgs, usageError } from '../args.js';
+import { type Command, EXIT, err } from '../command.js';
+
+const USAGE = 'play <recording.cast> | play <name-or-dir> <tty_N-tick-NNN.cast> [--speed N] [--idle-limit SECONDS] [--instant]';
+
+/** Write raw bytes, waiting while stdout is full (a slow terminal or pipe must not grow our memory). */
+function write(bytes: Buffer): Promise<void> {
+  if (bytes.length === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    if (process.stdout.write(bytes)) resolve();
+    else process.stdout.once('drain', resolve);
+  });
+}
+
+/**
+ * Replay a terminal recording in this terminal, through the filter `attach` uses: what the
+ * agent printed can colour and move the cursor, but not write the clipboard (OSC 52), set the
+ * title, plant links (OSC 8), or send DCS, APC, PM, SOS or window operations to the person's
+ * terminal, as a raw `asciinema play` would.
+ */
+export const playCommand: Command = {
+  name: 'play',
+  summary: 'Replay a terminal recording (.cast) here, through the same filter as attach (no clipboard writes, titles, links or DCS).',
+  usage: USAGE,
+  async run(args) {
+    const usage = `agent-kernel ${USAGE}`;
+    const { values, positionals } = parseCommandArgs(args, {
+      usage,
+      options: { speed: { type: 'string' }, 'idle-limit': { type: 'string' }, instant: { type: 'boolean' } },
+      positionals: { min: 1, max: 2 },
+      missing: 'Name a recording: a .cast file, or an instance and the name of one of its recordings.',
+    });
+    const speed = values.speed === undefined ? 1 : Number(values.speed);
+    if (!(speed > 0) || !Number.isFinite(speed)) throw usageError(usage, `--speed wants a number above 0, such as 2; got ${JSON.stringify(values.speed)}.`);
+    const idleLimit = values['idle-limit'] === undefined ? 2 : Number(values['idle-limit']);
+    if (!(idleLimit >= 0) || !Number.isFinite(idleLimit)) throw usageError(usage, `--idle-limit wants seconds, such as 2; got ${JSON.stringify(values['idle-limit'])}.`);
+    const file = await recordingFile(positionals);
+
+    const filter = new TerminalOutputFilter();
+    let previous = 0;
+    let header: CastHeader | undefined;
+    try {
+      for await (const item of readCast(file)) {
+        if (!('code' in item)) {
+          header = item;
+          const size = `${header.cols}x${header.rows}`;
+          const here = process.stdout.isTTY ? `${process.stdout.columns}x${process.stdout.rows}` : undefined;
+          err(`Replaying ${path.basename(file)} (${size}${here && here !== size ? `; this terminal is ${here}` : ''}) through the attach filter. Ctrl-C stops.\n`);
+          continue;
+        }
+        if (item.code !== 'o') continue;
+        if (!values.instant) {
+          const delay = replayDelayMs(item.time - previous, { speed, idleLimitSeconds: idleLimit });
+          if (delay > 0) await sleep(delay);
+        }
+        previous = item.time;
+        await write(filter.push(Buffer.from(item.data, 'utf8')));
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new KernelError('USAGE', `No recording at ${file}. agent-kernel web lists them (Recordings), or ls <state>/logs/recordings/.`);
+      throw error;
+    }
+    // Leave the person's terminal as it was found: colours off, cursor shown.
+    if (process.stdout.isTTY) await write(Buffer.from('\x1b[0m\x1b[?25h'));
+    return EXIT.OK;
+  },
+};
+
+/** A path to a .cast file, or an instance and the name of one of its recordings (never a path inside it). */
+async function recordingFile(positionals: string[]): Promise<string> {
+  const [first, second] = positionals as [string, string | undefined];
+  if (second === undefined) return path.resolve(first);
+  if (!parseRecordingName(second)) throw new KernelError('USAGE', `${JSON.stringify(second)} is not a recording name; they look like tty_0-tick-003.cast.`);
+  const instance = await resolveInstance(first);
+  return path.join(instance.paths.recordings, second);
+}

@@ -1,0 +1,67 @@
+import { realpathSync } from 'node:fs';
+import { bridgeStdio } from '../../../kernel/bridge.js';
+import { type KernelLink, connectKernel } from '../../../kernel/link.js';
+import { locateKernel } from '../../../kernel/locate.js';
+import type { KernelClientKind } from '../../../kernel/protocol.js';
+
+/**
+ * `agent-kernel serve NAME` (stdio) when the instance's kernel runs: a bridge to it. Tried
+ * first, before the rest of agent-kernel is loaded, so that a tick's login costs little more
+ * than starting Node; anything this cannot settle cheaply falls through to the full command.
+ */
+
+/** A tick's harness says so (kernel-runner's MCP config); everyone else is a person. */
+export function clientKind(env: NodeJS.ProcessEnv = process.env): KernelClientKind {
+  return env.AGENT_KERNEL_CLIENT === 'tick' ? 'tick' : 'person';
+}
+
+/** Bridge this process's stdio to the kernel session `link` until the client goes; the exit code. */
+export function bridgeProcessStdio(link: KernelLink, socketPath: string, dataDir: string): Promise<number> {
+  return bridgeStdio({
+    socketPath,
+    client: clientKind(),
+    first: link,
+    input: process.stdin,
+    output: process.stdout,
+    dataDir,
+    note: (line) => process.stderr.write(`${line}\n`),
+  });
+}
+
+/**
+ * `serve <target>` with nothing else on the line, and a kernel answering for it: bridged here,
+ * and true once the bridge ended (process.exitCode set). false: run the full command.
+ */
+export async function fastServe(args: readonly string[]): Promise<boolean> {
+  const [target, ...rest] = args;
+  if (target === undefined || target.startsWith('-') || rest.length > 0) return false;
+  let located;
+  try {
+    located = locateKernel(target);
+  } catch {
+    return false;
+  }
+  if (!located) return false;
+  let link: KernelLink;
+  try {
+    link = await connectKernel(located.socketPath, { client: clientKind() });
+  } catch {
+    // No kernel (or one that does not answer): the full command decides what to do.
+    return false;
+  }
+  const wanted = located.dataDir === undefined ? undefined : realpathOr(located.dataDir);
+  if (wanted !== undefined && realpathOr(link.hello.dataDir) !== wanted) {
+    link.socket.destroy();
+    return false;
+  }
+  process.exitCode = await bridgeProcessStdio(link, located.socketPath, link.hello.dataDir);
+  return true;
+}
+
+function realpathOr(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return dir;
+  }
+}

@@ -1,0 +1,41 @@
+import { resolveInstance } from '../../../config/instance.js';
+import { tickEnvironmentParts } from '../../../runner/secrets/secrets.js';
+import { credentialsRow } from '../../../runner/instances/doctor-rows.js';
+import { readPausedReason } from '../../../runner/tick/paused.js';
+import { relativeInside } from '../../../util/untrusted-dir.js';
+import { removeUntrusted } from '../../../util/untrusted-write.js';
+import { parseCommandArgs } from '../args.js';
+import { type Command, EXIT, out, err } from '../command.js';
+
+const USAGE = 'resume <name-or-dir> [--force]';
+
+export const resumeCommand: Command = {
+  name: 'resume',
+  summary: 'Let a paused instance tick again (removes system/paused); refused while Claude Code has no credentials for it, unless --force.',
+  usage: USAGE,
+  async run(args) {
+    const { values, positionals } = parseCommandArgs(args, {
+      usage: `kernel-runner ${USAGE}`,
+      options: { force: { type: 'boolean', default: false } },
+      positionals: { min: 1, max: 1 },
+      missing: 'Name an instance.',
+    });
+    const instance = await resolveInstance(positionals[0] as string);
+    const reason = await readPausedReason(instance.paths.paused);
+    if (reason === undefined) {
+      out(`${instance.name} is not paused: nothing to do.\n`);
+      return EXIT.OK;
+    }
+    if (!values.force && instance.config.runner.harness === 'claude-code') {
+      const row = await credentialsRow(instance, { harnessCommand: instance.config.runner.command ?? 'claude', harnessFound: true, environment: () => tickEnvironmentParts(instance) });
+      if (row.status === 'not-ready' || row.status === 'failed') {
+        err(`kernel-runner resume: ${instance.name} stays paused: ${row.detail}.\nTo fix it:\n${(row.fix ?? '').split('\n').map((step) => `  ${step}`).join('\n')}\nthen run kernel-runner resume ${instance.name} again (--force resumes anyway).\n`);
+        return EXIT.NOT_READY;
+      }
+    }
+    const root = instance.dataDir;
+    await removeUntrusted(root, relativeInside(root, instance.paths.paused));
+    out(`Resumed ${instance.name} (it was paused: ${reason.split('\n')[0] ?? ''}). A running watch ticks again within seconds; without one: kernel-runner tick ${instance.name}\n`);
+    return EXIT.OK;
+  },
+};

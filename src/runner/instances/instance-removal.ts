@@ -1,0 +1,138 @@
+import { lstat, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { nameFromDirectory } from '../../config/instance.js';
+import { loadEffectiveConfig } from '../../config/operator-config.js';
+import { type InstancePaths, instancePaths, stateHome } from '../../config/paths.js';
+import { configHome, loadRegistry, registryFile, unregisterInstance, validateInstanceName } from '../../config/registry.js';
+import { KernelError, describeError } from '../../errors.js';
+import { connectEngine } from '../../sandbox/engine.js';
+import { removeInstanceResources } from '../../sandbox/remove-instance.js';
+import { isProcessAlive, readLockHolder } from '../../util/pid-lock.js';
+import { isWithin } from '../../util/within.js';
+
+/**
+ * `kernel-runner rm`: everything agent-kernel keeps for an instance, and the instance's name.
+ * It must work when the instance is half gone (its data directory deleted by hand, its
+ * configuration broken), so it resolves the name itself instead of loading the instance.
+ */
+
+export interface RemovalTarget {
+  name: string;
+  dataDir: string;
+  paths: InstancePaths;
+  registered: boolean;
+}
+
+/** Where watch keeps its things for the instance (watch/service/status-api.ts, watch/service/systemd.ts). */
+export interface WatchPlaces {
+  /** The status socket: a watch answers /v1/health there while it runs. */
+  socket: string;
+  /** Whether a running watch answers at the socket. */
+  answers: () => Promise<boolean>;
+  /** The systemd user unit kernel-runner install writes. */
+  unit: string;
+}
+
+export interface RemovalReport {
+  /** What was removed, for a person, one item each. */
+  removed: string[];
+  /** What stays, and why. */
+  kept: string[];
+}
+
+/** A registered name, or a data directory (registered or not). Never loads the instance. */
+export async function findRemovalTarget(nameOrDir: string, env: NodeJS.ProcessEnv = process.env): Promise<RemovalTarget> {
+  const registry = await loadRegistry(env);
+  const looksLikePath = nameOrDir.includes('/') || nameOrDir === '.' || nameOrDir === '..';
+  const entry = looksLikePath ? undefined : registry.instances[nameOrDir];
+  if (entry) return { name: nameOrDir, dataDir: entry.dir, paths: instancePaths(nameOrDir, entry.dir, env), registered: true };
+  const dataDir = path.resolve(nameOrDir);
+  const isDir = await lstat(dataDir).then((s) => s.isDirectory(), () => false);
+  if (!looksLikePath && !isDir) {
+    validateInstanceName(nameOrDir);
+    throw new KernelError('INSTANCE_NOT_FOUND', `No instance named "${nameOrDir}" (kernel-runner ls lists them).`, { details: { name: nameOrDir } });
+  }
+  const byDir = Object.entries(registry.instances).find(([, e]) => e.dir === dataDir);
+  const name = byDir?.[0] ?? nameFromDirectory(dataDir);
+  const paths = instancePaths(name, dataDir, env);
+  if (!byDir) {
+    // An unregistered name is claimed by the first directory that used it (state-dir.ts): never remove another's.
+    const owner = (await readFile(path.join(paths.kernelState, 'data-dir'), 'utf8').catch(() => undefined))?.trim();
+    if (owner !== undefined && owner !== dataDir) {
+      throw new KernelError('USAGE', `The state of "${name}" belongs to ${owner}, not ${dataDir}: nothing of ${dataDir} to remove there.`);
+    }
+    if (!isDir && owner === undefined) throw new KernelError('INSTANCE_NOT_FOUND', `${dataDir} is not an instance: not registered, and no such directory.`);
+  }
+  return { name, dataDir, paths, registered: byDir !== undefined };
+}
+
+/** What still uses the instance: each a sentence with what to do about it. Empty: free to remove. */
+export async function instanceInUse(target: RemovalTarget, watch: WatchPlaces): Promise<string[]> {
+  const busy: string[] = [];
+  const tick = await readLockHolder(target.paths.tickLock);
+  if (tick && isProcessAlive(tick.pid)) busy.push(`a tick runs (PID ${tick.pid}): stop the watch running it (Ctrl-C, or systemctl --user stop), or wait for it to end`);
+  const server = await readLockHolder(target.paths.serverLock);
+  if (server && isProcessAlive(server.pid)) busy.push(`agent-kernel serve runs for it (PID ${server.pid}): end that client (a Claude Code session, an HTTP server)`);
+  if (await watch.answers()) busy.push(`kernel-runner watch runs for it: stop it (Ctrl-C, or systemctl --user stop ${path.basename(watch.unit)})`);
+  if (await lstat(watch.unit).then(() => true, () => false)) busy.push(`a systemd unit runs watch for it (${watch.unit}): kernel-runner uninstall ${target.name} first`);
+  return busy;
+}
+
+/** Paths that are never removed as data, whatever the registry says. */
+function unremovable(dir: string, env: NodeJS.ProcessEnv): boolean {
+  const home = os.homedir();
+  return dir === '/' || dir === home || isWithin(home, dir) || isWithin(configHome(env), dir) || isWithin(stateHome(env), dir);
+}
+
+async function removePath(file: string, what: string, report: RemovalReport): Promise<void> {
+  if (!(await lstat(file).then(() => true, () => false))) return;
+  try {
+    await rm(file, { recursive: true, force: true });
+    report.removed.push(`${what} ${file}`);
+  } catch (error) {
+    report.kept.push(`${what} ${file}: ${describeError(error)} (remove it by hand, with sudo if the container wrote it as root)`);
+  }
+}
+
+/**
+ * Remove the instance: what the engine holds for it (container, egress proxy and link, images),
+ * its host-private state (logs, transcripts, recordings, archives), the operator's file, its
+ * default secrets folder and HTTP token, and its registry entry; its data directory only with
+ * `data`. The engine goes first (the container stops writing the data directory), the registry
+ * entry last (a removal that fails midway can be run again).
+ */
+export async function removeInstance(
+  target: RemovalTarget,
+  options: { data: boolean; watchSocket: string; env?: NodeJS.ProcessEnv; onProgress?: (line: string) => void },
+): Promise<RemovalReport> {
+  const env = options.env ?? process.env;
+  const report: RemovalReport = { removed: [], kept: [] };
+  const socket = await loadEffectiveConfig(target.name, target.dataDir, env).then(
+    (effective) => effective.config.container.engine_socket,
+    () => undefined,
+  );
+  const engine = await connectEngine({ socket });
+  const resources = await removeInstanceResources(engine, target.name, options.onProgress);
+  for (const container of resources.containers) report.removed.push(`container ${container}`);
+  for (const volume of resources.volumes) report.removed.push(`volume ${volume}`);
+  for (const image of resources.images) report.removed.push(`image ${image}`);
+  report.kept.push(...resources.kept);
+
+  await removePath(target.paths.stateRoot, 'state (logs, transcripts, recordings, terminal archives)', report);
+  await removePath(target.paths.operatorConfig, "the operator's file", report);
+  await removePath(path.join(configHome(env), 'secrets', target.name), 'secrets', report);
+  await removePath(path.join(configHome(env), 'tokens', `${target.name}.token`), 'HTTP token', report);
+  await removePath(options.watchSocket, 'status socket', report);
+
+  if (options.data) {
+    const system = await lstat(target.paths.system).catch(() => undefined);
+    if (unremovable(target.dataDir, env)) report.kept.push(`data ${target.dataDir}: not removed, it holds your home or agent-kernel's own folders`);
+    else if (!system?.isDirectory()) report.kept.push(`data ${target.dataDir}: not removed, it has no system/ folder (not a data repo)`);
+    else await removePath(target.dataDir, 'data', report);
+  } else if (await lstat(target.dataDir).then(() => true, () => false)) {
+    report.kept.push(`data ${target.dataDir} (kernel-runner rm ${target.name} --data removes it too)`);
+  }
+  if (target.registered && (await unregisterInstance(target.name, env))) report.removed.push(`the name ${target.name} from ${registryFile(env)}`);
+  return report;
+}

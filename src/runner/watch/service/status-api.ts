@@ -1,0 +1,164 @@
+import { chmod, mkdir, unlink } from 'node:fs/promises';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { configHome } from '../../../config/registry.js';
+import { KernelError } from '../../../errors.js';
+import type { KernelStatus } from './kernel-supervisor.js';
+
+/**
+ * The read-only status API of a watch process: HTTP over a unix socket (mode 0660), one
+ * socket per watched instance at `<runtime dir>/<name>.sock`.
+ *
+ *   GET /v1/health          {"state":"running","uptime_seconds":123,"pid":...}
+ *   GET /v1/agents          [AgentStatus]
+ *   GET /v1/agents/{name}   AgentStatus (name matched case-insensitively; 404 JSON otherwise)
+ *
+ * Anything else is a 404 (unknown path) or 405 (not GET), both JSON.
+ */
+
+export type WatchState = 'starting' | 'idle' | 'ticking' | 'paused' | 'backoff' | 'limited' | 'config-error' | 'gave-up' | 'stopping';
+
+export interface AgentStatus {
+  name: string;
+  dataDir: string;
+  harness: string;
+  /** What watch is doing now. */
+  state: WatchState;
+  /** A tick is running. */
+  running: boolean;
+  paused: boolean;
+  /** Why it is paused, backing off, given up or in error (the paused file's text, the config error...). */
+  reason?: string;
+  currentTick?: { number?: number; started: string; trigger: string };
+  lastResult?: { tick?: number; status: string; ended: string; durationMs?: number; error?: string };
+  nextWake?: { time: string; reason: string };
+  /** Ticks started by the restart policy (not by a message or a schedule) since the last stable period. */
+  restarts: number;
+  /** Failed ticks in a row (drives the backoff). */
+  failures: number;
+  pendingMessages: number;
+  watchPid: number;
+  watchStarted: string;
+  /** The instance's kernel, as watch supervises it. */
+  kernel?: KernelStatus;
+}
+
+/**
+ * Where sockets live: `$AGENT_KERNEL_RUNTIME_DIR`; else, when tests point
+ * `$AGENT_KERNEL_CONFIG_DIR` elsewhere, `<that>/run`; else `$XDG_RUNTIME_DIR/agent-kernel`;
+ * else `<XDG config>/agent-kernel/run`.
+ */
+export function runtimeDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.AGENT_KERNEL_RUNTIME_DIR) return env.AGENT_KERNEL_RUNTIME_DIR;
+  if (env.AGENT_KERNEL_CONFIG_DIR) return path.join(env.AGENT_KERNEL_CONFIG_DIR, 'run');
+  if (env.XDG_RUNTIME_DIR) return path.join(env.XDG_RUNTIME_DIR, 'agent-kernel');
+  return path.join(configHome(env), 'run');
+}
+
+export function statusSocketPath(name: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(runtimeDir(env), `${name}.sock`);
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body) + '\n';
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Pure routing: path and method → status code and body. */
+export function routeStatusRequest(
+  method: string,
+  url: string,
+  snapshot: () => AgentStatus[],
+  health: () => Record<string, unknown>,
+): { status: number; body: unknown } {
+  if (method !== 'GET' && method !== 'HEAD') return { status: 405, body: { error: 'method not allowed: this API is read-only (GET only)' } };
+  const pathname = new URL(url, 'http://localhost').pathname.replace(/\/+$/, '') || '/';
+  if (pathname === '/v1/health') return { status: 200, body: health() };
+  if (pathname === '/v1/agents') return { status: 200, body: snapshot() };
+  const match = /^\/v1\/agents\/([^/]+)$/.exec(pathname);
+  if (match) {
+    const wanted = decodeURIComponent(match[1]!).toLowerCase();
+    const found = snapshot().find((a) => a.name.toLowerCase() === wanted);
+    if (found) return { status: 200, body: found };
+    return { status: 404, body: { error: `no agent named "${decodeURIComponent(match[1]!)}" is watched here` } };
+  }
+  return { status: 404, body: { error: `unknown path ${pathname}; try /v1/health, /v1/agents or /v1/agents/{name}` } };
+}
+
+/** Is something answering on this socket? */
+function socketAnswers(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(socketPath);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export interface StatusServer {
+  readonly socketPath: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Serve the status API on `socketPath`. A live socket there means another watch process
+ * owns the instance (INSTANCE_LOCKED); a stale one (its process died) is replaced.
+ */
+export async function startStatusServer(socketPath: string, snapshot: () => AgentStatus[]): Promise<StatusServer> {
+  const started = Date.now();
+  await mkdir(path.dirname(socketPath), { recursive: true, mode: 0o750 });
+  if (await socketAnswers(socketPath)) {
+    throw new KernelError(
+      'INSTANCE_LOCKED',
+      `Another watch process already serves ${socketPath}. Stop it first (kernel-runner status shows its PID), or watch another instance.`,
+      { details: { socketPath } },
+    );
+  }
+  await unlink(socketPath).catch(() => {});
+  const health = () => ({ state: 'running', uptime_seconds: Math.round((Date.now() - started) / 1000), pid: process.pid });
+  const server = http.createServer((req, res) => {
+    const { status, body } = routeStatusRequest(req.method ?? 'GET', req.url ?? '/', snapshot, health);
+    sendJson(res, status, body);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  await chmod(socketPath, 0o660);
+  server.unref();
+  return {
+    socketPath,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** GET a path from a watch process's socket. Rejects when nothing answers within `timeoutMs`. */
+export function queryStatusSocket(socketPath: string, urlPath: string, timeoutMs = 2000): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ socketPath, path: urlPath, timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        try {
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown });
+        } catch (error) {
+          reject(new Error(`${socketPath} answered ${urlPath} with something that is not JSON: ${(error as Error).message}`));
+        }
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`${socketPath} did not answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+  });
+}
