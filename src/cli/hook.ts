@@ -6,7 +6,10 @@
  * prints the runner's decision. Fail-open, except PreCompact, which blocks even when the
  * runner cannot be reached: a compacted context is what ticks exist to avoid.
  */
+import { describeError } from '../errors.js';
 import { askRunner, HOOK_EVENT_KINDS, type HookEventKind, type HookReply } from '../runner/hooks/hook-channel.js';
+import { parseCommandArgs, usageError } from './commands/args.js';
+import { err } from './commands/command.js';
 
 const COMPACTION_BLOCK: HookReply = {
   stdout: JSON.stringify({ decision: 'block', reason: 'agent-kernel ends the tick instead of compacting the context.' }),
@@ -21,10 +24,23 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+const USAGE = `node dist/cli/hook.js <${HOOK_EVENT_KINDS.join('|')}> <runner socket>`;
+
+/** The hook and the runner's socket, as the settings kernel-runner wrote give them. */
+function parseHookArgs(args: readonly string[]): { kind: HookEventKind; socketPath: string } {
+  const [kind, socketPath] = parseCommandArgs(args, { usage: USAGE, options: {}, positionals: { min: 2, max: 2 } }).positionals as [string, string];
+  if (!HOOK_EVENT_KINDS.includes(kind as HookEventKind)) throw usageError(USAGE, `Unknown hook ${JSON.stringify(kind)}.`);
+  return { kind: kind as HookEventKind, socketPath };
+}
+
 async function main(): Promise<number> {
-  const [kind, socketPath] = process.argv.slice(2);
-  if (!kind || !HOOK_EVENT_KINDS.includes(kind as HookEventKind) || !socketPath) {
-    process.stderr.write(`usage: hook-cli <${HOOK_EVENT_KINDS.join('|')}> <socket>\n`);
+  let kind: HookEventKind;
+  let socketPath: string;
+  try {
+    ({ kind, socketPath } = parseHookArgs(process.argv.slice(2)));
+  } catch (error) {
+    // Fail-open: a hook command kernel-runner did not write blocks nothing.
+    err(`agent-kernel hook: ${describeError(error)}\n`);
     return 0;
   }
   let input: unknown = {};
@@ -33,7 +49,7 @@ async function main(): Promise<number> {
   } catch {
     input = {};
   }
-  const reply = await askRunner(socketPath, kind as HookEventKind, input, TIMEOUT_MS[kind as HookEventKind]);
+  const reply = await askRunner(socketPath, kind, input, TIMEOUT_MS[kind]);
   const decision = reply ?? (kind === 'pre-compact' ? COMPACTION_BLOCK : {});
   if (decision.stdout) process.stdout.write(decision.stdout + '\n');
   return decision.exitCode ?? 0;

@@ -3,21 +3,35 @@
 // when the runner cannot ask the harness itself whether our server connected (runner/session/mcp-tap.ts). It
 // starts the real server and passes every byte both ways unchanged, and appends what the
 // conversation shows to <record-file> (host-private): the client's initialize, the tools it
-// listed, each tool call and its result, and the server's exit. Only node built-ins, so it
+// listed, each tool call and its result, and the server's exit. Only node built-ins and a few small modules of ours, so it
 // starts in a few tens of milliseconds.
 import { spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
+import { describeError } from '../errors.js';
 import { type TapRecord, tapObserver } from '../runner/session/mcp-tap.js';
+import { parseCommandArgs } from './commands/args.js';
+import { EXIT, err } from './commands/command.js';
 
-const [recordFile, separator, command, ...args] = process.argv.slice(2);
-if (!recordFile || separator !== '--' || !command) {
-  process.stderr.write('usage: mcp-tap-cli <record-file> -- <command> [args...]\n');
-  process.exit(2);
+const USAGE = 'node dist/cli/mcp-tap.js <record-file> -- <command> [args...]';
+
+/** The record file, then the server's command line: everything after `--` is the server's, its options included. */
+function parseTapArgs(argv: readonly string[]): { recordFile: string; command: string; args: string[] } {
+  const [recordFile, command, ...args] = parseCommandArgs(argv, { usage: USAGE, options: {}, positionals: { min: 2, max: Infinity } }).positionals as [string, string, ...string[]];
+  return { recordFile, command, args };
 }
+
+let parsed: ReturnType<typeof parseTapArgs>;
+try {
+  parsed = parseTapArgs(process.argv.slice(2));
+} catch (error) {
+  err(`agent-kernel mcp-tap: ${describeError(error)}\n`);
+  process.exit(EXIT.USAGE);
+}
+const { recordFile, command, args } = parsed;
 
 function record(entry: TapRecord): void {
   try {
-    appendFileSync(recordFile!, JSON.stringify(entry) + '\n', { mode: 0o600 });
+    appendFileSync(recordFile, JSON.stringify(entry) + '\n', { mode: 0o600 });
   } catch {
     // The runner reads what it can; the conversation itself must go on.
   }

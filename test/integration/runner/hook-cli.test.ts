@@ -64,6 +64,16 @@ describe('hook-cli (the command Claude Code runs for our hooks)', () => {
     expect(JSON.parse(compact.stdout)).toMatchObject({ decision: 'block' });
   });
 
+  it('refuses a hook it does not know, saying how it is run, and blocks nothing', async () => {
+    const socket = hookSocketPath(dir);
+    const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(process.execPath, [HOOK_CLI, 'pre-compat', socket], (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+      child.stdin?.end('{}');
+    });
+    expect({ code, stdout }).toEqual({ code: 0, stdout: '' });
+    expect(stderr).toBe(`agent-kernel hook: Unknown hook "pre-compat". Usage: node dist/cli/hook.js <pre-compact|post-tool-use|stop> <runner socket>\n`);
+  });
+
   /** Write raw bytes to the channel and read what it answers before it closes. */
   function raw(socket: string, text: string): Promise<string> {
     return new Promise((resolve, reject) => {
