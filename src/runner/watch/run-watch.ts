@@ -5,7 +5,8 @@ import { checkHarnessAvailable } from '../harnesses/harness-check.js';
 import { KernelSupervisor } from './service/kernel-supervisor.js';
 import { type StatusServer, startStatusServer, statusSocketPath } from './service/status-api.js';
 import { detectInterruptedTick, realStartTick } from './tick-adapter.js';
-import { type StartTickFn, Watch } from './watch.js';
+import { Watch } from './watch.js';
+import type { StartTickFn } from './watch-tick.js';
 
 export interface RunWatchOptions {
   env?: NodeJS.ProcessEnv;

@@ -8,13 +8,15 @@ import { Coalescer, watchFolder } from '../mail/folder-watch.js';
 import { PostOffice } from '../mail/post-office.js';
 import { ensureInbox, watchInbox } from '../mail/inbox.js';
 import { MailQueue } from '../mail/mail-queue.js';
-import { type DueWake, type LoadedSchedule, loadSchedule, nextWake, removeFiredWake } from './schedule/schedule.js';
+import type { DueWake, LoadedSchedule } from './schedule/schedule.js';
+import { ScheduledWakes } from './schedule/scheduled-wakes.js';
 import { tickEnvironment } from '../secrets/secrets.js';
-import type { AgentStatus, WatchState } from './service/status-api.js';
+import type { AgentStatus } from './service/status-api.js';
 import { type SupervisorCounters, INITIAL_COUNTERS, supervisorPolicy, decideAfterTick, recordRestart, recordTickEnd, settleCounters } from './supervisor.js';
 import { TickGate } from './limits/tick-gate.js';
 import { describeNextWake, tickMessages } from './tick-messages.js';
 import { Waker } from './waker.js';
+import type { StartTickFn, WatchRunningTick, WatchTickResult } from './watch-tick.js';
 
 /**
  * The watch loop: one instance, ticks that never overlap, woken by inbox messages,
@@ -22,41 +24,6 @@ import { Waker } from './waker.js';
  * config, the schedule, the paused file, the secrets) is re-read before each tick, so
  * changes apply without restarting watch.
  */
-
-/** What watch needs from a tick: how it is started, and what it reports at the end. */
-export interface WatchTickOptions {
-  readonly logger: Logger;
-  /** Handed to the agent at the start of the tick (messages, the wake's note, a crash notice). */
-  readonly messages: readonly string[];
-  /** Aborting stops the tick gracefully (SIGINT, grace period, kill). */
-  readonly signal: AbortSignal;
-  /** Extra environment for the harness: secrets, then runner.env. */
-  readonly env: Readonly<Record<string, string>>;
-  /** What started the tick. */
-  readonly trigger?: string;
-  /** Told the messages (of `messages` or delivered) once the agent's model has had them: only then are they delivered. */
-  readonly onInContext?: (messages: readonly string[]) => void;
-}
-
-export interface WatchTickResult {
-  /** The tick failed (crash, timeout, error): drives the backoff, the restart policy and the next crash notice. */
-  readonly failed: boolean;
-  /** A one-word status for people ("normal", "abnormal", "error"...). */
-  readonly status: string;
-  readonly tick?: number;
-  readonly error?: string;
-  /** A usage limit the tick did not wait out: no tick before this long. */
-  readonly retryAfterMs?: number;
-}
-
-export interface WatchRunningTick {
-  readonly tick?: number;
-  /** Hand a message to the running agent (mid-tick notification). */
-  deliver(message: string): Promise<void> | void;
-  readonly done: Promise<WatchTickResult>;
-}
-
-export type StartTickFn = (instance: Instance, options: WatchTickOptions) => Promise<WatchRunningTick>;
 
 export interface WatchDependencies {
   readonly startTick: StartTickFn;
@@ -73,8 +40,34 @@ export interface WatchDependencies {
   readonly pollMs?: number;
 }
 
-
 type Trigger = 'message' | 'schedule' | 'restart';
+
+type CurrentTick = NonNullable<AgentStatus['currentTick']>;
+/** A tick under way: what the status API shows, and its handle once it has started. */
+type TickInProgress = { readonly tick: CurrentTick; readonly running?: WatchRunningTick };
+
+/** What watch is doing now (the status API's `state`): one of these at a time, each with only what it has. */
+type WatchPhase =
+  | { readonly kind: 'starting' }
+  | { readonly kind: 'idle'; readonly reason?: string }
+  | ({ readonly kind: 'ticking' } & TickInProgress)
+  | { readonly kind: 'paused' | 'backoff' | 'limited' | 'config-error' | 'gave-up'; readonly reason: string }
+  /** Nothing follows: a tick under way is being stopped. */
+  | ({ readonly kind: 'stopping' } & Partial<TickInProgress>);
+
+/** What the restart policy owes: nothing, a tick (once the backoff allows), or nothing until a stable period (its cap was reached). */
+type RestartDue = { readonly kind: 'none' | 'pending' } | { readonly kind: 'gave-up'; readonly reason: string };
+const NO_RESTART: RestartDue = { kind: 'none' };
+const RESTART: RestartDue = { kind: 'pending' };
+
+/** Watch waits for something to do in these: a message wakes it. */
+const WAKEABLE: ReadonlySet<WatchPhase['kind']> = new Set(['starting', 'idle', 'gave-up']);
+
+/** The same phase without the tick's handle: a tick that ended is handed nothing more. */
+function withoutHandle(phase: WatchPhase): WatchPhase {
+  if (phase.kind === 'ticking') return { kind: 'ticking', tick: phase.tick };
+  return phase.kind === 'stopping' ? { kind: 'stopping' } : phase;
+}
 
 export class Watch {
   private instance: Instance;
@@ -83,26 +76,19 @@ export class Watch {
   private readonly pollMs: number;
   private stepCount = 0;
   private readonly started = new Date();
-  private state: WatchState = 'starting';
-  private reason: string | undefined;
-  private paused = false;
+  private phase: WatchPhase = { kind: 'starting' };
+  private restart: RestartDue = NO_RESTART;
   private counters: SupervisorCounters = INITIAL_COUNTERS;
-  private restartPending = false;
+  /** No tick before this (epoch ms), whatever wakes it: the backoff after failures, a usage limit. */
   private notBefore = 0;
   private crashNotice: string | undefined;
-  private gaveUp = false;
-  private current: { number?: number; started: string; trigger: string } | undefined;
   private lastResult: AgentStatus['lastResult'];
   private nextWakeInfo: AgentStatus['nextWake'];
-  private scheduleCursor = new Date();
-  private lastScheduleError: string | undefined;
   private lastConfigError: string | undefined;
-  /** One-shot wakes already fired by this process (in case the file could not be rewritten). */
-  private readonly firedOneShots = new Set<string>();
-  private running: WatchRunningTick | undefined;
-  /** Messages and notes for the agent (mail-queue.ts), the outbox it sends from (post-office.ts), the operator's limits. */
+  /** Messages and notes for the agent (mail-queue.ts), the outbox it sends from (post-office.ts), the schedule, the operator's limits. */
   private readonly mail: MailQueue;
   private readonly postOffice: PostOffice;
+  private readonly schedule: ScheduledWakes;
   private readonly gate: TickGate;
   private readonly midTick = new Coalescer(() => this.deliverMidTick(), 250);
   private loopDone: Promise<void> | undefined;
@@ -115,7 +101,18 @@ export class Watch {
     this.pollMs = deps.pollMs ?? 2000;
     this.mail = new MailQueue(() => this.instance, deps.logger, deps.env);
     this.postOffice = new PostOffice({ instance: () => this.instance, logger: deps.logger, ...(deps.env ? { env: deps.env } : {}), pollMs: this.pollMs });
+    this.schedule = new ScheduledWakes(() => this.instance.paths.schedule, deps.logger);
     this.gate = new TickGate(deps.logger);
+  }
+
+  /** The running tick's handle, while it may be handed messages. */
+  private get running(): WatchRunningTick | undefined {
+    return 'running' in this.phase ? this.phase.running : undefined;
+  }
+
+  /** Move on to `next`; once stopping, watch stays so. */
+  private enter(next: WatchPhase): void {
+    if (this.phase.kind !== 'stopping') this.phase = next;
   }
 
   get log(): Logger {
@@ -128,11 +125,11 @@ export class Watch {
       name: this.instance.name,
       dataDir: this.instance.dataDir,
       harness: this.instance.config.runner.harness,
-      state: this.state,
-      running: this.state === 'ticking',
-      paused: this.paused,
-      ...(this.reason ? { reason: this.reason } : {}),
-      ...(this.current ? { currentTick: this.current } : {}),
+      state: this.phase.kind,
+      running: this.phase.kind === 'ticking',
+      paused: this.phase.kind === 'paused',
+      ...('reason' in this.phase && this.phase.reason ? { reason: this.phase.reason } : {}),
+      ...('tick' in this.phase && this.phase.tick ? { currentTick: this.phase.tick } : {}),
       ...(this.lastResult ? { lastResult: this.lastResult } : {}),
       ...(this.nextWakeInfo ? { nextWake: this.nextWakeInfo } : {}),
       restarts: this.counters.restarts,
@@ -154,7 +151,7 @@ export class Watch {
       this.crashNotice = interrupted.notice;
       this.log.warn({ notice: interrupted.notice }, 'the next tick gets a crash notice');
       // A restart policy that restarts failed ticks restarts this one too.
-      if (interrupted.diedMidTick && this.instance.config.runner.restart !== 'no') this.restartPending = true;
+      if (interrupted.diedMidTick && this.instance.config.runner.restart !== 'no') this.restart = RESTART;
     }
     const inbox = watchInbox(this.instance.paths, () => this.onInboxChange(), this.pollMs);
     await mkdir(this.instance.paths.mail.queue, { recursive: true, mode: 0o700 });
@@ -171,7 +168,7 @@ export class Watch {
   /** Stop: a running tick is stopped gracefully (the tick's SIGINT, grace period, kill). */
   async stop(): Promise<void> {
     if (!this.stopController.signal.aborted) {
-      this.state = 'stopping';
+      this.phase = 'tick' in this.phase && this.phase.tick ? { kind: 'stopping', tick: this.phase.tick, ...(this.running ? { running: this.running } : {}) } : { kind: 'stopping' };
       this.log.info('stopping watch');
       this.stopController.abort();
       this.waker.wake();
@@ -186,7 +183,7 @@ export class Watch {
    */
   private onInboxChange(): void {
     if (this.running) this.midTick.kick();
-    else if (this.state === 'idle' || this.state === 'gave-up' || this.state === 'starting') this.waker.wake();
+    else if (WAKEABLE.has(this.phase.kind)) this.waker.wake();
     this.mail.refreshCount();
   }
 
@@ -219,29 +216,8 @@ export class Watch {
       const message = describeError(error);
       if (message !== this.lastConfigError) this.log.error({ err: error }, `the instance's config cannot be used; waiting for a fix: ${message}`);
       this.lastConfigError = message;
-      this.state = 'config-error';
-      this.reason = message;
+      this.enter({ kind: 'config-error', reason: message });
       return false;
-    }
-  }
-
-  private async readSchedule(): Promise<{ loaded: LoadedSchedule; due: DueWake | undefined } | undefined> {
-    try {
-      const loaded = await loadSchedule(this.instance.paths.schedule);
-      const usable = {
-        ...loaded.schedule,
-        wakes: loaded.schedule.wakes.filter((w) => !('at' in w && this.firedOneShots.has(`${w.at}\n${w.note}`))),
-      };
-      const due = nextWake(usable, this.scheduleCursor);
-      // Indices refer to the file: map back from the filtered list.
-      const index = due ? loaded.schedule.wakes.indexOf(usable.wakes[due.index]!) : -1;
-      this.lastScheduleError = undefined;
-      return { loaded, due: due ? { ...due, index } : undefined };
-    } catch (error) {
-      const message = describeError(error);
-      if (message !== this.lastScheduleError) this.log.error({ err: error }, `schedule.json ignored: ${message}`);
-      this.lastScheduleError = message;
-      return undefined;
     }
   }
 
@@ -263,7 +239,7 @@ export class Watch {
       }
     }
     await this.midTick.idle();
-    this.state = 'stopping';
+    this.phase = { kind: 'stopping' };
   }
 
   private async step(): Promise<void> {
@@ -273,11 +249,10 @@ export class Watch {
       return;
     }
     const pausedReason = await readPausedReason(this.instance.paths.paused);
-    this.paused = pausedReason !== undefined;
     if (pausedReason !== undefined) {
       this.mail.refreshCount();
-      if (this.state !== 'paused') this.log.warn({ reason: pausedReason.split('\n')[0] }, `paused: no tick until kernel-runner resume ${this.instance.name}`);
-      this.enterPaused(pausedReason);
+      if (this.phase.kind !== 'paused') this.log.warn({ reason: pausedReason.split('\n')[0] }, `paused: no tick until kernel-runner resume ${this.instance.name}`);
+      this.enter({ kind: 'paused', reason: pausedReason });
       await this.waker.wait(this.pollMs);
       return;
     }
@@ -285,43 +260,30 @@ export class Watch {
     const policy = supervisorPolicy(this.instance.config.runner);
     const before = this.counters;
     this.counters = settleCounters(before, policy, now);
-    if (this.gaveUp && this.counters !== before) {
-      this.gaveUp = false;
-      this.restartPending = policy.restart !== 'no';
-      this.reason = undefined;
+    if (this.restart.kind === 'gave-up' && this.counters !== before) {
+      this.restart = policy.restart !== 'no' ? RESTART : NO_RESTART;
       this.log.info(`no failure for reset_after (${Math.round(policy.backoff.resetAfter / 1000)}s): restart counters reset, restarting`);
     }
     const messages = await this.mail.next();
-    const schedule = await this.readSchedule();
+    const schedule = await this.schedule.read();
     const wakeDue = schedule?.due && schedule.due.time.getTime() <= now ? schedule.due : undefined;
-    const trigger: Trigger | undefined = messages.length > 0 ? 'message' : wakeDue ? 'schedule' : this.restartPending ? 'restart' : undefined;
+    const restartDue = this.restart.kind === 'pending';
+    const trigger: Trigger | undefined = messages.length > 0 ? 'message' : wakeDue ? 'schedule' : restartDue ? 'restart' : undefined;
 
-    this.nextWakeInfo = describeNextWake(schedule?.due, this.restartPending ? Math.max(now, this.notBefore) : undefined);
+    this.nextWakeInfo = describeNextWake(schedule?.due, restartDue ? Math.max(now, this.notBefore) : undefined);
     const hold = trigger && now >= this.notBefore ? await this.gate.check(this.instance, now, this.mail.waiting) : undefined;
     if (trigger && now >= this.notBefore && !hold) {
       await this.runTick(trigger, messages, wakeDue, schedule?.loaded);
       return;
     }
-    if (hold) {
-      this.state = 'limited';
-      this.reason = hold.reason;
-    } else if (trigger) {
-      this.state = 'backoff';
-      this.reason = `backing off after ${this.counters.failures} failed tick(s) until ${new Date(this.notBefore).toISOString()}`;
-    } else {
-      this.state = this.gaveUp ? 'gave-up' : 'idle';
-      if (!this.gaveUp) this.reason = this.lastScheduleError ? `schedule.json ignored: ${this.lastScheduleError}` : undefined;
-    }
+    if (hold) this.enter({ kind: 'limited', reason: hold.reason });
+    else if (trigger) this.enter({ kind: 'backoff', reason: `backing off after ${this.counters.failures} failed tick(s) until ${new Date(this.notBefore).toISOString()}` });
+    else if (this.restart.kind === 'gave-up') this.enter({ kind: 'gave-up', reason: this.restart.reason });
+    else this.enter({ kind: 'idle', ...(this.schedule.error ? { reason: `schedule.json ignored: ${this.schedule.error}` } : {}) });
     const until = Math.min(trigger ? Math.max(this.notBefore, hold?.until ?? 0) : Infinity, schedule?.due ? schedule.due.time.getTime() : Infinity, now + this.pollMs);
     // Held by a limit, new messages change nothing: only time (or a stop) does, so a flood does not spin the loop.
     if (hold) await sleep(until - now, signal);
     else if (!signal.aborted) await this.waker.wait(until - now);
-  }
-
-  private enterPaused(reason: string): void {
-    this.paused = true;
-    this.state = 'paused';
-    this.reason = reason;
   }
 
   private async runTick(trigger: Trigger, messages: readonly string[], wake: DueWake | undefined, schedule: LoadedSchedule | undefined): Promise<void> {
@@ -329,15 +291,16 @@ export class Watch {
     const texts = tickMessages({ crashNotice: this.crashNotice, wake, restart: trigger === 'restart', messages });
 
     const env = await tickEnvironment(this.instance, this.log, this.deps.env);
+    // Stopped while this step looked: no new tick (a stop from here on reaches the tick).
+    if (this.stopController.signal.aborted) return;
     const tickController = new AbortController();
     const onStop = () => tickController.abort();
     this.stopController.signal.addEventListener('abort', onStop, { once: true });
     const startedAt = Date.now();
-    this.current = { started: new Date(startedAt).toISOString(), trigger };
-    this.state = 'ticking';
-    this.reason = undefined;
+    const tick: CurrentTick = { started: new Date(startedAt).toISOString(), trigger };
+    this.enter({ kind: 'ticking', tick });
     if (trigger === 'restart') this.counters = recordRestart(this.counters, startedAt);
-    this.restartPending = false;
+    if (this.restart.kind === 'pending') this.restart = NO_RESTART;
     this.log.info({ trigger, messages: messages.length, wake: wake?.spec }, `starting a tick (${trigger})`);
 
     let result: WatchTickResult;
@@ -351,28 +314,23 @@ export class Watch {
         // Not a failed tick: another runner holds the instance, or it was paused meanwhile. Try again later.
         if (isKernelError(error, 'TICK_RUNNING') || isKernelError(error, 'INSTANCE_PAUSED')) {
           this.log.warn({ err: error }, `no tick now: ${describeError(error)}`);
-          this.current = undefined;
-          this.state = 'idle';
-          this.reason = describeError(error);
-          this.restartPending = trigger === 'restart' || this.restartPending;
-          if (trigger === 'restart') this.counters = { ...this.counters, restarts: Math.max(0, this.counters.restarts - 1) };
+          this.enter({ kind: 'idle', reason: describeError(error) });
+          if (trigger === 'restart') {
+            this.restart = RESTART;
+            this.counters = { ...this.counters, restarts: Math.max(0, this.counters.restarts - 1) };
+          }
           this.notBefore = Date.now() + Math.max(this.pollMs, 5000);
           return;
         }
         throw error;
       }
-      this.running = running;
       tickNumber = running.tick;
+      this.enter({ kind: 'ticking', tick: tickNumber !== undefined ? { ...tick, number: tickNumber } : tick, running });
       await this.gate.started(this.instance, new Date(startedAt), running.tick);
-      if (running.tick !== undefined) this.current = { ...this.current, number: running.tick };
       // The tick has them now; they are delivered once its model has had them (onInContext).
       this.crashNotice = undefined;
       for (const message of messages) this.mail.taken(message);
-      if (wake) {
-        if (wake.kind === 'at') this.firedOneShots.add(`${wake.spec}\n${wake.note}`);
-        if (schedule) await removeFiredWake(this.instance.paths.schedule, schedule, wake).catch((error: unknown) => this.log.warn({ err: error }, 'could not remove the fired wake from schedule.json'));
-      }
-      if (wake || trigger === 'schedule') this.scheduleCursor = new Date();
+      if (wake) await this.schedule.fired(wake, schedule);
       // Anything that arrived between reading the inbox and the start goes to the running agent.
       this.onInboxChange();
       result = await running.done;
@@ -382,12 +340,13 @@ export class Watch {
       this.stopController.signal.removeEventListener('abort', onStop);
     }
     await this.midTick.idle();
-    this.running = undefined;
+    // The tick is over: nothing more is handed to it.
+    this.phase = withoutHandle(this.phase);
     await this.mail.endTick(result.tick ?? tickNumber).catch((error: unknown) => this.log.error({ err: error }, `the messages of the tick cannot be settled: ${describeError(error)}`));
-    if (wake) this.scheduleCursor = new Date(Math.max(this.scheduleCursor.getTime(), startedAt));
+    if (wake) this.schedule.tickEnded(startedAt);
 
     const ended = Date.now();
-    tickNumber = result.tick ?? this.current?.number;
+    tickNumber = result.tick ?? tickNumber;
     this.lastResult = {
       ...(tickNumber !== undefined ? { tick: tickNumber } : {}),
       status: result.status,
@@ -395,7 +354,6 @@ export class Watch {
       durationMs: ended - startedAt,
       ...(result.error ? { error: result.error } : {}),
     };
-    this.current = undefined;
     if (this.stopController.signal.aborted) {
       this.log.info({ result: this.lastResult }, 'tick stopped because watch is stopping');
       return;
@@ -406,14 +364,13 @@ export class Watch {
     }
     this.counters = recordTickEnd(this.counters, result.failed, ended, policy);
     const decision = decideAfterTick(this.counters, result.failed, policy);
-    this.restartPending = decision.restart;
-    this.gaveUp = decision.gaveUp;
+    this.restart = decision.restart ? RESTART : decision.gaveUp ? { kind: 'gave-up', reason: decision.reason } : NO_RESTART;
     this.notBefore = ended + Math.max(decision.delayMs, result.retryAfterMs ?? 0);
-    if (decision.gaveUp) this.reason = decision.reason;
     const level = result.failed ? 'warn' : 'info';
     // A tick that paused the instance is followed by nothing until a person resumes it: say that, not the restart the policy would make.
     const pausedNow = await readPausedReason(this.instance.paths.paused);
-    if (pausedNow !== undefined) this.enterPaused(pausedNow);
+    if (pausedNow !== undefined) this.enter({ kind: 'paused', reason: pausedNow });
+    else this.enter(this.restart.kind === 'gave-up' ? { kind: 'gave-up', reason: this.restart.reason } : { kind: 'idle' });
     const next = pausedNow === undefined ? decision.reason : `instance paused: no tick until kernel-runner resume ${this.instance.name} (agent-kernel doctor ${this.instance.name} shows the fix)`;
     this.log[level]({ result: this.lastResult, restarts: this.counters.restarts, failures: this.counters.failures }, `tick ended (${result.status}); ${next}`);
   }

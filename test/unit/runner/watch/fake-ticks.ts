@@ -1,4 +1,4 @@
-import type { StartTickFn, WatchTickOptions, WatchTickResult } from '../../../../src/runner/watch/watch.js';
+import type { StartTickFn, WatchTickOptions, WatchTickResult } from '../../../../src/runner/watch/watch-tick.js';
 
 /** One tick started by watch: what it was given, what reached it since, and a way to end it. */
 export interface StartedTick {

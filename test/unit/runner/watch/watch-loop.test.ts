@@ -186,6 +186,47 @@ describe('watch loop (injected tick)', () => {
     await until(() => ticks.ticks.length === 4, 'a tick for the message');
   });
 
+  it('still says why it gave up after a pause in between (the reason belongs to the state it is in)', async () => {
+    await writeConfig({ restart: 'on-failure', max_restarts: 1, backoff: { initial: '20ms', max: '50ms', reset_after: '1h' } });
+    ticks.autoFinish = { failed: true, status: 'abnormal', error: 'boom' };
+    await startWatch();
+    await send('start');
+    await until(() => watch!.status().state === 'gave-up', 'gave up');
+    await writeFile(inbox().paused, 'billing problem: fix the card\n');
+    await until(() => watch!.status().state === 'paused', 'paused');
+    expect(watch!.status()).toMatchObject({ paused: true, reason: 'billing problem: fix the card' });
+    await unlink(inbox().paused);
+    await until(() => watch!.status().state === 'gave-up', 'gave up again once resumed');
+    expect(watch!.status()).toMatchObject({ paused: false, reason: expect.stringMatching(/max_restarts \(1\) reached/) as string });
+  });
+
+  it('starts no tick once stopped, even when the stop comes while it is deciding to start one', async () => {
+    await send('work that arrived before watch started');
+    const logger = createLogger({ process: 'watch-loop', logDir: unitPaths('loop', dataDir).logs, stderr: false });
+    let stopping: Promise<void> | undefined;
+    watch = new Watch(await loadInstance(), {
+      startTick: ticks.start,
+      // The stop lands inside the step, after it began and before it reads the message.
+      loadInstance: async () => {
+        const instance = await loadInstance();
+        stopping ??= watch!.stop();
+        return instance;
+      },
+      logger,
+      pollMs: 100,
+      env: { AGENT_KERNEL_CONFIG_DIR: configDir },
+    });
+    await watch.start();
+    await until(() => stopping !== undefined, 'the stop requested');
+    const deadline = new Promise<string>((resolve) => setTimeout(() => resolve('still running after 5 s'), 5000).unref());
+    const outcome = await Promise.race([stopping!.then(() => 'stopped'), deadline]);
+    // A tick started anyway would never be told to stop: end it, so that the test ends.
+    for (const tick of ticks.ticks) tick.finish({ failed: false, status: 'normal' });
+    expect(outcome).toBe('stopped');
+    expect(ticks.ticks).toHaveLength(0);
+    expect(watch.status()).toMatchObject({ state: 'stopping', running: false });
+  });
+
   it('keeps ticking with "always" until max_restarts', async () => {
     await writeConfig({ restart: 'always', max_restarts: 3, backoff: { initial: '50ms', max: '200ms', reset_after: '1h' } });
     ticks.autoFinish = { failed: false, status: 'normal' };
