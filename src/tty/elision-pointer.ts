@@ -1,5 +1,13 @@
-import type { LineRange } from '../observe/tty-files.js';
-import type { Tty } from './tty.js';
+import type { LineRange, TtyFiles } from '../observe/tty-files.js';
+import type { UnseenTracker } from '../observe/unseen-tracker.js';
+import type { TtyEmulator } from './tty-emulator.js';
+
+/** What the pointer reads of a terminal: its files, its screen and the agent's mark. */
+export interface LineSource {
+  readonly files: TtyFiles;
+  readonly emulator: TtyEmulator;
+  readonly tracker: Pick<UnseenTracker, 'markAbs'>;
+}
 
 /**
  * Where the lines `first`..`last` of a terminal's new output are (0-based, counted from
@@ -7,7 +15,7 @@ import type { Tty } from './tty.js';
  * of the screen file for lines that have not left the screen yet. Paths as the agent sees
  * them (`view`). undefined: not known (written by a server before this one).
  */
-export function locateLines(tty: Tty, first: number, last: number, view: (hostPath: string) => string): Array<LineRange & { rows?: true }> | undefined {
+export function locateLines(tty: LineSource, first: number, last: number, view: (hostPath: string) => string): Array<LineRange & { rows?: true }> | undefined {
   const found = tty.files.locate(first, last);
   if (!found) return undefined;
   const ranges: Array<LineRange & { rows?: true }> = found.ranges.map((r) => ({ ...r, file: view(r.file) }));
@@ -20,7 +28,7 @@ export function locateLines(tty: Tty, first: number, last: number, view: (hostPa
 }
 
 /** Screen rows (1-based, as the `screen` file has them) of lines `first`..`last` that are still on the screen. */
-function screenRows(tty: Tty, first: number, last: number): { from: number; to: number } | undefined {
+function screenRows(tty: LineSource, first: number, last: number): { from: number; to: number } | undefined {
   const emulator = tty.emulator;
   const top = emulator.totalScrolls;
   const inFiles = tty.files.linesInFiles();
