@@ -93,7 +93,7 @@ async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: Te
     rows: now.rows,
   };
   const tty = await createTty(ctx, identity, markRow, saved?.scrollbackRows ?? 0);
-  if (saved?.signsMarks) tty.signsMarks();
+  if (saved?.signsMarks) tty.commands.signs();
   const emulator = tty.emulator;
   // The first captured row, in the host's numbering (the state above is from the same instant).
   emulator.setTotalScrolls(from === undefined ? 0 : Math.max(0, now.historySize + from));
@@ -114,7 +114,7 @@ async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: Te
   tty.observed(now, normalizeProgram(now.command));
   if (now.dead) tty.died(now.exitStatus);
   else if (saved?.commandStartedAt !== undefined) resumeOrEnd(tty, saved.commandStartedAt, now);
-  if (!now.dead) tty.adoptedAtPrompt();
+  if (!now.dead) tty.commands.adoptedAtPrompt(tty.emulator);
   const changed = !saved || tty.digest(normalCursor(now)) !== saved.markDigest || now.historySize < saved.markHistory;
   tty.tracker.adopted(emulator, changed);
   const shown = saved?.shown && now.historySize >= saved.shown.history ? saved.shown : undefined;
@@ -133,8 +133,8 @@ async function adopt(ctx: TtyContext, before: TtyState | undefined, terminal: Te
  */
 function resumeOrEnd(tty: Tty, startedAt: number, now: TerminalState): void {
   const end = parseShellTitle(now.title ?? '', tty.statusKey);
-  if (end && end.endedAt >= startedAt) tty.endedUnseen(startedAt, end);
-  else if (end || !isShell(normalizeProgram(now.command))) tty.resumeCommand(startedAt);
+  if (end && end.endedAt >= startedAt) tty.commands.endedUnseen(startedAt, end);
+  else if (end || !isShell(normalizeProgram(now.command))) tty.commands.resume(startedAt);
 }
 
 /** A pattern saved by an earlier server; one that no longer compiles is dropped. */

@@ -48,7 +48,7 @@ export async function openTty(ctx: TtyContext, persistence: Persistence, options
   const tty = await createTty(ctx, { number, command: display, id, openedAt: new Date().toISOString(), cols, rows, statusKey }, 0, 0);
   tty.named(normalizeProgram(display.split(/\s+/)[0] ?? display));
   // Our shell, started now with this rcfile, signs its marks from the first prompt.
-  if (!command) tty.signsMarks();
+  if (!command) tty.commands.signs();
   tty.until = until;
   tty.tracker.markSeen(tty.emulator);
   tty.acted('open', !command);

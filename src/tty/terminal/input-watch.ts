@@ -85,7 +85,7 @@ export class InputWatch {
     for (const tty of ttys) {
       const pid = tty.state?.pid;
       if (!tty.alive || pid === undefined || pid <= 0) continue;
-      const quiet = now - Math.max(tty.emulator.lastOutputAt, tty.pending?.at ?? 0);
+      const quiet = now - Math.max(tty.emulator.lastOutputAt, tty.actions.pending?.at ?? 0);
       if (quiet < QUIET_MS) {
         this.soon(QUIET_MS - quiet);
         continue;
@@ -147,7 +147,7 @@ export class InputWatch {
 
   /** The keys of the pending type go out now; `before` is the foreground sampled just before. */
   keysSent(tty: Tty, before: ForegroundSample | undefined): void {
-    if (before && tty.pending) this.beforeKeys.set(tty, { at: tty.pending.at, sample: before });
+    if (before && tty.actions.pending) this.beforeKeys.set(tty, { at: tty.actions.pending.at, sample: before });
     else this.beforeKeys.delete(tty);
   }
 
@@ -172,14 +172,14 @@ export class InputWatch {
     }
     // A shell that marks its commands and is back at its prompt has its command's end on the way (a flood
     // behind it, its marks not read yet): the marks tell, not the probe.
-    if (tty.commandRunning && shellAtPrompt(sample)) {
+    if (tty.commands.running && shellAtPrompt(sample)) {
       this.seen.delete(tty);
       return false;
     }
     const signature = sampleSignature(sample);
     const bytes = tty.emulator.bytesWritten;
     const before = this.seen.get(tty);
-    const pending = tty.pending;
+    const pending = tty.actions.pending;
     const stable = before !== undefined && before.signature === signature && before.bytes === bytes && (!pending || before.at > pending.at);
     if (!stable) {
       this.seen.set(tty, { signature, at, bytes, answer });
@@ -222,7 +222,7 @@ export class InputWatch {
   }
 
   private actedOnKeys(tty: Tty, sample: ForegroundSample | undefined, idle: boolean): boolean {
-    const pending = tty.pending;
+    const pending = tty.actions.pending;
     const before = this.beforeKeys.get(tty);
     if (!pending || before?.at !== pending.at || !actedSince(before.sample, sample)) return false;
     return idle || tty.emulator.lastOutputAt > pending.at;

@@ -66,7 +66,7 @@ export function lastSyncAt(ctx: TtyContext): number {
  */
 async function foregroundProgram(ctx: TtyContext, tty: Tty, state: TerminalState): Promise<string> {
   const named = normalizeProgram(state.command);
-  if (!isShell(named) || !tty.commandRunning || state.dead) return named;
+  if (!isShell(named) || !tty.commands.running || state.dead) return named;
   const probed = foregroundName(await ctx.inputWatch.foreground(state.pid));
   if (probed !== undefined) return normalizeProgram(probed);
   const now = Date.now();

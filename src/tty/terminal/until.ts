@@ -69,7 +69,7 @@ function execLimited(regex: RegExp, text: string): RegExpExecArray | null {
  */
 export function matchUntil(pattern: UntilPattern, tty: Tty): string | undefined {
   const emulator = tty.emulator;
-  const pending = tty.pending;
+  const pending = tty.actions.pending;
   // The program has not printed since the keys went out: what is on screen is from before.
   if (pending && emulator.lastOutputAt < pending.at) return undefined;
   if (!tty.hasUnseen()) return undefined;
@@ -92,7 +92,7 @@ function newText(tty: Tty): string {
     if (row.wrapped && lines.length > 0) lines[lines.length - 1] += row.text;
     else lines.push(row.text.trimEnd());
   }
-  return lines.slice(echoedLines(lines, tty.typedSinceLook)).join('\n');
+  return lines.slice(echoedLines(lines, tty.actions.typedSinceLook)).join('\n');
 }
 
 function shown(text: string): string {

@@ -23,10 +23,10 @@ export function ownNews(tty: Tty): News | undefined {
   if (ended || !tty.hasUnseen()) return ended;
   const kind = tty.tracker.changeKind(tty.emulator);
   if (kind === 'none') return tty.marks.gone ? { what: 'lines printed while no server was attached are gone' } : undefined;
-  if (kind === 'screen') return tty.actedSinceLook ? { what: screenNews(tty) } : undefined;
+  if (kind === 'screen') return tty.actions.actedSinceLook ? { what: screenNews(tty) } : undefined;
   const output = tty.tracker.collect(tty.emulator);
-  if (output.all && onlyEcho(output.all, tty.tracker.markPrefix, tty.sent)) return undefined;
-  if (!tty.actedSinceLook && tty.tracker.onlyMarkRowChanged(tty.emulator)) return { ifAsking: true };
+  if (output.all && onlyEcho(output.all, tty.tracker.markPrefix, tty.actions.sent)) return undefined;
+  if (!tty.actions.actedSinceLook && tty.tracker.onlyMarkRowChanged(tty.emulator)) return { ifAsking: true };
   return { what: linesNews(tty, output) };
 }
 
@@ -37,7 +37,7 @@ export function ownNews(tty: Tty): News | undefined {
 export function otherNews(tty: Tty): News | undefined {
   const ended = endNews(tty);
   if (ended || !tty.hasUnseen()) return ended;
-  if (!tty.alive || (tty.tracker.changeKind(tty.emulator) === 'screen' && !tty.actedSinceLook)) return undefined;
+  if (!tty.alive || (tty.tracker.changeKind(tty.emulator) === 'screen' && !tty.actions.actedSinceLook)) return undefined;
   return { ifAsking: true };
 }
 
@@ -56,23 +56,23 @@ export function describeNews(news: ReadonlyArray<{ tty: number; what: string }>)
 }
 
 function endNews(tty: Tty): News | undefined {
-  if (!tty.hasUnseen() && tty.commandEnds <= tty.reportedEnds) return undefined;
+  if (!tty.hasUnseen() && tty.commands.ends <= tty.commands.reportedEnds) return undefined;
   if (!tty.alive) return { what: `its program ended${tty.exitCode === undefined ? '' : ` with exit code ${tty.exitCode}`}` };
-  if (tty.commandEnds > tty.reportedEnds) {
-    const code = tty.lastEnd?.exitCode;
+  if (tty.commands.ends > tty.commands.reportedEnds) {
+    const code = tty.commands.lastEnd?.exitCode;
     return { what: `a command finished${code === undefined ? '' : ` with exit code ${code}`}` };
   }
   return undefined;
 }
 
 function screenNews(tty: Tty): string {
-  return tty.sent.length === 0 ? 'its screen since you opened it' : `the screen ${tty.program || 'its program'} drew after your keys`;
+  return tty.actions.sent.length === 0 ? 'its screen since you opened it' : `the screen ${tty.program || 'its program'} drew after your keys`;
 }
 
 function linesNews(tty: Tty, collected: ReturnType<Tty['tracker']['collect']>): string {
-  const output = withoutEcho(collected, tty.typedSinceLook);
+  const output = withoutEcho(collected, tty.actions.typedSinceLook);
   const last = [...output.tail].reverse().find((line) => line.trim() !== '');
-  const opened = tty.sent.length === 0 && tty.actedSinceLook ? ' since you opened it' : '';
+  const opened = tty.actions.sent.length === 0 && tty.actions.actedSinceLook ? ' since you opened it' : '';
   if (output.total === 1) return `a new line${opened}${last ? `: ${quote(last.trim())}` : ''}`;
   return `${output.total} new lines${opened}${last ? `, the last ${quote(last.trim())}` : ''}`;
 }

@@ -27,9 +27,9 @@ export interface WaitUntil {
 export async function judgeWait(ctx: TtyContext, started: number, until?: WaitUntil): Promise<Judgement | undefined> {
   if (until) return judgePattern(until.tty, until.pattern);
   const ttys = ctx.ttys.all();
-  const acted = ttys.filter((t) => t.pending);
+  const acted = ttys.filter((t) => t.actions.pending);
   const now = Date.now();
-  const consider = acted.length > 0 ? acted : ttys.filter((t) => t.hasUnseen() || t.commandRunning || (t.alive && t.program && !isShell(t.program)));
+  const consider = acted.length > 0 ? acted : ttys.filter((t) => t.hasUnseen() || t.commands.running || (t.alive && t.program && !isShell(t.program)));
   if (consider.length === 0) return now - started >= IDLE_GRACE_MS ? { reason: 'idle' } : undefined;
   const done: Array<[Tty, WaitReason]> = [];
   const undecided: Tty[] = [];
@@ -47,7 +47,7 @@ export async function judgeWait(ctx: TtyContext, started: number, until?: WaitUn
     const verdict = await judgeTty(ctx, tty, now);
     if (verdict) done.push([tty, verdict]);
     // Waiting for input ends a wait for what the agent did, or for news it has not seen (not for an idle REPL).
-    else if (tty.pending || tty.hasUnseen()) undecided.push(tty);
+    else if (tty.actions.pending || tty.hasUnseen()) undecided.push(tty);
   }
   for (const [tty, sample] of ctx.config.detect_input ? await ctx.inputWatch.waiting(undecided, now, ctx.host.fence?.bind(ctx.host)) : []) {
     // What came while the probe answered tells more: a command that ended is reported as finished.
@@ -61,7 +61,7 @@ export async function judgeWait(ctx: TtyContext, started: number, until?: WaitUn
     tty.waitingForInput();
     done.push([tty, 'input']);
     // A program (or a shell's command: `read`) that asks, not a shell back at its prompt.
-    if (tty.commandRunning || !isShell(tty.program)) asking.push([tty, 'input']);
+    if (tty.commands.running || !isShell(tty.program)) asking.push([tty, 'input']);
   }
   // What the agent started must all be done, unless a program asks for input: it cannot go on without the agent.
   const allDone = done.length === consider.length;
@@ -107,11 +107,11 @@ function promptOf(tty: Tty): string {
 async function judgeTty(ctx: TtyContext, tty: Tty, now: number): Promise<WaitReason | undefined> {
   // Its process ended and the exit status is on its way: report the end, not a quiet shell.
   if (tty.ending) return undefined;
-  const since = Math.max(tty.pending?.at ?? 0, tty.emulator.lastOutputAt);
-  tty.settleEnding(now, now - since);
+  const since = Math.max(tty.actions.pending?.at ?? 0, tty.emulator.lastOutputAt);
+  tty.commands.settleEnding(now, now - since);
   let verdict: Completion | 'input' = judgeCompletion({
     dead: !tty.alive,
-    commandFinished: tty.pending ? tty.commandEnds > tty.pending.endsBefore : tty.commandEnds > tty.reportedEnds,
+    commandFinished: tty.actions.pending ? tty.commands.ends > tty.actions.pending.endsBefore : tty.commands.ends > tty.commands.reportedEnds,
     program: tty.program,
     alternateScreen: tty.emulator.alternateScreen,
     readingKeys: tty.readsKeys(),
@@ -119,7 +119,7 @@ async function judgeTty(ctx: TtyContext, tty: Tty, now: number): Promise<WaitRea
     settleMs: ctx.config.settle_ms,
   });
   // A shell the kernel started is ready at its first prompt (it may be slow to read its rc files).
-  if (verdict === 'settled' && tty.pending?.kind === 'open' && tty.integrated && tty.commandEnds === 0 && now - tty.pending.at < FIRST_PROMPT_MS) {
+  if (verdict === 'settled' && tty.actions.pending?.kind === 'open' && tty.actions.integrated && tty.commands.ends === 0 && now - tty.actions.pending.at < FIRST_PROMPT_MS) {
     verdict = 'running';
   }
   if (verdict === 'ask-termios') {
@@ -127,7 +127,7 @@ async function judgeTty(ctx: TtyContext, tty: Tty, now: number): Promise<WaitRea
     verdict = tty.readsKeys() ? 'settled' : 'running';
   }
   // A prompt without a command before it (the first one, an empty Enter): nothing finished, the shell waits.
-  if (verdict === 'command-finished' && tty.lastEnd?.durationMs === undefined) verdict = 'input';
+  if (verdict === 'command-finished' && tty.commands.lastEnd?.durationMs === undefined) verdict = 'input';
   if (verdict === 'settled' || verdict === 'command-finished' || verdict === 'input') tty.waitingForInput();
   return verdict === 'running' ? undefined : verdict;
 }

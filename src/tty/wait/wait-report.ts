@@ -32,16 +32,16 @@ export async function reportChanges(
   const closing: Tty[] = [];
   const background: Array<[Tty, TtyReport]> = [];
   for (const tty of ctx.ttys.all()) {
-    const newEnd = tty.commandEnds > tty.reportedEnds ? tty.lastEnd : undefined;
+    const newEnd = tty.commands.ends > tty.commands.reportedEnds ? tty.commands.lastEnd : undefined;
     if (!tty.hasUnseen() && !newEnd && tty.alive) {
-      if (!observe) tty.settled();
+      if (!observe) tty.actions.settled();
       continue;
     }
     const item = reportOf(ctx, tty, newEnd, observe);
     changed.push(item);
     if (observe) continue;
     if (!tty.alive) closing.push(tty);
-    else if (tty.emulator.backgroundJobs > 0 && isShell(tty.program) && !tty.commandRunning) background.push([tty, item]);
+    else if (tty.emulator.backgroundJobs > 0 && isShell(tty.program) && !tty.commands.running) background.push([tty, item]);
     else if (newEnd) tty.runsInBackground([]);
     tty.reported(deliveryId);
     await tty.files.flush();
@@ -134,7 +134,7 @@ function reportOf(ctx: TtyContext, tty: Tty, newEnd: Tty['lastEnd'], observe: bo
   } else {
     tty.emulator.flushRowsAbove();
     const collected = tty.tracker.collect(tty.emulator);
-    const output = withoutEcho(collected, tty.typedSinceLook);
+    const output = withoutEcho(collected, tty.actions.typedSinceLook);
     const echo = collected.total - output.total;
     const recording = ctx.recordingOf?.(tty.number);
     const replay = recording ? `; replay with timing: ${agentPath(ctx, recording)}` : '';
@@ -143,7 +143,7 @@ function reportOf(ctx: TtyContext, tty: Tty, newEnd: Tty['lastEnd'], observe: bo
       return `${ranges?.length ? describeLocation(ranges) : `the full text is in ${files.scrollback} (then ${files.screen})`}${replay}`;
     };
     ({ text, totalLines, elidedLines } = renderNewOutput(output, where));
-    if (newEnd && isShell(tty.program) && !tty.commandRunning) text = withoutRepeatedPrompt(tty, text, observe);
+    if (newEnd && isShell(tty.program) && !tty.commands.running) text = withoutRepeatedPrompt(tty, text, observe);
     const repeated = Math.min(totalLines, tty.marks.possiblyRepeatedRows(tty.tracker.markAbs));
     if (repeated > 0) text = `${possiblyRepeatedNote(repeated)}\n${text}`;
     if (tty.marks.gone) text = `${goneNote(tty.marks.gone)}\n${text}`;

@@ -29,8 +29,8 @@ function quietTty(): Tty {
   return {
     alive: true,
     state: { pid: PANE },
-    pending: undefined,
-    commandRunning: true,
+    actions: { pending: undefined },
+    commands: { running: true },
     emulator: { lastOutputAt: 0, bytesWritten: 100, backlog: 0 },
   } as unknown as Tty;
 }
