@@ -1,7 +1,7 @@
 /**
  * How well a paused server holds a flooding program back (the throttle, output-backpressure.ts),
  * with two cores kept busy, on both tmux backends: the control client's reads while paused
- * (NUDGE_MS in src/tty/control-client.ts) against plain pausing, its baseline, in the same run.
+ * (NUDGE_MS in src/tty/host/control-client.ts) against plain pausing, its baseline, in the same run.
  *
  *   npm run build && bash scripts/with-engine.sh node bench/pause-hold.mjs [--trials=80] [docker] [host]
  *
@@ -18,9 +18,9 @@ const dist = (rel) => import(`${ROOT}/dist/${rel}`);
 const [{ silentLogger }, { openSandbox }, { tmuxArgv, tmuxSocketName }, { TtyManager }, { TmuxControlClient }] = await Promise.all([
   dist('log/logger.js'),
   dist('sandbox/open-sandbox.js'),
-  dist('tty/tmux-server.js'),
+  dist('tty/host/tmux-server.js'),
   dist('tty/tty-manager.js'),
-  dist('tty/control-client.js'),
+  dist('tty/host/control-client.js'),
 ]);
 
 const args = process.argv.slice(2);

@@ -7,7 +7,7 @@ export interface Row {
 }
 
 /**
- * What `observe` reads of a terminal's emulated screen. The emulator (src/tty/tty-emulator.ts)
+ * What `observe` reads of a terminal's emulated screen. The emulator (src/tty/screen/tty-emulator.ts)
  * provides it; observe depends on this shape only, so tty may use observe and not the reverse.
  */
 export interface ScreenSource {

@@ -1,5 +1,5 @@
-import type { TerminalHost } from './terminal-host.js';
-import type { Tty } from './tty.js';
+import type { TerminalHost } from './host/terminal-host.js';
+import type { Tty } from './terminal/tty.js';
 
 /** Bytes one emulator has not parsed yet above which the host stops reading output. */
 const HIGH_BYTES = 2 * 1024 * 1024;

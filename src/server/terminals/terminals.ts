@@ -1,5 +1,5 @@
-import type { UntilSpec } from '../../tty/until.js';
-import type { AdoptReport, CloseResult, OpenResult, TtyInfo, TypeInput, TypeResult, WaitResult } from '../../tty/types.js';
+import type { UntilSpec } from '../../tty/terminal/until.js';
+import type { AdoptReport, CloseResult, OpenResult, TtyInfo, TypeInput, TypeResult, WaitResult } from '../../tty/api/types.js';
 
 /** The instance's network policy, as login reports it. */
 export interface NetworkSummary {
@@ -15,7 +15,7 @@ export function deliveryId(sessionId: string | undefined, requestId: string | nu
 
 /**
  * What the MCP layer needs from the terminal layer: the TtyManager of one instance,
- * seen through the shapes of src/tty/types.ts. start-terminals.ts adapts the real
+ * seen through the shapes of src/tty/api/types.ts. start-terminals.ts adapts the real
  * TtyManager to it; unit tests use a small fake.
  */
 export interface Terminals {

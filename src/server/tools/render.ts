@@ -1,5 +1,5 @@
-import { describeProcesses } from '../../tty/process-tree.js';
-import type { CloseResult, LostTty, OpenResult, TtyInfo, TtyReport, TypeResult, WaitResult } from '../../tty/types.js';
+import { describeProcesses } from '../../tty/probe/process-tree.js';
+import type { CloseResult, LostTty, OpenResult, TtyInfo, TtyReport, TypeResult, WaitResult } from '../../tty/api/types.js';
 import type { NetworkSummary } from '../terminals/terminals.js';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_PROMPT_CHARS, MAX_REGEX_CHARS } from '../../tty/until.js';
+import { MAX_PROMPT_CHARS, MAX_REGEX_CHARS } from '../../tty/terminal/until.js';
 import { TTY_FIELD_MESSAGE } from './context.js';
 
 const UNTIL_TAKES = 'until takes prompt (the exact prompt, e.g. "(gdb)") or regex (a regular expression)';

@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { personInputSince } from '../../observe/person-input.js';
-import { MAX_WAIT_SECONDS } from '../../tty/types.js';
+import { MAX_WAIT_SECONDS } from '../../tty/api/types.js';
 import { MAX_RESULT_TEXT_CHARS, renderWait } from './render.js';
 import { waitUntilInput } from './until-input.js';
 import { deliveryId } from '../terminals/terminals.js';

@@ -8,7 +8,7 @@ import { ensureImage } from '../../../src/sandbox/instance-image.js';
 import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
 import { MAX_OUTPUT_BYTES } from '../../../src/sandbox/run-collect.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
-import { readProcessTable } from '../../../src/tty/process-table.js';
+import { readProcessTable } from '../../../src/tty/probe/process-table.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { TEST_CONTAINERFILE, type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
 

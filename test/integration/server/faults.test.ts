@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killTmuxServer } from '../tty/helpers/terminals.js';
 import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { tmuxSocketName } from '../../../src/tty/tmux-server.js';
+import { tmuxSocketName } from '../../../src/tty/host/tmux-server.js';
 import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
 import { seededRandom } from '../../unit/server/malformed-arguments.js';
 import { connectStdio, ensureBuilt, type StdioSession, textOf } from './helpers.js';

@@ -4,7 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { tmuxSocketName } from '../../../src/tty/tmux-server.js';
+import { tmuxSocketName } from '../../../src/tty/host/tmux-server.js';
 import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
 import { killTmuxServer } from '../tty/helpers/terminals.js';
 import { ensureBuilt, startHttpServe, textOf } from './helpers.js';

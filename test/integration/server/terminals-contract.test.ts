@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isKernelError } from '../../../src/errors.js';
 import { terminalsOf } from '../../../src/server/terminals/start-terminals.js';
 import type { Terminals } from '../../../src/server/terminals/terminals.js';
-import type { WaitResult } from '../../../src/tty/types.js';
+import type { WaitResult } from '../../../src/tty/api/types.js';
 import { startTerminals } from '../tty/helpers/terminals.js';
 import { FakeTerminals } from '../../unit/server/fake-terminals.js';
 

@@ -5,9 +5,9 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
-import { ForegroundProbe, parseProbeReply, probeScript } from '../../../src/tty/foreground-probe.js';
-import { type ForegroundProcess, classifyForeground, waitTimerMs } from '../../../src/tty/input-wait.js';
-import { tmuxArgv, tmuxSocketName } from '../../../src/tty/tmux-server.js';
+import { ForegroundProbe, parseProbeReply, probeScript } from '../../../src/tty/probe/foreground-probe.js';
+import { type ForegroundProcess, classifyForeground, waitTimerMs } from '../../../src/tty/probe/input-wait.js';
+import { tmuxArgv, tmuxSocketName } from '../../../src/tty/host/tmux-server.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type Terminals, startTerminals, waitFor } from './helpers/terminals.js';
 

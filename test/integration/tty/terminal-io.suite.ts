@@ -3,7 +3,7 @@ import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type Terminals, reportOf, waitFor } from './helpers/terminals.js';
 import { hostView } from '../../../src/config/paths.js';
-import type { TerminalHost } from '../../../src/tty/terminal-host.js';
+import type { TerminalHost } from '../../../src/tty/host/terminal-host.js';
 import { closeAll, codeOf, openShell, run } from './helpers/suite-steps.js';
 
 /** Terminal tests of what goes in and comes out: commands, screens, REPLs, refusals, bad input. */

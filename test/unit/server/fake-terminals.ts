@@ -1,6 +1,6 @@
 import { KernelError } from '../../../src/errors.js';
 import type { Terminals } from '../../../src/server/terminals/terminals.js';
-import type { AdoptReport, TtyInfo, TtyReport, TypeInput, WaitResult } from '../../../src/tty/types.js';
+import type { AdoptReport, TtyInfo, TtyReport, TypeInput, WaitResult } from '../../../src/tty/api/types.js';
 
 /**
  * A stand-in for the TtyManager, for unit tests of the MCP layer only (the integration
@@ -77,7 +77,7 @@ export class FakeTerminals implements Terminals {
         `The text is ${bytes} bytes; type() sends at most 16384 (tty.max_text_bytes). Send it in smaller parts (to write a file: type "cat > file", then each part, then C-d).`,
       );
     }
-    // Simpler than the real rule (src/tty/news.ts): any unseen output anywhere refuses, in its words.
+    // Simpler than the real rule (src/tty/type/news.ts): any unseen output anywhere refuses, in its words.
     const unseen = [...this.ttys.entries()].filter(([, t]) => t.unseen.length > 0);
     if (unseen.length > 0) {
       const what = ([, t]: [number, FakeTty]) => (t.unseen.length === 1 ? `a new line: \`${t.unseen[0]}\`` : `${t.unseen.length} new lines, the last \`${t.unseen.at(-1)}\``);

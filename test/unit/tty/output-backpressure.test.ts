@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { OutputBackpressure } from '../../../src/tty/output-backpressure.js';
-import type { TerminalHost } from '../../../src/tty/terminal-host.js';
-import type { Tty } from '../../../src/tty/tty.js';
-import { TtyEmulator } from '../../../src/tty/tty-emulator.js';
+import type { TerminalHost } from '../../../src/tty/host/terminal-host.js';
+import type { Tty } from '../../../src/tty/terminal/tty.js';
+import { TtyEmulator } from '../../../src/tty/screen/tty-emulator.js';
 
 describe('OutputBackpressure', () => {
   it('stops the host reading while an emulator is 2 MB behind, once, and lets it read again when it has caught up', async () => {

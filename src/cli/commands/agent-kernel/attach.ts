@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { resolveInstance } from '../../../config/instance.js';
 import { KernelError } from '../../../errors.js';
-import { attachArgv, dockerHostFor, listWindowsArgv } from '../../../tty/attach-command.js';
+import { attachArgv, dockerHostFor, listWindowsArgv } from '../../../tty/host/attach-command.js';
 import { TerminalOutputFilter } from '../../../util/terminal-filter.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT, err } from '../command.js';

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { isKernelError } from '../../../../src/errors.js';
 import type { TtyManager } from '../../../../src/tty/tty-manager.js';
-import type { TtyReport, WaitResult } from '../../../../src/tty/types.js';
+import type { TtyReport, WaitResult } from '../../../../src/tty/api/types.js';
 import { type Terminals, reportOf, waitFor } from './terminals.js';
 
 /** Steps the shared terminal suite repeats. */

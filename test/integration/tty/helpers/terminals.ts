@@ -1,9 +1,9 @@
 import { silentLogger } from '../../../../src/log/logger.js';
 import { openSandbox } from '../../../../src/sandbox/open-sandbox.js';
 import type { Sandbox } from '../../../../src/sandbox/sandbox.js';
-import { tmuxArgv, tmuxSocketName } from '../../../../src/tty/tmux-server.js';
+import { tmuxArgv, tmuxSocketName } from '../../../../src/tty/host/tmux-server.js';
 import { TtyManager } from '../../../../src/tty/tty-manager.js';
-import type { TtyReport, WaitResult } from '../../../../src/tty/types.js';
+import type { TtyReport, WaitResult } from '../../../../src/tty/api/types.js';
 import { type TestInstance, createTestInstance } from '../../../helpers/test-instance.js';
 
 /** `pty`: the host backend without tmux (node-pty PTYs, not persistent), forced with hostTmux: false. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { collapseRepeats } from '../../../../src/observe/render-new-output.js';
 import { capText, renderType, renderWait, shareBudget } from '../../../../src/server/tools/render.js';
-import type { TtyReport } from '../../../../src/tty/types.js';
+import type { TtyReport } from '../../../../src/tty/api/types.js';
 
 describe('shareBudget', () => {
   it.each([

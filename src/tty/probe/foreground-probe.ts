@@ -1,0 +1,279 @@
+import type { Logger } from '../../log/logger.js';
+import type { Sandbox, SandboxProcess } from '../../sandbox/sandbox.js';
+import { type ForegroundProcess, type ForegroundSample, timedWaitSyscalls } from './input-wait.js';
+
+/**
+ * One long-lived bash in the sandbox that answers "what is the foreground of these panes
+ * doing?" from /proc, with builtins only (no process per question). A line of pane PIDs
+ * in; per pane a `T` line and one `P` line per process of its foreground group, then `E`.
+ * The group is found from the leader's parent down (`/proc/PID/task/TID/children`), or by
+ * reading every process when the kernel has no children files or the leader is gone: a
+ * group member whose parent died is missed by the walk (it then counts as not there).
+ * A process blocked on one fd with a timer, polling one fd, or reading an fd other than 0 also
+ * gets a `W` line: whether that fd is the terminal (the pane's device, or /dev/tty, which
+ * getpass, sudo, ssh and git open for a password), and the timer's length in ms; the timer
+ * and a poll's fd are read from its memory (dd, od: only for such processes), and the timer
+ * counts only if the process has not run since its syscall was read; both are remembered
+ * for the next question while the process has not run again. A select's timer is read just
+ * after the answer (so the first answer has none): the question that confirms a wait finds it. Its output is the sandbox's word and is parsed as hostile input.
+ */
+export function probeScript(arch: string = process.arch): string {
+  const nrs = timedWaitSyscalls(arch);
+  const list = (n: number[]) => ` ${n.join(' ')} `;
+  return `shopt -s nullglob
+sel='${list(nrs.select)}' psel='${list(nrs.pselect)}' pl='${list(nrs.poll)}' ppl='${list(nrs.ppoll)}' rd='${list(nrs.read)}'
+mem() { m=(); [[ $1 =~ ^0x[0-9a-f]{1,16}$ && $1 != 0x0 ]] || return 0; read -r -a m <<< "$(dd if=/proc/$p/mem bs=$2 count=1 iflag=skip_bytes skip=$(($1)) 2>/dev/null | od -An -t$3)"; }
+timer() { mem $1 16 u8; [[ \${m[0]:-} =~ ^[0-9]{1,7}$ && \${m[1]:-} =~ ^[0-9]{1,10}$ ]] && t=$(( m[0] * 1000 + (m[1] + $2 - 1) / $2 )); }
+# The terminal: the pane's own device, or /dev/tty (a group in the pane's foreground has the pane as its terminal).
+ttyfd() { if [[ /proc/$p/fd/$1 -ef /proc/$pane/fd/0 || /proc/$p/fd/$1 -ef /dev/tty ]]; then w=1; else w=0; fi; }
+pollfd() { mem $1 4 d4; [[ \${m[0]:-} =~ ^[0-9]{1,9}$ ]] && ttyfd \${m[0]}; }
+emit() {
+  local d=/proc/$1 l= sc= wc= ss= rs= key=
+  read -r l 2>/dev/null < $d/stat || [[ -n $l ]] || return 0
+  g=(\${l##*) })
+  [[ \${g[2]} == "$tpgid" ]] || return 0
+  member=1; p=$1
+  read -r ss 2>/dev/null < $d/schedstat
+  read -r sc 2>/dev/null < $d/syscall
+  read -r wc 2>/dev/null < $d/wchan
+  c=\${l#*(}; c=\${c%)*}; c=\${c//[^[:alnum:]._+-]/?}
+  r=(\${ss:-0 0 0})
+  printf 'P %s %s %s %s %s %s\\n' "$p" "\${g[0]}" "\${r[2]:-0}" "\${wc:-0}" "$c" "\${sc:-none}"
+  [[ \${g[0]} == S ]] || return 0
+  a=(\${sc:-none}); w=-; t=-; key="$p \${r[2]:-0} $sc"
+  # A process that has not run since the last question has the same fd and timer in memory (written only when it runs).
+  if [[ -n \${seenw[$key]:-} ]]; then w=\${seenw[$key]%:*} t=\${seenw[$key]#*:}
+  # A select's timer is read after the answer (dd and od take milliseconds), for the next question.
+  elif [[ $sel$psel == *" \${a[0]} "* && \${a[1]:-} == 0x1 ]]; then pend+=("$key"); return 0
+  elif [[ $pl == *" \${a[0]} "* && \${a[2]:-} == 0x1 ]]; then pollfd "\${a[1]:-}"
+  elif [[ $ppl == *" \${a[0]} "* && \${a[2]:-} == 0x1 ]]; then pollfd "\${a[1]:-}"; timer "\${a[3]:-}" 1000000
+  elif [[ $rd == *" \${a[0]} "* && \${a[1]:-} =~ ^0x[0-9a-f]{1,8}$ && \${a[1]} != 0x0 ]]; then ttyfd $((a[1]))
+  else return 0; fi
+  # The kernel writes the time left back into the timer when the wait ends: one that ran since is not its own.
+  read -r rs 2>/dev/null < $d/schedstat; rs=(\${rs:-0 0 0}); [[ \${rs[2]:-0} == "\${r[2]:-0}" ]] || t=-
+  [[ \${rs[2]:-0} != "\${r[2]:-0}" ]] || seenw[$key]=$w:$t
+  [[ $w$t == -- ]] || printf 'W %s %s %s\\n' "$p" "$w" "$t"
+}
+# The timers of selects seen in the last answer, while their process has not run since.
+later() {
+  local key k
+  for key in "\${pend[@]}"; do
+    k=($key); p=\${k[0]}; t=-
+    if [[ $sel == *" \${k[2]} "* ]]; then timer "\${k[7]:-}" 1000; else timer "\${k[7]:-}" 1000000; fi
+    rs=; read -r rs 2>/dev/null < /proc/$p/schedstat; rs=(\${rs:-0 0 0})
+    [[ \${rs[2]:-0} != "\${k[1]}" ]] || seenw[$key]=-:$t
+  done
+  pend=()
+}
+kids() { local c k; for c in /proc/$1/task/*/children; do k=(); read -r -a k 2>/dev/null < $c; q+=("\${k[@]}"); done; }
+walk() {
+  local l= x seen=' ' k n=0
+  read -r l 2>/dev/null < /proc/$tpgid/stat || [[ -n $l ]] || return 1
+  x=(\${l##*) })
+  [[ \${x[1]} =~ ^[0-9]+$ && -r /proc/\${x[1]}/task/\${x[1]}/children ]] || return 1
+  q=(); kids \${x[1]}
+  while (( \${#q[@]} > 0 && n < 512 )); do
+    k=\${q[0]}; q=("\${q[@]:1}"); n=$((n + 1))
+    [[ $k =~ ^[0-9]+$ && $seen != *" $k "* ]] || continue
+    seen+="$k "; member=
+    emit $k
+    [[ -z $member ]] || kids $k
+  done
+}
+declare -A seenw
+pend=()
+while read -r -a panes; do
+  (( \${#seenw[@]} < 256 )) || seenw=()
+  for pane in "\${panes[@]}"; do
+    [[ $pane =~ ^[0-9]+$ ]] || continue
+    stat=; read -r stat 2>/dev/null < /proc/$pane/stat
+    f=(\${stat##*) }); tpgid=\${f[5]:-}
+    printf 'T %s %s\\n' "$pane" "\${tpgid:--}"
+    [[ $tpgid =~ ^[0-9]+$ && $tpgid != 0 ]] || continue
+    walk || for d in /proc/[0-9]*; do emit \${d#/proc/}; done
+  done
+  echo E
+  later
+done
+`;
+}
+
+/** The most a reply may be: more means something is wrong (or hostile), and the probe is restarted. */
+const MAX_REPLY_CHARS = 256 * 1024;
+const REPLY_TIMEOUT_MS = 2000;
+
+/** Parse one reply (without its `E` line). Lines that do not fit are ignored. */
+export function parseProbeReply(lines: readonly string[]): Map<number, ForegroundSample> {
+  const samples = new Map<number, ForegroundSample>();
+  let current: ForegroundSample | undefined;
+  for (const line of lines) {
+    const f = line.split(' ');
+    if (f[0] === 'T' && f.length === 3) {
+      const panePid = toInt(f[1]);
+      if (panePid === undefined) continue;
+      current = { panePid, tpgid: toInt(f[2]), processes: [] };
+      samples.set(panePid, current);
+    } else if (f[0] === 'P' && current && f.length >= 7 && current.processes.length < 256) {
+      const pid = toInt(f[1]);
+      if (pid === undefined) continue;
+      const syscallFields = f.slice(6);
+      const syscall = toInt(syscallFields[0]);
+      const args: bigint[] = [];
+      for (const hex of syscallFields.slice(1, 7)) {
+        if (!/^0x[0-9a-f]{1,16}$/.test(hex)) break;
+        args.push(BigInt(hex));
+      }
+      const process: ForegroundProcess = {
+        pid,
+        state: /^[A-Za-z]$/.test(f[2] ?? '') ? f[2]! : '?',
+        runs: toInt(f[3]) ?? 0,
+        wchan: (f[4] ?? '').slice(0, 64),
+        syscall,
+        args,
+        name: (f[5] ?? '').slice(0, 64),
+      };
+      current.processes.push(process);
+    } else if (f[0] === 'W' && current && f.length === 4) {
+      const process = current.processes.at(-1);
+      if (!process || toInt(f[1]) !== process.pid) continue;
+      if (f[2] === '1' || f[2] === '0') process.pollsTerminal = f[2] === '1';
+      const timerMs = toInt(f[3]);
+      if (timerMs !== undefined) process.timerMs = timerMs;
+    }
+  }
+  return samples;
+}
+
+function toInt(text: string | undefined): number | undefined {
+  if (text === undefined || !/^\d{1,10}$/.test(text)) return undefined;
+  return Number(text);
+}
+
+interface Pending {
+  lines: string[];
+  chars: number;
+  resolve: (samples: Map<number, ForegroundSample> | undefined) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * Asks the probe, one question at a time. Any failure (no bash, the process died, a reply
+ * too slow or too long) answers undefined, and the next question starts a new probe; after
+ * repeated failures it stops trying and wait falls back to silence.
+ */
+export class ForegroundProbe {
+  private process: SandboxProcess | undefined;
+  private starting: Promise<SandboxProcess | undefined> | undefined;
+  private pending: Pending | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private partial = '';
+  private failures = 0;
+  private closed = false;
+
+  constructor(
+    private readonly sandbox: Sandbox,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The foreground of each pane (by its process ID); undefined when the probe cannot answer. */
+  sample(panePids: readonly number[]): Promise<Map<number, ForegroundSample> | undefined> {
+    const run = this.queue.then(() => this.ask(panePids));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  get usable(): boolean {
+    return !this.closed && this.failures < 3;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.stop();
+  }
+
+  private async ask(panePids: readonly number[]): Promise<Map<number, ForegroundSample> | undefined> {
+    const pids = panePids.filter((p) => Number.isInteger(p) && p > 0);
+    if (pids.length === 0 || !this.usable) return undefined;
+    const proc = await this.ensure();
+    if (!proc) return undefined;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.fail('the probe did not answer in time'), REPLY_TIMEOUT_MS);
+      this.pending = { lines: [], chars: 0, resolve, timer };
+      proc.stdin.write(`${pids.join(' ')}\n`);
+    });
+  }
+
+  private ensure(): Promise<SandboxProcess | undefined> {
+    if (this.process) return Promise.resolve(this.process);
+    this.starting ??= this.sandbox
+      .spawn(['bash', '--noprofile', '--norc', '-c', probeScript()])
+      .then((proc) => {
+        this.process = proc;
+        this.partial = '';
+        proc.stdout.setEncoding('utf8');
+        proc.stdout.on('data', (chunk: string) => this.onData(chunk));
+        proc.stderr.resume();
+        const ended = () => {
+          if (this.process === proc) this.fail('the probe exited');
+        };
+        proc.exited.then(ended, ended);
+        return proc;
+      })
+      .catch((error: unknown) => {
+        this.failures += 1;
+        this.logger.debug({ error: String(error) }, 'foreground probe did not start');
+        return undefined;
+      })
+      .finally(() => {
+        this.starting = undefined;
+      });
+    return this.starting;
+  }
+
+  private onData(chunk: string): void {
+    const pending = this.pending;
+    if (!pending) return;
+    this.partial += chunk;
+    pending.chars += chunk.length;
+    if (pending.chars > MAX_REPLY_CHARS) {
+      this.fail('the probe answered too much');
+      return;
+    }
+    const lines = this.partial.split('\n');
+    this.partial = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line === 'E') {
+        clearTimeout(pending.timer);
+        this.pending = undefined;
+        this.failures = 0;
+        pending.resolve(parseProbeReply(pending.lines));
+        return;
+      }
+      pending.lines.push(line);
+    }
+  }
+
+  private fail(reason: string): void {
+    const pending = this.pending;
+    this.pending = undefined;
+    if (pending) {
+      clearTimeout(pending.timer);
+      pending.resolve(undefined);
+    }
+    if (!this.process) return;
+    if (!this.closed) {
+      this.failures += 1;
+      this.logger.debug({ reason }, 'foreground probe restarted');
+    }
+    this.stop();
+  }
+
+  private stop(): void {
+    const proc = this.process;
+    this.process = undefined;
+    this.partial = '';
+    if (!proc) return;
+    proc.stdin.end();
+    proc.close();
+  }
+}
