@@ -6,7 +6,7 @@ import { KernelError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { DockerSandbox } from './docker-sandbox.js';
 import { type Engine, inspectNamed, statusCode } from './engine.js';
-import { ULIMIT_NOFILE, ULIMIT_NPROC } from './hardening.js';
+import { CONTAINER_ULIMITS } from './ulimits.js';
 import { type BuildContext, type BuildNetworkOptions, LABEL, type ProgressCallback, baseImages, contextHash, ensureBaseImage, imageExists, readContainerfile, runBuild } from './image.js';
 import { trustedContext } from './build-context.js';
 import { PROXY_URL, proxyEnv, squidConfig } from './egress-squid.js';
@@ -115,10 +115,7 @@ const LOCKED_DOWN: Dockerode.HostConfig = {
   Init: true,
   IpcMode: 'private',
   RestartPolicy: { Name: 'no' },
-  Ulimits: [
-    { Name: 'nofile', Soft: ULIMIT_NOFILE, Hard: ULIMIT_NOFILE },
-    { Name: 'nproc', Soft: ULIMIT_NPROC, Hard: ULIMIT_NPROC },
-  ],
+  Ulimits: CONTAINER_ULIMITS,
 };
 
 /** Create (or keep) and start one egress container; recreated when `wanted` labels differ. */

@@ -4,6 +4,7 @@ import type Dockerode from 'dockerode';
 import type { ContainerConfig } from '../config/agent-config.js';
 import { KernelError } from '../errors.js';
 import { proxyEnv } from './egress-squid.js';
+import { CONTAINER_ULIMITS } from './ulimits.js';
 
 /**
  * Container hardening (seed 001): the one place that turns an instance's `container`
@@ -43,10 +44,6 @@ export interface HardeningInput {
 }
 
 export type HardenedOptions = Pick<Dockerode.ContainerCreateOptions, 'HostConfig' | 'Env' | 'WorkingDir'>;
-
-export const ULIMIT_NOFILE = 16_384;
-/** Per user on the host for rootful engines (root inside is root outside), so generous; PidsLimit is the real cap. */
-export const ULIMIT_NPROC = 32_768;
 
 const ENGINE_SOCKET_DIR = /^\/(var\/)?run\/(docker|podman|containerd|crio)(\/|$)/;
 
@@ -115,10 +112,7 @@ export function hardenedCreateOptions({ config, dataDir, shown = [], host, confi
     NetworkMode: config.network === 'open' ? 'bridge' : 'none',
     ReadonlyRootfs: config.read_only_root,
     Mounts: mounts,
-    Ulimits: [
-      { Name: 'nofile', Soft: ULIMIT_NOFILE, Hard: ULIMIT_NOFILE },
-      { Name: 'nproc', Soft: ULIMIT_NPROC, Hard: ULIMIT_NPROC },
-    ],
+    Ulimits: CONTAINER_ULIMITS,
     IpcMode: 'private',
     RestartPolicy: { Name: 'no' },
   };

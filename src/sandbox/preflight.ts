@@ -10,7 +10,7 @@ import type { Logger } from '../log/logger.js';
 import { DEFAULT_BASE_IMAGE } from './bootstrap.js';
 import { egressStatus, ensureEgressImage } from './egress-proxy.js';
 import { type Engine, connectEngine, describeEngine } from './engine.js';
-import { ULIMIT_NOFILE, ULIMIT_NPROC } from './hardening.js';
+import { CONTAINER_ULIMITS } from './ulimits.js';
 import { LABEL, type ProgressCallback, baseImages, buildContext, imageExists, readContainerfile } from './image.js';
 import { ensureImage } from './instance-image.js';
 
@@ -61,10 +61,7 @@ export async function runInImage(engine: Engine, image: string, instanceName: st
       CapDrop: ['ALL'],
       SecurityOpt: ['no-new-privileges'],
       PidsLimit: 64,
-      Ulimits: [
-        { Name: 'nofile', Soft: ULIMIT_NOFILE, Hard: ULIMIT_NOFILE },
-        { Name: 'nproc', Soft: ULIMIT_NPROC, Hard: ULIMIT_NPROC },
-      ],
+      Ulimits: CONTAINER_ULIMITS,
     },
   });
   try {
