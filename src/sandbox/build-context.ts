@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { fileURLToPath } from 'node:url';
 import tar from 'tar-stream';
 import type { Instance } from '../config/instance.js';
 import { KernelError } from '../errors.js';
 import { kindOfUntrusted, listUntrusted, openUntrustedFile, readUntrustedText, relativeInside } from '../util/untrusted-fs.js';
+import { packageRoot } from '../util/package-root.js';
 
 /**
  * The build context: the agent's `system/container/` (or the built-in default). The agent can
@@ -16,7 +16,7 @@ import { kindOfUntrusted, listUntrusted, openUntrustedFile, readUntrustedText, r
  */
 
 /** The built-in Containerfile, used when the data repo has none. */
-export const DEFAULT_CONTAINERFILE = fileURLToPath(new URL('../../assets/Containerfile.default', import.meta.url));
+export const DEFAULT_CONTAINERFILE = path.join(packageRoot(), 'assets', 'Containerfile.default');
 
 /** What gets sent to the engine: a folder, the files in it, and which one is the Containerfile. */
 export interface BuildContext {

@@ -1,4 +1,4 @@
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
 import type Dockerode from 'dockerode';
 import { describeAllowEntry, parseAllowEntry, type AllowEntry } from '../config/egress-allow.js';
 import type { Instance } from '../config/instance.js';
@@ -10,6 +10,7 @@ import { CONTAINER_ULIMITS } from './ulimits.js';
 import { type BuildContext, type BuildNetworkOptions, LABEL, type ProgressCallback, baseImages, contextHash, ensureBaseImage, imageExists, readContainerfile, runBuild } from './image.js';
 import { trustedContext } from './build-context.js';
 import { PROXY_URL, proxyEnv, squidConfig } from './egress-squid.js';
+import { packageRoot } from '../util/package-root.js';
 import { localDestinations } from './egress-ranges.js';
 import { readdir } from 'node:fs/promises';
 
@@ -25,7 +26,7 @@ import { readdir } from 'node:fs/promises';
  * Everything carries LABEL.instance and LABEL.egressRole; the image is shared by all instances.
  */
 
-export const EGRESS_CONTEXT_DIR = fileURLToPath(new URL('../../assets/egress/', import.meta.url));
+export const EGRESS_CONTEXT_DIR = path.join(packageRoot(), 'assets', 'egress');
 
 export function proxyContainerName(instanceName: string): string {
   return `agent-kernel-${instanceName}--egress`;
