@@ -14,7 +14,7 @@ import { ROOT } from './lib/paths.mjs';
 const dist = (rel) => import(`${ROOT}/dist/${rel}`);
 const [{ silentLogger }, { openSandbox }, { tmuxArgv, tmuxSocketName }, { TtyManager }] = await Promise.all([
   dist('log/logger.js'),
-  dist('sandbox/open-sandbox.js'),
+  dist('sandbox/container/open-sandbox.js'),
   dist('tty/tmux-server.js'),
   dist('tty/tty-manager.js'),
 ]);

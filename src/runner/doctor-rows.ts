@@ -1,6 +1,6 @@
 import type { Instance } from '../config/instance.js';
 import { describeError } from '../errors.js';
-import type { CheckRow } from '../sandbox/preflight.js';
+import type { CheckRow } from '../sandbox/container/preflight.js';
 import { claudeAuthStatus, credentialFix, credentialOrigin, type TickEnvironmentParts } from './claude-credentials.js';
 import { fatalFix } from './fatal-fix.js';
 import { readPausedReason } from './paused.js';

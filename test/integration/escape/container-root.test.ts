@@ -3,11 +3,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
 import { writePaused } from '../../../src/runner/paused.js';
-import { containerUp } from '../../../src/sandbox/container.js';
-import { connectEngine } from '../../../src/sandbox/engine.js';
-import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
+import { containerUp } from '../../../src/sandbox/container/container.js';
+import { connectEngine } from '../../../src/sandbox/engine/engine.js';
+import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
-import { type EngineBoundary, engineBoundary } from '../../../src/sandbox/user-namespace.js';
+import { type EngineBoundary, engineBoundary } from '../../../src/sandbox/container/user-namespace.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
 

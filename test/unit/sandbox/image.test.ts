@@ -2,7 +2,7 @@ import { mkdtemp, mkdir, rm, writeFile, chmod } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BUILD_STEP, baseImages, buildContext, contextHash, imageRepository, imageTag, shortReference } from '../../../src/sandbox/image.js';
+import { BUILD_STEP, baseImages, buildContext, contextHash, imageRepository, imageTag, shortReference } from '../../../src/sandbox/engine/image.js';
 import { parseAgentConfig } from '../../../src/config/agent-config.js';
 import { unitPaths } from '../../helpers/test-instance.js';
 

@@ -11,7 +11,7 @@ import { readRecords } from '../../../../src/runner/mail/mail-store.js';
 import { loadState } from '../../../../src/runner/state.js';
 import { type RunningWatch, runWatch } from '../../../../src/runner/watch/run-watch.js';
 import { queryStatusSocket, statusSocketPath } from '../../../../src/runner/watch/status-api.js';
-import { openSandbox } from '../../../../src/sandbox/open-sandbox.js';
+import { openSandbox } from '../../../../src/sandbox/container/open-sandbox.js';
 import { describeWithEngine } from '../../../helpers/engine.js';
 import { KERNEL_RUNNER_BIN, type TickTestInstance, pollUntil, tickTestInstance } from '../tick-helpers.js';
 

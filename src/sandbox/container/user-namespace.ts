@@ -1,6 +1,6 @@
-import type { ContainerConfig } from '../config/agent-config.js';
-import { KernelError } from '../errors.js';
-import type { Engine } from './engine.js';
+import type { ContainerConfig } from '../../config/agent-config.js';
+import { KernelError } from '../../errors.js';
+import type { Engine } from '../engine/engine.js';
 
 /**
  * The second boundary: whether root in the container is root on the host. The hardening

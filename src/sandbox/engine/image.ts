@@ -1,7 +1,7 @@
 import type Dockerode from 'dockerode';
-import type { Instance } from '../config/instance.js';
-import { KernelError, describeError } from '../errors.js';
-import type { Logger } from '../log/logger.js';
+import type { Instance } from '../../config/instance.js';
+import { KernelError, describeError } from '../../errors.js';
+import type { Logger } from '../../log/logger.js';
 import { type Engine, statusCode } from './engine.js';
 import { type EngineEvent, eventLine, readEngineEvents } from './progress.js';
 import { type BuildContext, buildContext, contextHash, packContext } from './build-context.js';
@@ -15,7 +15,7 @@ export const LABEL = {
   imageHash: 'agent-kernel.image-hash',
   configHash: 'agent-kernel.config-hash',
   dataDir: 'agent-kernel.data-dir',
-  /** The state directory whose processes own the container (container-owner.ts). */
+  /** The state directory whose processes own the container (container/container-owner.ts). */
   stateDir: 'agent-kernel.state-dir',
   /** What an egress container is: `proxy` or `link`; the instance's own container has none. */
   egressRole: 'agent-kernel.egress-role',
@@ -135,7 +135,7 @@ export interface BuildAttempt {
   tail: string[];
 }
 
-/** Where the build's RUN steps run: Docker's `networkmode` and `buildargs` (egress-proxy.ts buildNetwork); the engine's default without. */
+/** Where the build's RUN steps run: Docker's `networkmode` and `buildargs` (egress/proxy.ts buildNetwork); the engine's default without. */
 export interface BuildNetworkOptions {
   networkmode?: string;
   buildargs?: Record<string, string>;

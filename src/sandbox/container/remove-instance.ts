@@ -1,6 +1,6 @@
 import { containerName } from './container.js';
-import { type Engine, statusCode } from './engine.js';
-import { LABEL } from './image.js';
+import { type Engine, statusCode } from '../engine/engine.js';
+import { LABEL } from '../engine/image.js';
 
 export interface RemovedResources {
   containers: string[];

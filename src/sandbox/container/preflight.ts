@@ -2,16 +2,16 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describeIgnored } from '../config/operator-config.js';
+import { describeIgnored } from '../../config/operator-config.js';
 import { describeBoundary, engineBoundary, instanceBoundary } from './user-namespace.js';
-import type { Instance } from '../config/instance.js';
-import { describeError, isKernelError } from '../errors.js';
-import type { Logger } from '../log/logger.js';
-import { DEFAULT_BASE_IMAGE } from './bootstrap.js';
-import { egressStatus, ensureEgressImage } from './egress-proxy.js';
-import { type Engine, connectEngine, describeEngine } from './engine.js';
-import { CONTAINER_ULIMITS } from './ulimits.js';
-import { LABEL, type ProgressCallback, baseImages, buildContext, imageExists, readContainerfile } from './image.js';
+import type { Instance } from '../../config/instance.js';
+import { describeError, isKernelError } from '../../errors.js';
+import type { Logger } from '../../log/logger.js';
+import { DEFAULT_BASE_IMAGE } from '../engine/bootstrap.js';
+import { egressStatus, ensureEgressImage } from '../egress/proxy.js';
+import { type Engine, connectEngine, describeEngine } from '../engine/engine.js';
+import { CONTAINER_ULIMITS } from '../engine/ulimits.js';
+import { LABEL, type ProgressCallback, baseImages, buildContext, imageExists, readContainerfile } from '../engine/image.js';
 import { ensureImage } from './instance-image.js';
 
 /**

@@ -3,10 +3,10 @@ import { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
-import type { Instance } from '../config/instance.js';
-import { KernelError } from '../errors.js';
-import { kindOfUntrusted, listUntrusted, openUntrustedFile, readUntrustedText, relativeInside } from '../util/untrusted-fs.js';
-import { packageRoot } from '../util/package-root.js';
+import type { Instance } from '../../config/instance.js';
+import { KernelError } from '../../errors.js';
+import { kindOfUntrusted, listUntrusted, openUntrustedFile, readUntrustedText, relativeInside } from '../../util/untrusted-fs.js';
+import { packageRoot } from '../../util/package-root.js';
 
 /**
  * The build context: the agent's `system/container/` (or the built-in default). The agent can

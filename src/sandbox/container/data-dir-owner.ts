@@ -1,6 +1,6 @@
 import { lchown, lstat, open, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { DIR_FLAGS, PinnedDir, openUntrustedDir } from '../util/untrusted-dir.js';
+import { DIR_FLAGS, PinnedDir, openUntrustedDir } from '../../util/untrusted-dir.js';
 import type { HostIdRange } from './user-namespace.js';
 
 /**

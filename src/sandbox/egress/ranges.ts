@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import os from 'node:os';
-import type { Engine } from './engine.js';
+import type { Engine } from '../engine/engine.js';
 
 /**
  * What the egress proxy never connects to for a name, whatever the name resolved to: every

@@ -1,17 +1,17 @@
 import path from 'node:path';
 import type Dockerode from 'dockerode';
-import { describeAllowEntry, parseAllowEntry, type AllowEntry } from '../config/egress-allow.js';
-import type { Instance } from '../config/instance.js';
-import { KernelError, describeError } from '../errors.js';
-import type { Logger } from '../log/logger.js';
-import { DockerSandbox } from './docker-sandbox.js';
-import { type Engine, inspectNamed, statusCode } from './engine.js';
-import { CONTAINER_ULIMITS } from './ulimits.js';
-import { type BuildContext, type BuildNetworkOptions, LABEL, type ProgressCallback, baseImages, contextHash, ensureBaseImage, imageExists, readContainerfile, runBuild } from './image.js';
-import { trustedContext } from './build-context.js';
-import { PROXY_URL, proxyEnv, squidConfig } from './egress-squid.js';
-import { packageRoot } from '../util/package-root.js';
-import { localDestinations } from './egress-ranges.js';
+import { describeAllowEntry, parseAllowEntry, type AllowEntry } from '../../config/egress-allow.js';
+import type { Instance } from '../../config/instance.js';
+import { KernelError, describeError } from '../../errors.js';
+import type { Logger } from '../../log/logger.js';
+import { DockerSandbox } from '../docker-sandbox.js';
+import { type Engine, inspectNamed, statusCode } from '../engine/engine.js';
+import { CONTAINER_ULIMITS } from '../engine/ulimits.js';
+import { type BuildContext, type BuildNetworkOptions, LABEL, type ProgressCallback, baseImages, contextHash, ensureBaseImage, imageExists, readContainerfile, runBuild } from '../engine/image.js';
+import { trustedContext } from '../engine/build-context.js';
+import { PROXY_URL, proxyEnv, squidConfig } from './squid.js';
+import { packageRoot } from '../../util/package-root.js';
+import { localDestinations } from './ranges.js';
 import { readdir } from 'node:fs/promises';
 
 /**

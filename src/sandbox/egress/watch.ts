@@ -1,10 +1,10 @@
 import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
-import type { Instance } from '../config/instance.js';
-import type { Logger } from '../log/logger.js';
-import { proxyContainerName } from './egress-proxy.js';
-import { type EgressRecord, parseAccessLine, refusalNotice } from './egress-squid.js';
-import type { Engine } from './engine.js';
+import type { Instance } from '../../config/instance.js';
+import type { Logger } from '../../log/logger.js';
+import { proxyContainerName } from './proxy.js';
+import { type EgressRecord, parseAccessLine, refusalNotice } from './squid.js';
+import type { Engine } from '../engine/engine.js';
 
 /** Refused destinations kept for the agent between two waits; more are counted, not listed. */
 const MAX_PENDING = 20;

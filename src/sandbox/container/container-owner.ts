@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type Dockerode from 'dockerode';
-import type { InstancePaths } from '../config/paths.js';
-import { KernelError } from '../errors.js';
-import { LABEL } from './image.js';
+import type { InstancePaths } from '../../config/paths.js';
+import { KernelError } from '../../errors.js';
+import { LABEL } from '../engine/image.js';
 
 /**
  * Which state directory owns an instance's container. The host sets it when it creates the

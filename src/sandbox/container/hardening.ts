@@ -1,10 +1,10 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import type Dockerode from 'dockerode';
-import type { ContainerConfig } from '../config/agent-config.js';
-import { KernelError } from '../errors.js';
-import { proxyEnv } from './egress-squid.js';
-import { CONTAINER_ULIMITS } from './ulimits.js';
+import type { ContainerConfig } from '../../config/agent-config.js';
+import { KernelError } from '../../errors.js';
+import { proxyEnv } from '../egress/squid.js';
+import { CONTAINER_ULIMITS } from '../engine/ulimits.js';
 
 /**
  * Container hardening (seed 001): the one place that turns an instance's `container`
@@ -108,7 +108,7 @@ export function hardenedCreateOptions({ config, dataDir, shown = [], host, confi
     MemorySwap: memory,
     NanoCpus: Math.round(config.cpus * 1e9),
     Init: true,
-    // allowlist: loopback only; the egress link (egress-proxy.ts) joins this namespace.
+    // allowlist: loopback only; the egress link (egress/proxy.ts) joins this namespace.
     NetworkMode: config.network === 'open' ? 'bridge' : 'none',
     ReadonlyRootfs: config.read_only_root,
     Mounts: mounts,

@@ -1,12 +1,12 @@
-import type { Instance } from '../config/instance.js';
-import type { Logger } from '../log/logger.js';
+import type { Instance } from '../../config/instance.js';
+import type { Logger } from '../../log/logger.js';
 import { containerName, containerUpInStages } from './container.js';
-import { DockerSandbox } from './docker-sandbox.js';
-import { connectEngine } from './engine.js';
+import { DockerSandbox } from '../docker-sandbox.js';
+import { connectEngine } from '../engine/engine.js';
 import { hardenedCreateOptions, hostFacts } from './hardening.js';
-import { HostSandbox } from './host-sandbox.js';
-import type { ProgressCallback } from './image.js';
-import type { Sandbox } from './sandbox.js';
+import { HostSandbox } from '../host-sandbox.js';
+import type { ProgressCallback } from '../engine/image.js';
+import type { Sandbox } from '../sandbox.js';
 
 export interface OpenSandboxOptions {
   logger: Logger;

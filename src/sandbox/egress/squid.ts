@@ -1,5 +1,5 @@
-import type { AllowEntry } from '../config/egress-allow.js';
-import { NOT_INTERNET } from './egress-ranges.js';
+import type { AllowEntry } from '../../config/egress-allow.js';
+import { NOT_INTERNET } from './ranges.js';
 
 /**
  * Squid's side of the allowlist policy: the configuration the egress proxy runs with, and
@@ -10,7 +10,7 @@ import { NOT_INTERNET } from './egress-ranges.js';
  *   judging a request never resolves a name: a refused name causes no DNS query at all.
  * - An allowed name reaches only the public internet: after resolving it, squid refuses it when
  *   any of its addresses is private, loopback, link-local, shared, multicast, metadata, an
- *   IPv6 form of those, the engine's networks or the host's own addresses (egress-ranges.ts),
+ *   IPv6 form of those, the engine's networks or the host's own addresses (ranges.ts),
  *   whatever the letter case, trailing dot or port. The operator reaches a private destination
  *   by naming it as an IP or CIDR entry: those match only requests that name that address.
  * - The cache manager and anything not matched are refused; nothing is cached (a proxy
@@ -45,7 +45,7 @@ function aclLines(name: string, type: string, values: readonly string[]): string
 
 /**
  * Pure: the full squid.conf for an allowlist. Entries are already validated (parseAllowEntry);
- * `local` is the engine's networks and the host's addresses (egress-ranges.ts localDestinations).
+ * `local` is the engine's networks and the host's addresses (ranges.ts localDestinations).
  */
 export function squidConfig(entries: readonly AllowEntry[], local: readonly string[] = []): string {
   const lines = [

@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type Dockerode from 'dockerode';
 import { DockerodeClient } from './dockerode.js';
-import { KernelError, describeError } from '../errors.js';
+import { KernelError, describeError } from '../../errors.js';
 
 /** A container engine that answered: Docker, or Podman through its Docker-compatible API. */
 export interface Engine {

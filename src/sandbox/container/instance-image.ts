@@ -1,8 +1,8 @@
 import path from 'node:path';
-import type { Instance } from '../config/instance.js';
-import { KernelError, describeError } from '../errors.js';
-import { buildNetwork } from './egress-proxy.js';
-import type { Engine } from './engine.js';
+import type { Instance } from '../../config/instance.js';
+import { KernelError, describeError } from '../../errors.js';
+import { buildNetwork } from '../egress/proxy.js';
+import type { Engine } from '../engine/engine.js';
 import {
   type BuildAttempt,
   CACHE_LAYER_VANISHED,
@@ -18,7 +18,7 @@ import {
   inspectImage,
   readContainerfile,
   runBuild,
-} from './image.js';
+} from '../engine/image.js';
 
 /** What a failed build's RUN steps could reach, for its error. */
 const NETWORK_OF_BUILDS: Record<string, string> = {

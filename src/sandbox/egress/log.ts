@@ -1,8 +1,8 @@
-import type { Instance } from '../config/instance.js';
-import { KernelError, describeError } from '../errors.js';
-import { proxyContainerName } from './egress-proxy.js';
-import { type EgressRecord, parseAccessLine } from './egress-squid.js';
-import { type Engine, statusCode } from './engine.js';
+import type { Instance } from '../../config/instance.js';
+import { KernelError, describeError } from '../../errors.js';
+import { proxyContainerName } from './proxy.js';
+import { type EgressRecord, parseAccessLine } from './squid.js';
+import { type Engine, statusCode } from '../engine/engine.js';
 
 /**
  * The operator's view of an instance's egress: every connection the proxy handled, from the
