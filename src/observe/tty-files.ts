@@ -1,12 +1,12 @@
 import { constants } from 'node:fs';
 import { type FileHandle, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { TTY_STATUS_FILE, type TtyStatusFile } from '../config/tty-status-file.js';
+import { TTY_STATUS_FILE, type TtyStatusFile } from '../state/tty-status-file.js';
 import { concatFilesAtomic, writeFileAtomic } from '../util/atomic-write.js';
 import type { Row } from './screen-source.js';
 import { type LinePosition, type LineRange, ScrollbackFile } from './scrollback-file.js';
 
-export type { TtyStatusFile } from '../config/tty-status-file.js';
+export type { TtyStatusFile } from '../state/tty-status-file.js';
 export type { LineRange } from './scrollback-file.js';
 
 export interface TtySnapshot {

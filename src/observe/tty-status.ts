@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { TTY_STATUS_FILE, parseTtyStatusFile } from '../config/tty-status-file.js';
+import { TTY_STATUS_FILE, parseTtyStatusFile } from '../state/tty-status-file.js';
 
 /**
  * The operator's view of an instance's terminals, read from the per-TTY `status` files

@@ -1,13 +1,13 @@
-import { type RunnerState, type TickRecord, loadState as loadStateFile } from '../config/runner-state.js';
+import { type RunnerState, type TickRecord, loadState as loadStateFile } from '../state/runner-state.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 
 /**
- * Writing the host-private `<state>/kernel/state.json` (paths.ts; schema: config/runner-state.ts). `tick` is the number of
+ * Writing the host-private `<state>/kernel/state.json` (paths.ts; schema: state/runner-state.ts). `tick` is the number of
  * the current (or latest) tick; it is written before the harness starts, because the MCP
  * server reads it at login (terminal archives are named `tty_N-tick-NNN`).
  */
 
-export type { RunnerState, TickRecord, TickTokens } from '../config/runner-state.js';
+export type { RunnerState, TickRecord, TickTokens } from '../state/runner-state.js';
 
 /** `file` is the instance's `paths.state`. */
 export async function loadState(file: string): Promise<RunnerState> {

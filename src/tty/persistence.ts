@@ -1,4 +1,4 @@
-import type { SessionRegistry } from '../config/session-registry.js';
+import type { SessionRegistry } from '../state/session-registry.js';
 import { describeError } from '../errors.js';
 import { type TtyState, saveSeenState } from '../observe/seen-store.js';
 import { writeFileAtomic } from '../util/atomic-write.js';

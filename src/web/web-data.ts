@@ -5,7 +5,7 @@ import { loadRegistry } from '../config/registry.js';
 import { describeError } from '../errors.js';
 import { parseRecordingName } from '../observe/recording.js';
 import { parseCastEvent, parseCastHeader } from '../observe/recording-replay.js';
-import { parseState } from '../config/runner-state.js';
+import { parseState } from '../state/runner-state.js';
 import { type StatusRow, gatherStatus } from '../runner/watch/status-view.js';
 import { listUntrusted, readUntrustedRange, readUntrustedTail } from '../util/untrusted-fs.js';
 

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Instance } from '../../config/instance.js';
-import { sessionRegistrySchema } from '../../config/session-registry.js';
+import { sessionRegistrySchema } from '../../state/session-registry.js';
 import type { KernelEvent } from '../../observe/events/event-schema.js';
 import { parseRecordingName } from '../../observe/recording.js';
 import { parseCastHeader } from '../../observe/recording-replay.js';

@@ -2,9 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadState, parseState } from '../../../src/config/runner-state.js';
-import { readSessionRegistry } from '../../../src/config/session-registry.js';
-import { parseTtyStatusFile } from '../../../src/config/tty-status-file.js';
+import { loadState, parseState } from '../../../src/state/runner-state.js';
+import { readSessionRegistry } from '../../../src/state/session-registry.js';
+import { parseTtyStatusFile } from '../../../src/state/tty-status-file.js';
 
 let dir: string;
 beforeEach(async () => {

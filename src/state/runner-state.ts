@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseWith, readJsonFile } from './parse.js';
+import { parseWith, readJsonFile } from '../config/parse.js';
 
 /**
  * `<data>/system/state.json` (`dataPaths().state`): the runner's record of ticks, written by

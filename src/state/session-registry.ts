@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { readJsonFile } from './parse.js';
+import { readJsonFile } from '../config/parse.js';
 
 /**
  * `<data>/tmp/sessions/registry.json` (`dataPaths().sessionRegistry`): the open terminals,
