@@ -4,7 +4,7 @@ import type { CheckRow } from '../sandbox/container/preflight.js';
 import { claudeAuthStatus, credentialFix, credentialOrigin, type TickEnvironmentParts } from './claude-credentials.js';
 import { fatalFix } from './fatal-fix.js';
 import { readPausedReason } from './paused.js';
-import { loadState } from './state.js';
+import { loadState } from '../state/runner-state.js';
 
 /**
  * `agent-kernel doctor`'s rows about ticks: whether Claude Code has credentials for an

@@ -2,7 +2,7 @@ import { instancePaths } from '../config/paths.js';
 import { loadRegistry } from '../config/registry.js';
 import { describeError } from '../errors.js';
 import { readPaused } from './paused.js';
-import { loadState, type TickRecord } from './state.js';
+import { loadState, type TickRecord } from '../state/runner-state.js';
 
 export interface InstanceSummary {
   name: string;

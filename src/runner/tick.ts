@@ -24,7 +24,7 @@ import { fatalFix } from './fatal-fix.js';
 import { composeTickPrompt, loadTickPrompt } from './prompt.js';
 import { pushAgentBranch } from './push.js';
 import { checkHarnessAvailable } from './harnesses/harness-check.js';
-import { beginTickRecord, finishTickRecord, type TickRecord, type TickTokens, updateTickRecord } from './state.js';
+import { beginTickRecord, finishTickRecord, type TickRecord, type TickTokens, updateTickRecord } from '../state/runner-state.js';
 import { killOrphanedHarness } from './orphaned-harness.js';
 import { processStartTime } from './process-group.js';
 import { addSessionTokens, retryDelay, tickVerdict } from './tick-verdict.js';

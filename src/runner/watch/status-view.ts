@@ -3,7 +3,7 @@ import { instancePaths } from '../../config/paths.js';
 import { loadRegistry } from '../../config/registry.js';
 import { describeError } from '../../errors.js';
 import { readPaused } from '../paused.js';
-import { loadState } from '../state.js';
+import { loadState } from '../../state/runner-state.js';
 import { kernelHealth } from '../../kernel/link.js';
 import { kernelSocketPath } from '../../kernel/socket-path.js';
 import type { KernelStatus } from './kernel-supervisor.js';

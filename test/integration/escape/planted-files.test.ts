@@ -7,7 +7,7 @@ import { loadStartup } from '../../../src/config/startup.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { readPaused } from '../../../src/runner/paused.js';
 import { loadTickPrompt } from '../../../src/runner/prompt.js';
-import { beginTickRecord } from '../../../src/runner/state.js';
+import { beginTickRecord } from '../../../src/state/runner-state.js';
 import { readPending, watchInbox } from '../../../src/runner/watch/inbox.js';
 import { loadSchedule } from '../../../src/runner/watch/schedule.js';
 import { buildContext } from '../../../src/sandbox/engine/image.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, expect, it, vi } from 'vitest';
 import { isKernelError } from '../../../src/errors.js';
-import { loadState } from '../../../src/runner/state.js';
+import { loadState } from '../../../src/state/runner-state.js';
 import { containerName } from '../../../src/sandbox/container/container.js';
 import { connectEngine } from '../../../src/sandbox/engine/engine.js';
 import { startTick } from '../../../src/runner/tick.js';

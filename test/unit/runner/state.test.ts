@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isKernelError } from '../../../src/errors.js';
 import { acquireTickLock } from '../../../src/runner/lock.js';
 import { assertNotPaused, readPaused, writePaused } from '../../../src/runner/paused.js';
-import { beginTickRecord, finishTickRecord, loadState } from '../../../src/runner/state.js';
+import { beginTickRecord, finishTickRecord, loadState } from '../../../src/state/runner-state.js';
 
 let dir: string;
 beforeEach(async () => {

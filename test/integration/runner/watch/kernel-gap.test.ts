@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { sendOperatorMessage } from '../../../../src/runner/mail/operator-send.js';
-import { loadState } from '../../../../src/runner/state.js';
+import { loadState } from '../../../../src/state/runner-state.js';
 import { type AgentStatus, queryStatusSocket, statusSocketPath } from '../../../../src/runner/watch/status-api.js';
 import { describeWithEngine } from '../../../helpers/engine.js';
 import { chromiumAvailable, launchBrowser, startWeb } from '../../web/web-helpers.js';
