@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import { readJsonFile } from '../config/parse.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
 
 /**
- * `<data>/tmp/sessions/registry.json` (`dataPaths().sessionRegistry`): the open terminals,
- * rewritten by the terminal manager on every lifecycle event, read by the runner (terminals
- * left open at the end of a tick) and by people who attach.
+ * `<state>/sessions/registry.json` (`instancePaths().sessionRegistry`; host-private, shown
+ * read-only to the container at `<data>/tmp/sessions/registry.json`): the open terminals,
+ * rewritten by the terminal manager on every lifecycle event (writeSessionRegistry), read by
+ * the runner (terminals left open at the end of a tick), the web view and people who attach.
+ * Every reader and writer goes through this module.
  */
 export const registryTerminalSchema = z.looseObject({
   tty: z.int().min(0),
@@ -42,4 +45,9 @@ export async function readSessionRegistry(file: string): Promise<z.output<typeof
   const result = sessionRegistrySchema.safeParse(input);
   if (!result.success) throw new Error(`${file} is not a terminal registry: ${z.prettifyError(result.error)}`);
   return result.data;
+}
+
+/** Rewrite the registry, atomically. */
+export async function writeSessionRegistry(file: string, registry: SessionRegistry): Promise<void> {
+  await writeFileAtomic(file, `${JSON.stringify(registry, null, 2)}\n`);
 }

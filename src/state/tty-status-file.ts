@@ -1,8 +1,13 @@
+import path from 'node:path';
 import { z } from 'zod';
+import { writeFileAtomic } from '../util/atomic-write.js';
+import { readUntrustedRange } from '../util/untrusted-fs.js';
 
 /**
- * `<data>/tmp/sessions/tty_N/status` (under `dataPaths().tty(n)`): what one terminal is doing,
- * rewritten by the terminal files (observe/tty-files.ts), read by `agent-kernel ls` and hooks.
+ * `<state>/sessions/tty_N/status` (in `instancePaths().tty(n)`; host-private, shown read-only to
+ * the container at `<data>/tmp/sessions/tty_N/status`): what one terminal is doing. Rewritten by
+ * the terminal files (observe/tty-files.ts, through writeTtyStatusFile), read by `agent-kernel ls`,
+ * the web view and hooks (readTtyStatusFile). Every reader and writer goes through this module.
  */
 export const ttyStatusFileSchema = z.looseObject({
   tty: z.int().min(0),
@@ -20,11 +25,35 @@ export const ttyStatusFileSchema = z.looseObject({
 });
 
 export type TtyStatusFile = z.input<typeof ttyStatusFileSchema>;
+export type TtyStatus = z.output<typeof ttyStatusFileSchema>;
 
+/** The file's name in a terminal's folder (the folders' cleanup lists it too). */
 export const TTY_STATUS_FILE = 'status';
 
+/** A status file is a few hundred bytes; more is not one. */
+const STATUS_MAX_BYTES = 64 * 1024;
+
 /** Pure: a status file's JSON, or undefined when it does not match (a torn or foreign file). */
-export function parseTtyStatusFile(input: unknown): z.output<typeof ttyStatusFileSchema> | undefined {
+export function parseTtyStatusFile(input: unknown): TtyStatus | undefined {
   const result = ttyStatusFileSchema.safeParse(input);
   return result.success ? result.data : undefined;
+}
+
+/**
+ * The status in the terminal folder `ttyDir`; undefined when there is none or it is not a
+ * status file. Read without following a link and capped: the folder is shown to the container.
+ */
+export async function readTtyStatusFile(ttyDir: string): Promise<TtyStatus | undefined> {
+  const read = await readUntrustedRange(ttyDir, TTY_STATUS_FILE, { maxBytes: STATUS_MAX_BYTES }).catch(() => undefined);
+  if (!read) return undefined;
+  try {
+    return parseTtyStatusFile(JSON.parse(read.data.toString('utf8')));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Rewrite the status in the terminal folder `ttyDir`, atomically. */
+export async function writeTtyStatusFile(ttyDir: string, status: TtyStatusFile, options?: { durable?: boolean }): Promise<void> {
+  await writeFileAtomic(path.join(ttyDir, TTY_STATUS_FILE), `${JSON.stringify(status, null, 2)}\n`, undefined, options);
 }
