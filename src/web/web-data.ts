@@ -3,8 +3,7 @@ import path from 'node:path';
 import { type Instance, resolveInstance } from '../config/instance.js';
 import { loadRegistry } from '../config/registry.js';
 import { describeError } from '../errors.js';
-import { parseRecordingName } from '../observe/recording.js';
-import { parseCastEvent, parseCastHeader } from '../observe/recording-replay.js';
+import { parseCastEvent, parseCastHeader, parseRecordingName } from '../observe/recording.js';
 import { loadState } from '../state/runner-state.js';
 import { type StatusRow, gatherStatus } from '../runner/watch/status-view.js';
 import { listUntrusted, readUntrustedRange, readUntrustedTail } from '../util/untrusted-fs.js';
@@ -245,13 +244,9 @@ export async function listTicks(instance: Instance, triggers: ReadonlyMap<number
 export function recordingMarkers(cast: string): Array<{ time: number; label: string }> {
   const out: Array<{ time: number; label: string }> = [];
   for (const line of cast.split('\n').slice(1)) {
-    if (!line.includes('"m"')) continue;
-    try {
-      const event = JSON.parse(line) as unknown;
-      if (Array.isArray(event) && event[1] === 'm' && typeof event[0] === 'number' && typeof event[2] === 'string') out.push({ time: event[0], label: event[2] });
-    } catch {
-      // A torn last line: skip it.
-    }
+    // A torn last line parses to nothing: skipped.
+    const event = parseCastEvent(line);
+    if (event?.code === 'm') out.push({ time: event.time, label: event.data });
   }
   return out;
 }
