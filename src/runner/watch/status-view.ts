@@ -7,7 +7,7 @@ import { loadState } from '../../state/runner-state.js';
 import { kernelHealth } from '../../kernel/link.js';
 import { kernelSocketPath } from '../../kernel/socket-path.js';
 import type { KernelStatus } from './kernel-supervisor.js';
-import { type AgentStatus, queryStatusSocket, statusSocketPath } from './status-api.js';
+import { type AgentStatus, queryAgentStatus } from './status-api.js';
 
 /** One row of `kernel-runner status`: from the watch process when one runs, else from the files. */
 export interface StatusRow {
@@ -109,13 +109,9 @@ async function fromFiles(name: string, dataDir: string, env: NodeJS.ProcessEnv):
 }
 
 async function rowFor(name: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<StatusRow> {
-  try {
-    const answer = await queryStatusSocket(statusSocketPath(name, env), `/v1/agents/${encodeURIComponent(name)}`, 2000);
-    if (answer.status === 200) return fromLive(answer.body as AgentStatus);
-  } catch {
-    // No watch process (or a dead socket): read the files.
-  }
-  return fromFiles(name, dataDir, env);
+  const live = await queryAgentStatus(name, env);
+  // No watch process (or a dead socket): read the files.
+  return live ? fromLive(live) : fromFiles(name, dataDir, env);
 }
 
 /** Rows for one instance (`name` given) or for every registered one. */
