@@ -63,7 +63,7 @@ export async function credentialsRow(instance: Instance | undefined, options: Ru
  * which the agent can write; of the file only its first line is shown, as its words.
  */
 export async function pausedRow(instance: Instance): Promise<CheckRow> {
-  const reason = await readPausedReason(instance.paths.paused);
+  const reason = await readPausedReason(instance.paths);
   if (reason === undefined) return { name: 'ticks', status: 'ok', detail: `not paused (no ${instance.paths.paused})` };
   const last = (await loadState(instance.paths.state).catch(() => undefined))?.last;
   const fatal = last?.error_class === 'fatal' && last.error ? last : undefined;

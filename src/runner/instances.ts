@@ -21,7 +21,7 @@ export async function listInstances(env: NodeJS.ProcessEnv = process.env): Promi
   for (const [name, entry] of Object.entries(registry.instances).sort(([a], [b]) => a.localeCompare(b))) {
     const summary: InstanceSummary = { name, dir: entry.dir };
     try {
-      const paused = await readPaused(instancePaths(name, entry.dir, env).paused);
+      const paused = await readPaused(instancePaths(name, entry.dir, env));
       if (paused) summary.paused = paused.split('\n')[0] ?? paused;
       const state = await loadState(instancePaths(name, entry.dir, env).state);
       if (state.current) summary.running = state.current;

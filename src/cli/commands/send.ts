@@ -64,7 +64,7 @@ export const sendCommand: Command = {
     const replyTo = values['reply-to'];
     // What the watch was doing as the message arrived decides what happens to it.
     const live = await queryAgentStatus(instance.name);
-    const paused = await readPaused(instance.paths.paused).catch(() => undefined);
+    const paused = await readPaused(instance.paths).catch(() => undefined);
     const record = await sendOperatorMessage(instance, { text, ...(label ? { label } : {}), ...(replyTo ? { replyTo } : {}) });
     // The agent can read it from its terminals (ak-mail) even before a watch starts.
     await prepareMailbox(instance).catch(() => {});

@@ -91,7 +91,7 @@ function fromLive(status: AgentStatus): StatusRow {
 async function fromFiles(name: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<StatusRow> {
   const row: StatusRow = { name, dataDir, state: 'not watched' };
   try {
-    const paused = await readPaused(instancePaths(name, dataDir, env).paused);
+    const paused = await readPaused(instancePaths(name, dataDir, env));
     if (paused) {
       row.state = 'paused';
       row.reason = firstLine(paused);

@@ -227,7 +227,7 @@ export class Watch {
 
   private async readSchedule(): Promise<{ loaded: LoadedSchedule; due: DueWake | undefined } | undefined> {
     try {
-      const loaded = await loadSchedule(this.instance.paths.schedule);
+      const loaded = await loadSchedule(this.instance.paths);
       const usable = {
         ...loaded.schedule,
         wakes: loaded.schedule.wakes.filter((w) => !('at' in w && this.firedOneShots.has(`${w.at}\n${w.note}`))),
@@ -272,7 +272,7 @@ export class Watch {
       await this.waker.wait(this.pollMs);
       return;
     }
-    const pausedReason = await readPausedReason(this.instance.paths.paused);
+    const pausedReason = await readPausedReason(this.instance.paths);
     this.paused = pausedReason !== undefined;
     if (pausedReason !== undefined) {
       this.mail.refreshCount();
@@ -370,7 +370,7 @@ export class Watch {
       for (const message of messages) this.mail.taken(message);
       if (wake) {
         if (wake.kind === 'at') this.firedOneShots.add(`${wake.spec}\n${wake.note}`);
-        if (schedule) await removeFiredWake(this.instance.paths.schedule, schedule, wake).catch((error: unknown) => this.log.warn({ err: error }, 'could not remove the fired wake from schedule.json'));
+        if (schedule) await removeFiredWake(this.instance.paths, schedule, wake).catch((error: unknown) => this.log.warn({ err: error }, 'could not remove the fired wake from schedule.json'));
       }
       if (wake || trigger === 'schedule') this.scheduleCursor = new Date();
       // Anything that arrived between reading the inbox and the start goes to the running agent.
@@ -412,7 +412,7 @@ export class Watch {
     if (decision.gaveUp) this.reason = decision.reason;
     const level = result.failed ? 'warn' : 'info';
     // A tick that paused the instance is followed by nothing until a person resumes it: say that, not the restart the policy would make.
-    const pausedNow = await readPausedReason(this.instance.paths.paused);
+    const pausedNow = await readPausedReason(this.instance.paths);
     if (pausedNow !== undefined) this.enterPaused(pausedNow);
     const next = pausedNow === undefined ? decision.reason : `instance paused: no tick until kernel-runner resume ${this.instance.name} (agent-kernel doctor ${this.instance.name} shows the fix)`;
     this.log[level]({ result: this.lastResult, restarts: this.counters.restarts, failures: this.counters.failures }, `tick ended (${result.status}); ${next}`);

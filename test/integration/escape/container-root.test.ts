@@ -74,7 +74,7 @@ describeWithEngine('escape: container root is not host root', () => {
     expect((await lstat(test.dataDir)).uid).toBe(boundary.hostIds!.uid);
     expect((await lstat(path.join(test.dataDir, 'made-by-init'))).uid).toBe(boundary.hostIds!.uid);
     // The host's writes into the data directory go through untrusted-write (send now queues host-private mail).
-    await writePaused(test.instance.paths.paused, 'paused by the host');
+    await writePaused(test.instance.paths, 'paused by the host');
     const paused = await agent(`f=${test.instance.paths.paused}; stat -c '%u' "$f" && echo edited >> "$f" && echo ok`);
     expect(paused.out).toBe('0\nok');
     await rm(test.instance.paths.paused, { force: true });

@@ -54,8 +54,8 @@ describeWithEngine('escape: files the agent plants in the data directory', () =>
   const readers: Array<[string, () => Promise<unknown>]> = [
     ['system/agent_config.json', () => loadEffectiveConfig(test.name, test.dataDir)],
     ['system/startup.json', () => loadStartup(test.dataDir)],
-    ['system/schedule.json', () => loadSchedule(d('system/schedule.json'))],
-    ['system/paused', () => readPaused(d('system/paused'))],
+    ['system/schedule.json', () => loadSchedule(test.instance.paths)],
+    ['system/paused', () => readPaused(test.instance.paths)],
     ['prompt.md', () => loadTickPrompt(test.dataDir, parseAgentConfig({ runner: { prompt_file: 'prompt.md' } }).runner)],
   ];
 
