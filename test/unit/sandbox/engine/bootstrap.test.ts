@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mmdebstrapArgs, suiteForTag } from '../../../src/sandbox/engine/bootstrap.js';
+import { mmdebstrapArgs, suiteForTag } from '../../../../src/sandbox/engine/bootstrap.js';
 
 describe('bootstrap helpers', () => {
   it.each([

@@ -2,9 +2,9 @@ import { mkdtemp, mkdir, rm, writeFile, chmod } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BUILD_STEP, baseImages, buildContext, contextHash, imageRepository, imageTag, shortReference } from '../../../src/sandbox/engine/image.js';
-import { parseAgentConfig } from '../../../src/config/agent-config.js';
-import { unitPaths } from '../../helpers/test-instance.js';
+import { BUILD_STEP, baseImages, buildContext, contextHash, imageRepository, imageTag, shortReference } from '../../../../src/sandbox/engine/image.js';
+import { parseAgentConfig } from '../../../../src/config/agent-config.js';
+import { unitPaths } from '../../../helpers/test-instance.js';
 
 describe('baseImages', () => {
   it.each([

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CAPABILITIES, parseAgentConfig } from '../../../src/config/agent-config.js';
-import { isKernelError } from '../../../src/errors.js';
-import { type HostFacts, hardenedCreateOptions, parseMemory } from '../../../src/sandbox/container/hardening.js';
-import { proxyEnv } from '../../../src/sandbox/egress/squid.js';
+import { DEFAULT_CAPABILITIES, parseAgentConfig } from '../../../../src/config/agent-config.js';
+import { isKernelError } from '../../../../src/errors.js';
+import { type HostFacts, hardenedCreateOptions, parseMemory } from '../../../../src/sandbox/container/hardening.js';
+import { proxyEnv } from '../../../../src/sandbox/egress/squid.js';
 
 const DATA = '/srv/agents/scout';
 

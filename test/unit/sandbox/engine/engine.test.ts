@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dockerodeOptions, engineCandidates, engineUnreachableMessage, normalizeAddress } from '../../../src/sandbox/engine/engine.js';
+import { dockerodeOptions, engineCandidates, engineUnreachableMessage, normalizeAddress } from '../../../../src/sandbox/engine/engine.js';
 
 describe('engineCandidates', () => {
   it('tries Docker, then rootless and rootful Podman, when nothing is configured', () => {

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { DockerodeClient } from '../../../src/sandbox/engine/dockerode.js';
+import { DockerodeClient } from '../../../../src/sandbox/engine/dockerode.js';
 
 const require = createRequire(import.meta.url);
 const loaded = (pattern: RegExp): string[] => Object.keys(require.cache).filter((file) => pattern.test(file));

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { parseAgentConfig } from '../../../src/config/agent-config.js';
-import { DEFAULT_ALLOW, describeAllowEntry, parseAllowEntry } from '../../../src/config/egress-allow.js';
-import { formatRecords } from '../../../src/sandbox/egress/log.js';
-import { networkOf, squidAddress } from '../../../src/sandbox/egress/ranges.js';
-import { parseAccessLine, refusalNotice, squidConfig } from '../../../src/sandbox/egress/squid.js';
+import { parseAgentConfig } from '../../../../src/config/agent-config.js';
+import { DEFAULT_ALLOW, describeAllowEntry, parseAllowEntry } from '../../../../src/config/egress-allow.js';
+import { formatRecords } from '../../../../src/sandbox/egress/log.js';
+import { networkOf, squidAddress } from '../../../../src/sandbox/egress/ranges.js';
+import { parseAccessLine, refusalNotice, squidConfig } from '../../../../src/sandbox/egress/squid.js';
 
 describe('container.network and container.allow', () => {
   it('defaults to allowlist with the Debian package sources', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { splitAgentFields } from '../../../src/config/operator-config.js';
-import { boundaryCreateOptions, boundaryOfInfo, instanceBoundary, rootMappingOf } from '../../../src/sandbox/container/user-namespace.js';
+import { splitAgentFields } from '../../../../src/config/operator-config.js';
+import { boundaryCreateOptions, boundaryOfInfo, instanceBoundary, rootMappingOf } from '../../../../src/sandbox/container/user-namespace.js';
 
 describe('is container root host root? (doctor: user namespace)', () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseTmuxVersion, tmuxVersionOk } from '../../../src/sandbox/container/preflight.js';
+import { parseTmuxVersion, tmuxVersionOk } from '../../../../src/sandbox/container/preflight.js';
 
 describe('tmux version', () => {
   it.each([

@@ -2,7 +2,7 @@ import { chown, lstat, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/pr
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { giveDataDirTo } from '../../../src/sandbox/container/data-dir-owner.js';
+import { giveDataDirTo } from '../../../../src/sandbox/container/data-dir-owner.js';
 
 const ids = { uid: 100_000, gid: 100_000, size: 65_536 };
 const asRoot = process.getuid?.() === 0;
