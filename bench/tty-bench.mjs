@@ -14,8 +14,8 @@ import { ROOT } from './lib/paths.mjs';
 const dist = (rel) => import(`${ROOT}/dist/${rel}`);
 const [{ silentLogger }, { openSandbox }, { tmuxArgv, tmuxSocketName }, { TtyManager }] = await Promise.all([
   dist('log/logger.js'),
-  dist('sandbox/open-sandbox.js'),
-  dist('tty/host/tmux-server.js'),
+  dist('sandbox/container/open-sandbox.js'),
+  dist('tty/tmux-server.js'),
   dist('tty/tty-manager.js'),
 ]);
 

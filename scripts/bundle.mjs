@@ -15,7 +15,7 @@ for (const name of readdirSync('dist/bundle', { withFileTypes: true }).filter((e
 
 // dockerode and docker-modem load gRPC with protobuf (BuildKit sessions, which we never open) and
 // ssh2 (ssh:// engines only) up front; in the bundle each is a function that requires the real
-// module from node_modules on its first call, as src/sandbox/dockerode.ts does for the unbundled build.
+// module from node_modules on its first call, as src/sandbox/engine/dockerode.ts does for the unbundled build.
 const LAZY = { 'dockerode/lib/docker.js': ['./session', 'dockerode/lib/session.js'], 'docker-modem/lib/modem.js': ['./ssh', 'docker-modem/lib/ssh.js'] };
 const lazyFunctionModules = {
   name: 'lazy-function-modules',
@@ -33,7 +33,7 @@ const lazyFunctionModules = {
       loader: 'js',
     }));
     // The bundle's own copy of dockerode (the stand-in's require above is left to Node at run time).
-    build.onLoad({ filter: /src\/sandbox\/dockerode\.ts$/ }, () => ({
+    build.onLoad({ filter: /src\/sandbox\/engine\/dockerode\.ts$/ }, () => ({
       contents: `import Dockerode from 'dockerode'; export const DockerodeClient = Dockerode;`,
       loader: 'ts',
     }));

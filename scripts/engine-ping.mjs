@@ -1,6 +1,6 @@
 // Exit 0 and print the engine and its boundary when one answers (the same search as agent-kernel itself), else 1.
-import { connectEngine, describeEngine } from '../dist/sandbox/engine.js';
-import { describeBoundary, engineBoundary } from '../dist/sandbox/user-namespace.js';
+import { connectEngine, describeEngine } from '../dist/sandbox/engine/engine.js';
+import { describeBoundary, engineBoundary } from '../dist/sandbox/container/user-namespace.js';
 
 try {
   const engine = await connectEngine({ timeoutMs: 2000 });

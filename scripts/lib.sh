@@ -18,7 +18,7 @@ as_root() {
 }
 
 ensure_built() {
-  if [ ! -f "$ROOT/dist/bundle/agent-kernel.cjs" ] || [ ! -f "$ROOT/dist/sandbox/engine.js" ]; then
+  if [ ! -f "$ROOT/dist/bundle/agent-kernel.cjs" ] || [ ! -f "$ROOT/dist/sandbox/engine/engine.js" ]; then
     log "building (npm run build)"
     (cd "$ROOT" && npm run build --silent)
   fi

@@ -13,10 +13,10 @@ const dist = (rel) => import(path.join(ROOT, 'dist', rel));
 const [{ instancePaths }, { loadInstance }, { containerName }, { removeInstanceResources }, { connectEngine }, { ensureImage }, { silentLogger }] = await Promise.all([
   dist('config/paths.js'),
   dist('config/instance.js'),
-  dist('sandbox/container.js'),
-  dist('sandbox/remove-instance.js'),
-  dist('sandbox/engine.js'),
-  dist('sandbox/instance-image.js'),
+  dist('sandbox/container/container.js'),
+  dist('sandbox/container/remove-instance.js'),
+  dist('sandbox/engine/engine.js'),
+  dist('sandbox/container/instance-image.js'),
   dist('log/logger.js'),
 ]);
 

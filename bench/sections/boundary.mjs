@@ -12,7 +12,7 @@ import { startServer, textOf } from '../lib/server.mjs';
 import { summary } from '../lib/stats.mjs';
 
 const dist = (rel) => import(path.join(ROOT, 'dist', rel));
-const [{ engineBoundary, describeBoundary }, { containerDown, containerUp }, { silentLogger }] = await Promise.all([dist('sandbox/user-namespace.js'), dist('sandbox/container.js'), dist('log/logger.js')]);
+const [{ engineBoundary, describeBoundary }, { containerDown, containerUp }, { silentLogger }] = await Promise.all([dist('sandbox/container/user-namespace.js'), dist('sandbox/container/container.js'), dist('log/logger.js')]);
 
 async function timed(session, tty, expect, text, reasons, expectText) {
   const began = performance.now();

@@ -2,9 +2,13 @@ import { constants } from 'node:fs';
 import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { RECORDING, parseTickFileName, tickFileName } from './tick-files.js';
+import { type TickFileKind, parseTickFileName, tickFileName } from './tick-files.js';
 
 /**
+ * Terminal recordings, `<state>/logs/recordings/tty_N-tick-NNN.cast` (`instancePaths().recordings`):
+ * their names, their writer and their parser. Every reader (the web view, `agent-kernel play`)
+ * and the writer go through this module.
+ *
  * One terminal's output as an asciicast v2 file (what `asciinema play` and
  * asciinema-player read): a header line, then `[seconds, "o", text]` for output,
  * `[seconds, "m", label]` markers at command boundaries and `[seconds, "r", "COLSxROWS"]`
@@ -13,6 +17,9 @@ import { RECORDING, parseTickFileName, tickFileName } from './tick-files.js';
  */
 
 const FLUSH_MS = 40;
+
+/** Recordings are tick files (tick-files.ts) named `.cast`. */
+export const RECORDING: TickFileKind = { extension: '.cast' };
 
 export interface RecordingHeader {
   cols: number;
@@ -141,4 +148,44 @@ export function recordingName(tty: number, tick: number, part = 1): string {
 /** Pure: the terminal, tick and part of a recording's file name, or undefined for another name. */
 export function parseRecordingName(name: string): { tty: number; tick: number; part: number } | undefined {
   return parseTickFileName(RECORDING, name);
+}
+
+export interface CastHeader extends RecordingHeader {
+  /** Unix seconds of time 0 (the header's `timestamp`). */
+  timestamp?: number;
+}
+
+export type CastEvent = { time: number; code: 'o' | 'm' | 'r' | 'i'; data: string };
+
+/** Pure: the header line of a recording, or undefined when it is not one. */
+export function parseCastHeader(line: string): CastHeader | undefined {
+  try {
+    const value = JSON.parse(line) as Record<string, unknown>;
+    if (typeof value !== 'object' || value === null || value.version !== 2) return undefined;
+    const cols = Number(value.width);
+    const rows = Number(value.height);
+    if (!Number.isInteger(cols) || !Number.isInteger(rows) || cols <= 0 || rows <= 0) return undefined;
+    return {
+      cols,
+      rows,
+      title: typeof value.title === 'string' ? value.title : '',
+      ...(typeof value.timestamp === 'number' ? { timestamp: value.timestamp, startedAt: value.timestamp } : {}),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Pure: one event line, or undefined (a torn last line, something else). */
+export function parseCastEvent(line: string): CastEvent | undefined {
+  if (!line.startsWith('[')) return undefined;
+  try {
+    const value = JSON.parse(line) as unknown;
+    if (!Array.isArray(value) || typeof value[0] !== 'number' || typeof value[2] !== 'string') return undefined;
+    const code = value[1];
+    if (code !== 'o' && code !== 'm' && code !== 'r' && code !== 'i') return undefined;
+    return { time: value[0], code, data: value[2] };
+  } catch {
+    return undefined;
+  }
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { EventLog } from './events/event-log.js';
-import { Recording, recordingName } from './recording.js';
-import { RECORDING, freshTickFile, pruneOldTicks } from './tick-files.js';
+import { RECORDING, Recording, recordingName } from './recording.js';
+import { freshTickFile, pruneOldTicks } from './tick-files.js';
 
 /** What the observer needs to know about a terminal when its recording starts. */
 export interface ObservedTerminal {

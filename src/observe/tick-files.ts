@@ -8,11 +8,10 @@ import path from 'node:path';
  * `-2`, `-3`...: no file is ever written over. Each folder has a total cap; the oldest ticks go first.
  */
 export interface TickFileKind {
-  /** `.cast`, or '' for none. */
+  /** `.cast` (recording.ts), or '' for none. */
   extension: string;
 }
 
-export const RECORDING: TickFileKind = { extension: '.cast' };
 export const ARCHIVE: TickFileKind = { extension: '' };
 
 /** `tty_N-tick-NNN[-part]<extension>`. */

@@ -1,12 +1,12 @@
 import { constants } from 'node:fs';
 import { type FileHandle, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { TTY_STATUS_FILE, type TtyStatusFile } from '../config/tty-status-file.js';
+import { TTY_STATUS_FILE, type TtyStatusFile, writeTtyStatusFile } from '../state/tty-status-file.js';
 import { concatFilesAtomic, writeFileAtomic } from '../util/atomic-write.js';
 import type { Row } from './screen-source.js';
 import { type LinePosition, type LineRange, ScrollbackFile } from './scrollback-file.js';
 
-export type { TtyStatusFile } from '../config/tty-status-file.js';
+export type { TtyStatusFile } from '../state/tty-status-file.js';
 export type { LineRange } from './scrollback-file.js';
 
 export interface TtySnapshot {
@@ -156,7 +156,7 @@ export class TtyFiles {
           this.lines.write(),
           snapshot && writeFileAtomic(this.screen, `${snapshot.screen}\n`, undefined, fleeting),
           snapshot && writeFileAtomic(path.join(this.dir, 'screen.ansi'), snapshot.screenAnsi, undefined, fleeting),
-          snapshot && writeFileAtomic(path.join(this.dir, TTY_STATUS_FILE), `${JSON.stringify(snapshot.status, null, 2)}\n`, undefined, fleeting),
+          snapshot && writeTtyStatusFile(this.dir, snapshot.status, fleeting),
         ]);
       })
       .catch(() => {
@@ -216,6 +216,6 @@ export async function keepLostScrollback(dir: string): Promise<string> {
   const [scrollback, screen] = await Promise.all([read('scrollback'), read('screen')]);
   await writeFileAtomic(prev, scrollback && screen ? `${scrollback}\n${screen}` : scrollback || screen);
   const rotated = (await readdir(dir).catch(() => [] as string[])).filter((name) => /^scrollback\.\d+$/.test(name));
-  for (const name of ['scrollback', 'screen', 'screen.ansi', 'raw', 'raw.1', 'status', ...rotated]) await rm(path.join(dir, name), { force: true });
+  for (const name of ['scrollback', 'screen', 'screen.ansi', 'raw', 'raw.1', TTY_STATUS_FILE, ...rotated]) await rm(path.join(dir, name), { force: true });
   return prev;
 }

@@ -1,6 +1,6 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { TTY_STATUS_FILE, parseTtyStatusFile } from '../config/tty-status-file.js';
+import { type TtyStatus, readTtyStatusFile } from '../state/tty-status-file.js';
 
 /**
  * The operator's view of an instance's terminals, read from the per-TTY `status` files
@@ -16,10 +16,8 @@ export interface TtyStatusRow {
   lastActivity: string;
 }
 
-/** Pure: one status file's JSON → a row (undefined when it is not a status file). */
-export function statusRow(json: unknown): TtyStatusRow | undefined {
-  const s = parseTtyStatusFile(json);
-  if (!s) return undefined;
+/** Pure: one terminal's status → a row. */
+export function statusRow(s: TtyStatus): TtyStatusRow {
   return {
     tty: s.tty,
     program: s.program,
@@ -43,15 +41,14 @@ export async function readTtyStatuses(sessionsDir: string): Promise<TtyStatusRow
     if (!match) continue;
     const tty = Number(match[1]);
     const dir = path.join(sessionsDir, name);
-    let row: TtyStatusRow | undefined;
-    try {
-      row = statusRow(JSON.parse(await readFile(path.join(dir, TTY_STATUS_FILE), 'utf8')));
-    } catch {
-      // No status: a terminal lost to a container restart keeps only scrollback.prev.
-      const files = await readdir(dir).catch(() => [] as string[]);
-      if (files.includes('scrollback.prev')) row = { tty, program: '-', command: '-', state: 'lost', unseen: false, lastActivity: '' };
+    const status = await readTtyStatusFile(dir);
+    if (status) {
+      rows.push(statusRow(status));
+      continue;
     }
-    if (row) rows.push(row);
+    // No status: a terminal lost to a container restart keeps only scrollback.prev.
+    const files = await readdir(dir).catch(() => [] as string[]);
+    if (files.includes('scrollback.prev')) rows.push({ tty, program: '-', command: '-', state: 'lost', unseen: false, lastActivity: '' });
   }
   return rows.sort((a, b) => a.tty - b.tty);
 }

@@ -1,23 +1,13 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { KernelError } from '../errors.js';
+import { packageRoot } from '../util/package-root.js';
 
 /**
  * The files of this package the runner hands to other programs: the built server bin
  * that Claude Code starts, the hook command, the default Containerfile. Found from the
  * package root, so they are the same whether the runner runs from dist/ or from src/ (tests).
  */
-export function packageRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(path.join(dir, 'package.json')) && existsSync(path.join(dir, 'assets'))) return dir;
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new KernelError('INTERNAL', `Cannot find the agent-kernel package root above ${fileURLToPath(import.meta.url)}.`);
-    dir = parent;
-  }
-}
-
 export function kernelFiles(root: string = packageRoot()) {
   return {
     serverBin: path.join(root, 'dist', 'cli', 'agent-kernel.js'),

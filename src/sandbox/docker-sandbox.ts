@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { PassThrough, Writable } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { KernelError, describeError } from '../errors.js';
-import { type Engine, statusCode } from './engine.js';
+import { type Engine, statusCode } from './engine/engine.js';
 import { collect } from './run-collect.js';
 import type { RunOptions, RunResult, Sandbox, SandboxProcess, SpawnOptions } from './sandbox.js';
 

@@ -1,7 +1,7 @@
 import type { Instance } from '../config/instance.js';
 import { KernelError } from '../errors.js';
 import { appendEvent } from '../observe/events/event-log.js';
-import { attachSandbox } from '../sandbox/open-sandbox.js';
+import { attachSandbox } from '../sandbox/container/open-sandbox.js';
 import { TMUX_SESSION, tmuxArgv, tmuxSocketName } from '../tty/host/tmux-server.js';
 
 /** The most one request may type (a paste). */

@@ -3,9 +3,8 @@ import path from 'node:path';
 import { type Instance, resolveInstance } from '../config/instance.js';
 import { loadRegistry } from '../config/registry.js';
 import { describeError } from '../errors.js';
-import { parseRecordingName } from '../observe/recording.js';
-import { parseCastEvent, parseCastHeader } from '../observe/recording-replay.js';
-import { parseState } from '../config/runner-state.js';
+import { parseCastEvent, parseCastHeader, parseRecordingName } from '../observe/recording.js';
+import { loadState } from '../state/runner-state.js';
 import { type StatusRow, gatherStatus } from '../runner/watch/service/status-view.js';
 import { listUntrusted, readUntrustedRange, readUntrustedTail } from '../util/untrusted-fs.js';
 
@@ -14,19 +13,6 @@ import { listUntrusted, readUntrustedRange, readUntrustedTail } from '../util/un
  * directory are the agent's to write: they are read without following links, capped, and
  * parsed; nothing read here is trusted as markup (the page renders it as text).
  */
-
-const JSON_FILE_MAX = 4 * 1024 * 1024;
-
-/** A host-private JSON file (state.json, a terminal's status); undefined when missing or torn. */
-async function readJsonSafely(file: string): Promise<unknown> {
-  const read = await readUntrustedRange(path.dirname(file), path.basename(file), { maxBytes: JSON_FILE_MAX });
-  if (!read) return undefined;
-  try {
-    return JSON.parse(read.data.toString('utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
-}
 
 export interface InstanceSummary {
   name: string;
@@ -70,7 +56,7 @@ async function summarize(row: StatusRow): Promise<InstanceSummary> {
   }
   try {
     const instance = await resolveInstance(row.name);
-    const state = parseState(await readJsonSafely(instance.paths.state), instance.paths.state);
+    const state = await loadState(instance.paths.state);
     if (!summary.currentTick && state.current) summary.currentTick = { number: state.current.tick, started: state.current.started };
     if (!summary.lastTick && state.last) {
       summary.lastTick = { number: state.last.tick, status: state.last.status, ...(state.last.error ? { error: state.last.error } : {}) };
@@ -228,7 +214,7 @@ async function transcriptFacts(instance: Instance, tick: number): Promise<{ line
 }
 
 export async function listTicks(instance: Instance, triggers: ReadonlyMap<number, string> = new Map()): Promise<TickRow[]> {
-  const state = parseState(await readJsonSafely(instance.paths.state), instance.paths.state);
+  const state = await loadState(instance.paths.state);
   const records = [...state.history.filter((r) => r.tick !== state.current?.tick), ...(state.current ? [state.current] : [])];
   const rows: TickRow[] = [];
   for (const r of records) {
@@ -258,13 +244,9 @@ export async function listTicks(instance: Instance, triggers: ReadonlyMap<number
 export function recordingMarkers(cast: string): Array<{ time: number; label: string }> {
   const out: Array<{ time: number; label: string }> = [];
   for (const line of cast.split('\n').slice(1)) {
-    if (!line.includes('"m"')) continue;
-    try {
-      const event = JSON.parse(line) as unknown;
-      if (Array.isArray(event) && event[1] === 'm' && typeof event[0] === 'number' && typeof event[2] === 'string') out.push({ time: event[0], label: event[2] });
-    } catch {
-      // A torn last line: skip it.
-    }
+    // A torn last line parses to nothing: skipped.
+    const event = parseCastEvent(line);
+    if (event?.code === 'm') out.push({ time: event.time, label: event.data });
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
-import { connectEngine } from '../../src/sandbox/engine.js';
+import { connectEngine } from '../../src/sandbox/engine/engine.js';
 
 function isLocalAddress(address: string): Promise<boolean> {
   return new Promise((resolve) => {

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Instance, loadInstance } from '../../src/config/instance.js';
 import { dataPaths, instancePaths } from '../../src/config/paths.js';
-import { connectEngine } from '../../src/sandbox/engine.js';
-import { removeInstanceResources } from '../../src/sandbox/remove-instance.js';
+import { connectEngine } from '../../src/sandbox/engine/engine.js';
+import { removeInstanceResources } from '../../src/sandbox/container/remove-instance.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const TEST_CONTAINERFILE = path.join(ROOT, 'Containerfile.test');

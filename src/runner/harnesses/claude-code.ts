@@ -3,7 +3,7 @@ import path from 'node:path';
 import { classifyHarnessError } from './classify.js';
 import type { Usage } from './harness.js';
 import { type Harness, type HarnessEvent, type HarnessSetup, KERNEL_TOOLS, MCP_SERVER_NAME, type McpServerStatus } from './harness.js';
-import { jsonFile, mcpServersJson } from './mcp-server-spec.js';
+import { mcpConfigFile } from './mcp-server-spec.js';
 
 /**
  * Claude Code in print mode with stream-json on both sides: the prompt and any message
@@ -32,7 +32,7 @@ export function defaultAllowedTools(): string[] {
   return KERNEL_TOOLS.map((tool) => `mcp__${MCP_SERVER_NAME}__${tool}`);
 }
 
-function buildArgs(setup: HarnessSetup, mcpConfigFile: string): string[] {
+function buildArgs(setup: HarnessSetup, mcpConfigPath: string): string[] {
   const config = setup.config;
   const args = [
     '-p',
@@ -44,7 +44,7 @@ function buildArgs(setup: HarnessSetup, mcpConfigFile: string): string[] {
     // Echo each user message as Claude Code takes it into the conversation: the runner counts a message delivered only then.
     '--replay-user-messages',
     '--mcp-config',
-    mcpConfigFile,
+    mcpConfigPath,
     '--strict-mcp-config',
     '--session-id',
     setup.sessionId,
@@ -186,10 +186,10 @@ export const claudeCodeHarness: Harness = {
   mcpStatus: 'control-request',
   stopSignal: 'SIGINT',
   invocation(setup) {
-    const mcpConfigFile = path.join(setup.workDir, 'mcp-config.json');
+    const mcpConfig = mcpConfigFile(setup.workDir, setup.mcpServer);
     return {
       command: setup.config.command ?? 'claude',
-      args: buildArgs(setup, mcpConfigFile),
+      args: buildArgs(setup, mcpConfig.path),
       env: {
         // Its home stays the operator's: Claude Code's own login (~/.claude) is one way to give ticks credentials.
         ...setup.env,
@@ -200,7 +200,7 @@ export const claudeCodeHarness: Harness = {
       },
       cwd: setup.cwd,
       interactiveStdin: true,
-      files: [jsonFile(mcpConfigFile, mcpServersJson(setup.mcpServer))],
+      files: [mcpConfig],
     };
   },
   credentialsHelp() {

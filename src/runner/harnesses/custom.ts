@@ -1,9 +1,8 @@
-import path from 'node:path';
 import { KernelError } from '../../errors.js';
 import { classifyHarnessError } from './classify.js';
 import { parseClaudeCodeLine } from './claude-code.js';
 import type { Harness, HarnessEvent } from './harness.js';
-import { jsonFile, mcpServersJson } from './mcp-server-spec.js';
+import { mcpConfigFile } from './mcp-server-spec.js';
 
 /**
  * `custom`: any agent CLI, from a command template in `runner.command`, for example
@@ -90,15 +89,15 @@ export const customHarness: Harness = {
         `runner.harness is "custom" but runner.command is not set: give a command template such as "my-agent --mcp-config {mcp_config} --prompt {prompt}" in the operator's configuration (agent-kernel config <name> shows where).`,
       );
     }
-    const mcpConfigFile = path.join(setup.workDir, 'mcp-config.json');
-    const [command, ...args] = customArgv(template, { prompt: setup.prompt, mcpConfig: mcpConfigFile });
+    const mcpConfig = mcpConfigFile(setup.workDir, setup.mcpServer);
+    const [command, ...args] = customArgv(template, { prompt: setup.prompt, mcpConfig: mcpConfig.path });
     return {
       command: command!,
       args,
-      env: { ...setup.env, PWD: setup.cwd, AGENT_KERNEL_MCP_CONFIG: mcpConfigFile },
+      env: { ...setup.env, PWD: setup.cwd, AGENT_KERNEL_MCP_CONFIG: mcpConfig.path },
       cwd: setup.cwd,
       interactiveStdin: false,
-      files: [jsonFile(mcpConfigFile, mcpServersJson(setup.mcpServer))],
+      files: [mcpConfig],
     };
   },
   credentialsHelp({ secretsDir, name }) {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { MCP_SERVER_NAME, type McpServerSpec } from './harness.js';
 
 /**
@@ -12,4 +13,12 @@ export function mcpServersJson(server: McpServerSpec) {
 /** One private file of a harness invocation: JSON, pretty-printed. */
 export function jsonFile(file: string, content: unknown): { path: string; content: string } {
   return { path: file, content: JSON.stringify(content, null, 2) + '\n' };
+}
+
+/**
+ * `<work dir>/mcp-config.json`: our server for Claude Code (`--mcp-config`) and for a custom
+ * harness (`{mcp_config}`), written with the invocation's other private files, never read back.
+ */
+export function mcpConfigFile(workDir: string, server: McpServerSpec): { path: string; content: string } {
+  return jsonFile(path.join(workDir, 'mcp-config.json'), mcpServersJson(server));
 }

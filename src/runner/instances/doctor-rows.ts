@@ -1,10 +1,10 @@
 import type { Instance } from '../../config/instance.js';
 import { describeError } from '../../errors.js';
-import type { CheckRow } from '../../sandbox/preflight.js';
+import type { CheckRow } from '../../sandbox/container/preflight.js';
 import { claudeAuthStatus, credentialFix, credentialOrigin, type TickEnvironmentParts } from '../harnesses/claude-credentials.js';
 import { fatalFix } from '../tick/fatal-fix.js';
 import { readPausedReason } from '../tick/paused.js';
-import { loadState } from '../tick/state.js';
+import { loadState } from '../../state/runner-state.js';
 
 /**
  * `agent-kernel doctor`'s rows about ticks: whether Claude Code has credentials for an
@@ -63,7 +63,7 @@ export async function credentialsRow(instance: Instance | undefined, options: Ru
  * which the agent can write; of the file only its first line is shown, as its words.
  */
 export async function pausedRow(instance: Instance): Promise<CheckRow> {
-  const reason = await readPausedReason(instance.paths.paused);
+  const reason = await readPausedReason(instance.paths);
   if (reason === undefined) return { name: 'ticks', status: 'ok', detail: `not paused (no ${instance.paths.paused})` };
   const last = (await loadState(instance.paths.state).catch(() => undefined))?.last;
   const fatal = last?.error_class === 'fatal' && last.error ? last : undefined;

@@ -6,8 +6,8 @@ import { loadEffectiveConfig } from '../../config/operator-config.js';
 import { type InstancePaths, instancePaths, stateHome } from '../../config/paths.js';
 import { configHome, loadRegistry, registryFile, unregisterInstance, validateInstanceName } from '../../config/registry.js';
 import { KernelError, describeError } from '../../errors.js';
-import { connectEngine } from '../../sandbox/engine.js';
-import { removeInstanceResources } from '../../sandbox/remove-instance.js';
+import { connectEngine } from '../../sandbox/engine/engine.js';
+import { removeInstanceResources } from '../../sandbox/container/remove-instance.js';
 import { isProcessAlive, readLockHolder } from '../../util/pid-lock.js';
 import { isWithin } from '../../util/within.js';
 

@@ -2,7 +2,7 @@ import { instancePaths } from '../../config/paths.js';
 import { loadRegistry } from '../../config/registry.js';
 import { describeError } from '../../errors.js';
 import { readPaused } from '../tick/paused.js';
-import { loadState, type TickRecord } from '../tick/state.js';
+import { loadState, type TickRecord } from '../../state/runner-state.js';
 
 export interface InstanceSummary {
   name: string;
@@ -21,7 +21,7 @@ export async function listInstances(env: NodeJS.ProcessEnv = process.env): Promi
   for (const [name, entry] of Object.entries(registry.instances).sort(([a], [b]) => a.localeCompare(b))) {
     const summary: InstanceSummary = { name, dir: entry.dir };
     try {
-      const paused = await readPaused(instancePaths(name, entry.dir, env).paused);
+      const paused = await readPaused(instancePaths(name, entry.dir, env));
       if (paused) summary.paused = paused.split('\n')[0] ?? paused;
       const state = await loadState(instancePaths(name, entry.dir, env).state);
       if (state.current) summary.running = state.current;

@@ -1,4 +1,4 @@
-import { type RegistryTerminal, readSessionRegistry } from '../../config/session-registry.js';
+import { type RegistryTerminal, readSessionRegistry } from '../../state/session-registry.js';
 
 /** A terminal the session registry lists: open until the agent closes it, even once its program exited. */
 export interface OpenTerminal {

@@ -1,7 +1,7 @@
 import { backoffDelay } from '../backoff.js';
 import { isRetryable } from '../harnesses/classify.js';
 import type { SessionResult } from '../session/session-result.js';
-import type { TickTokens } from './state.js';
+import type { TickTokens } from '../../state/runner-state.js';
 import type { TickOutcome } from './tick.js';
 
 /** What the tick's retry loop needs to know about its limits. */

@@ -24,7 +24,7 @@ import { fatalFix } from './fatal-fix.js';
 import { composeTickPrompt, loadTickPrompt } from '../session/prompt.js';
 import { pushAgentBranch } from '../git/push.js';
 import { checkHarnessAvailable } from '../harnesses/harness-check.js';
-import { beginTickRecord, finishTickRecord, type TickRecord, type TickTokens, updateTickRecord } from './state.js';
+import { beginTickRecord, finishTickRecord, type TickRecord, type TickTokens, updateTickRecord } from '../../state/runner-state.js';
 import { killOrphanedHarness } from './orphaned-harness.js';
 import { processStartTime } from '../process-group.js';
 import { addSessionTokens, retryDelay, tickVerdict } from './tick-verdict.js';
@@ -98,7 +98,7 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
   const harness = getHarness(instance.config.runner.harness);
   assertBuilt();
   if (instance.ignoredConfig?.length) options.logger.warn({ ignored: instance.ignoredConfig }, describeIgnored(instance.ignoredConfig, instance));
-  await assertNotPaused(instance.paths.paused, instance.name);
+  await assertNotPaused(instance.paths, instance.name);
   // A missing harness binary is an error before the tick starts, not a failed tick.
   checkHarnessAvailable(instance, { ...(options.env ?? process.env), ...instance.config.runner.env });
   const lock = await acquireTickLock(instance.paths.tickLock, instance.name);
@@ -107,7 +107,7 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
   let basePrompt: string;
   try {
     // Checked again under the lock: a tick that just ended may have paused the instance.
-    await assertNotPaused(instance.paths.paused, instance.name);
+    await assertNotPaused(instance.paths, instance.name);
     await killOrphanedHarness(instance, options.logger);
     basePrompt = await loadTickPrompt(instance.dataDir, instance.config.runner);
     sandbox = await openTickSandbox(instance, { logger: options.logger, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
@@ -183,7 +183,7 @@ class TickRun {
       if (outcome.errorClass === 'fatal') {
         const reason = outcome.error ?? 'fatal harness error';
         outcome.fix = fatalFix(this.instance, reason);
-        await writePaused(paths.paused, reason, this.record.tick, outcome.fix);
+        await writePaused(paths, reason, this.record.tick, outcome.fix);
         outcome.paused = true;
         this.logger.error({ reason }, `fatal error: instance paused, no tick runs until it is resumed (agent-kernel doctor ${this.instance.name} shows the fix)`);
       }

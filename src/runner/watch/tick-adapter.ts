@@ -1,4 +1,4 @@
-import { loadState } from '../tick/state.js';
+import { loadState } from '../../state/runner-state.js';
 import { type TickOutcome, startTick } from '../tick/tick.js';
 import type { Instance } from '../../config/instance.js';
 import type { StartTickFn, WatchTickResult } from './watch-tick.js';

@@ -101,7 +101,7 @@ export class Watch {
     this.pollMs = deps.pollMs ?? 2000;
     this.mail = new MailQueue(() => this.instance, deps.logger, deps.env);
     this.postOffice = new PostOffice({ instance: () => this.instance, logger: deps.logger, ...(deps.env ? { env: deps.env } : {}), pollMs: this.pollMs });
-    this.schedule = new ScheduledWakes(() => this.instance.paths.schedule, deps.logger);
+    this.schedule = new ScheduledWakes(() => this.instance.paths, deps.logger);
     this.gate = new TickGate(deps.logger);
   }
 
@@ -248,7 +248,7 @@ export class Watch {
       await this.waker.wait(this.pollMs);
       return;
     }
-    const pausedReason = await readPausedReason(this.instance.paths.paused);
+    const pausedReason = await readPausedReason(this.instance.paths);
     if (pausedReason !== undefined) {
       this.mail.refreshCount();
       if (this.phase.kind !== 'paused') this.log.warn({ reason: pausedReason.split('\n')[0] }, `paused: no tick until kernel-runner resume ${this.instance.name}`);
@@ -368,7 +368,7 @@ export class Watch {
     this.notBefore = ended + Math.max(decision.delayMs, result.retryAfterMs ?? 0);
     const level = result.failed ? 'warn' : 'info';
     // A tick that paused the instance is followed by nothing until a person resumes it: say that, not the restart the policy would make.
-    const pausedNow = await readPausedReason(this.instance.paths.paused);
+    const pausedNow = await readPausedReason(this.instance.paths);
     if (pausedNow !== undefined) this.enter({ kind: 'paused', reason: pausedNow });
     else this.enter(this.restart.kind === 'gave-up' ? { kind: 'gave-up', reason: this.restart.reason } : { kind: 'idle' });
     const next = pausedNow === undefined ? decision.reason : `instance paused: no tick until kernel-runner resume ${this.instance.name} (agent-kernel doctor ${this.instance.name} shows the fix)`;

@@ -4,7 +4,7 @@ import type { Logger } from '../../log/logger.js';
 import { bundleIdentity } from '../../kernel/build.js';
 import type { KernelHealth } from '../../kernel/protocol.js';
 import { kernelSocketPath } from '../../kernel/socket-path.js';
-import { openSandboxInStages } from '../../sandbox/open-sandbox.js';
+import { openSandboxInStages } from '../../sandbox/container/open-sandbox.js';
 import { type ServerLock, acquireServerLock, tryServerLock } from '../../tty/server-lock.js';
 import { readLockHolder } from '../../util/pid-lock.js';
 import { KernelRuntime } from '../terminals/runtime.js';

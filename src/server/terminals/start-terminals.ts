@@ -1,8 +1,8 @@
 import type { Instance } from '../../config/instance.js';
 import type { Logger } from '../../log/logger.js';
-import { EgressWatch } from '../../sandbox/egress-watch.js';
-import { connectEngine } from '../../sandbox/engine.js';
-import { openSandboxInStages } from '../../sandbox/open-sandbox.js';
+import { EgressWatch } from '../../sandbox/egress/watch.js';
+import { connectEngine } from '../../sandbox/engine/engine.js';
+import { openSandboxInStages } from '../../sandbox/container/open-sandbox.js';
 import type { TerminalObserver } from '../../observe/terminal-observer.js';
 import { type ServerLock, acquireServerLock } from '../../tty/server-lock.js';
 import type { TtyManager } from '../../tty/tty-manager.js';

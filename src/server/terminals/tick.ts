@@ -1,4 +1,4 @@
-import { loadState } from '../../config/runner-state.js';
+import { loadState } from '../../state/runner-state.js';
 import type { Logger } from '../../log/logger.js';
 
 /** The current tick from the runner's host-private `state.json`; a missing or broken file means tick 0 (logged). */

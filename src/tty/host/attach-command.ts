@@ -1,4 +1,4 @@
-import { containerName } from '../../sandbox/container.js';
+import { containerName } from '../../sandbox/container/container.js';
 import { TMUX_SESSION, tmuxSocketName } from './tmux-server.js';
 
 export interface TmuxTarget {

@@ -3,6 +3,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { KernelError, describeError } from '../../errors.js';
 import { ARCHIVE, freshTickFile, pruneOldTicks } from '../../observe/tick-files.js';
+import { TTY_STATUS_FILE } from '../../state/tty-status-file.js';
 import { createTty } from './new-tty.js';
 import type { Persistence } from './persistence.js';
 import { type EndedProcess, endTerminalProcesses, terminalMarker } from '../probe/process-tree.js';
@@ -129,5 +130,5 @@ async function workingDirectory(ctx: TtyContext, cwd: string | undefined): Promi
 }
 
 async function clearFiles(dir: string): Promise<void> {
-  for (const name of ['scrollback', 'screen', 'screen.ansi', 'raw', 'raw.1', 'status']) await rm(path.join(dir, name), { force: true });
+  for (const name of ['scrollback', 'screen', 'screen.ansi', 'raw', 'raw.1', TTY_STATUS_FILE]) await rm(path.join(dir, name), { force: true });
 }

@@ -1,7 +1,6 @@
-import type { SessionRegistry } from '../../config/session-registry.js';
+import { type SessionRegistry, writeSessionRegistry } from '../../state/session-registry.js';
 import { describeError } from '../../errors.js';
 import { type TtyState, saveSeenState } from '../seen/seen-store.js';
-import { writeFileAtomic } from '../../util/atomic-write.js';
 import type { Anchor } from '../seen/seen-marks.js';
 import type { TtyContext } from '../terminal/tty-context.js';
 
@@ -75,7 +74,7 @@ export class Persistence {
         ...(t.background.length > 0 ? { background: [...t.background] } : {}),
       })),
     };
-    await writeFileAtomic(ctx.paths.sessionRegistry, `${JSON.stringify(registry, null, 2)}\n`);
+    await writeSessionRegistry(ctx.paths.sessionRegistry, registry);
   }
 
   stop(): void {

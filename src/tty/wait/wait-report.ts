@@ -7,6 +7,7 @@ import { terminalProcesses } from '../probe/process-tree.js';
 import { isShell } from '../probe/program-name.js';
 import { syncAll } from '../terminal/terminal-sync.js';
 import type { GoneRows } from '../seen/relocation.js';
+import type { CommandEnd } from '../terminal/shell-commands.js';
 import type { Tty } from '../terminal/tty.js';
 import { type TtyContext, agentPath } from '../terminal/tty-context.js';
 import type { TtyReport, WaitResult } from '../api/types.js';
@@ -121,7 +122,7 @@ function withoutRepeatedPrompt(tty: Tty, text: string, observe: boolean): string
 }
 
 /** One terminal's news as the agent reads it. */
-function reportOf(ctx: TtyContext, tty: Tty, newEnd: Tty['lastEnd'], observe: boolean): TtyReport {
+function reportOf(ctx: TtyContext, tty: Tty, newEnd: CommandEnd | undefined, observe: boolean): TtyReport {
   // A full-screen program, or one that redrew the normal screen in place (top): the screen is the news.
   const fullScreen = (tty.emulator.alternateScreen || tty.tracker.redrawnInPlace(tty.emulator)) && tty.alive;
   const files = { scrollback: agentPath(ctx, tty.files.scrollback), screen: agentPath(ctx, tty.files.screen) };

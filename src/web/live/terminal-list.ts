@@ -1,11 +1,11 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Instance } from '../../config/instance.js';
-import { sessionRegistrySchema } from '../../config/session-registry.js';
+import { readSessionRegistry } from '../../state/session-registry.js';
 import type { KernelEvent } from '../../observe/events/event-schema.js';
-import { parseRecordingName } from '../../observe/recording.js';
-import { parseCastHeader } from '../../observe/recording-replay.js';
-import { statusRow } from '../../observe/tty-status.js';
+import { parseCastHeader, parseRecordingName } from '../../observe/recording.js';
+import { type TtyStatusRow, statusRow } from '../../observe/tty-status.js';
+import { readTtyStatusFile } from '../../state/tty-status-file.js';
 import { readUntrustedRange } from '../../util/untrusted-fs.js';
 
 /** What the events say one terminal is doing, since it was opened (a closed terminal of the same number is forgotten). */
@@ -57,18 +57,6 @@ export interface TerminalSummary {
   recording?: string;
 }
 
-const JSON_MAX = 1024 * 1024;
-
-async function readJson(dir: string, name: string): Promise<unknown> {
-  const read = await readUntrustedRange(dir, name, { maxBytes: JSON_MAX });
-  if (!read) return undefined;
-  try {
-    return JSON.parse(read.data.toString('utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Header timestamps of recordings (a header never changes once written). */
 const headerTimes = new Map<string, number | undefined>();
 
@@ -103,16 +91,18 @@ async function recordingOf(dir: string, names: string[], tty: number, openedAt: 
 /** The instance's open terminals now, from their status files, the registry, the events and the recordings. */
 export async function readTerminals(instance: Instance, activity: Map<number, TtyActivity>): Promise<TerminalSummary[]> {
   const dirs = (await readdir(instance.paths.sessions, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name);
-  const registry = sessionRegistrySchema.safeParse(await readJson(instance.paths.sessions, 'registry.json'));
-  const opened = new Map(registry.success ? registry.data.ttys.map((t) => [t.tty, t.openedAt]) : []);
+  // A registry being rewritten or not there yet: the events say when terminals opened.
+  const registry = await readSessionRegistry(instance.paths.sessionRegistry).catch(() => undefined);
+  const opened = new Map(registry ? registry.ttys.map((t) => [t.tty, t.openedAt]) : []);
   const recordings = await readdir(instance.paths.recordings).catch(() => [] as string[]);
   const out: TerminalSummary[] = [];
   for (const dir of dirs) {
     const match = /^tty_(\d{1,2})$/.exec(dir);
     if (!match) continue;
     const tty = Number(match[1]);
-    const row = statusRow(await readJson(path.join(instance.paths.sessions, dir), 'status'));
-    if (!row) continue;
+    const status = await readTtyStatusFile(path.join(instance.paths.sessions, dir));
+    if (!status) continue;
+    const row = statusRow(status);
     const openedAt = opened.get(tty) ?? activity.get(tty)?.openedAt;
     const recording = await recordingOf(instance.paths.recordings, recordings, tty, openedAt);
     out.push(summarize(instance.name, tty, row, activity.get(tty), openedAt, recording));
@@ -123,7 +113,7 @@ export async function readTerminals(instance: Instance, activity: Map<number, Tt
 function summarize(
   name: string,
   tty: number,
-  row: NonNullable<ReturnType<typeof statusRow>>,
+  row: TtyStatusRow,
   activity: TtyActivity | undefined,
   openedAt: string | undefined,
   recording: string | undefined,

@@ -1,6 +1,6 @@
 import serializeAddon from '@xterm/addon-serialize';
 import xterm from '@xterm/headless';
-import { parseCastEvent, parseCastHeader } from '../../observe/recording-replay.js';
+import { parseCastEvent, parseCastHeader } from '../../observe/recording.js';
 import { LineFollower } from './line-follower.js';
 
 /** How much of a long recording a mirror starts from (its end: what the screen shows now). */

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
-import { buildLinkContainerName } from '../../../src/sandbox/egress-proxy.js';
-import { connectEngine, type Engine, inspectNamed } from '../../../src/sandbox/engine.js';
-import { ensureImage } from '../../../src/sandbox/instance-image.js';
+import { buildLinkContainerName } from '../../../src/sandbox/egress/proxy.js';
+import { connectEngine, type Engine, inspectNamed } from '../../../src/sandbox/engine/engine.js';
+import { ensureImage } from '../../../src/sandbox/container/instance-image.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { bridgeGateway, type LocalServer, startLocalServer } from '../../helpers/local-server.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';

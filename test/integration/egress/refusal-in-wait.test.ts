@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { proxyContainerName } from '../../../src/sandbox/egress-proxy.js';
-import { connectEngine } from '../../../src/sandbox/engine.js';
+import { proxyContainerName } from '../../../src/sandbox/egress/proxy.js';
+import { connectEngine } from '../../../src/sandbox/engine/engine.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
 import { connectStdio, ensureBuilt, type StdioSession, textOf, waitFor } from '../server/helpers.js';

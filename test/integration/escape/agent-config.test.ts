@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { loadInstance } from '../../../src/config/instance.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { startTick } from '../../../src/runner/tick/tick.js';
-import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
+import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type TickTestInstance, tickTestInstance } from '../runner/tick-helpers.js';

@@ -3,11 +3,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
 import { writePaused } from '../../../src/runner/tick/paused.js';
-import { containerUp } from '../../../src/sandbox/container.js';
-import { connectEngine } from '../../../src/sandbox/engine.js';
-import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
+import { containerUp } from '../../../src/sandbox/container/container.js';
+import { connectEngine } from '../../../src/sandbox/engine/engine.js';
+import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
-import { type EngineBoundary, engineBoundary } from '../../../src/sandbox/user-namespace.js';
+import { type EngineBoundary, engineBoundary } from '../../../src/sandbox/container/user-namespace.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
 
@@ -74,7 +74,7 @@ describeWithEngine('escape: container root is not host root', () => {
     expect((await lstat(test.dataDir)).uid).toBe(boundary.hostIds!.uid);
     expect((await lstat(path.join(test.dataDir, 'made-by-init'))).uid).toBe(boundary.hostIds!.uid);
     // The host's writes into the data directory go through untrusted-write (send now queues host-private mail).
-    await writePaused(test.instance.paths.paused, 'paused by the host');
+    await writePaused(test.instance.paths, 'paused by the host');
     const paused = await agent(`f=${test.instance.paths.paused}; stat -c '%u' "$f" && echo edited >> "$f" && echo ok`);
     expect(paused.out).toBe('0\nok');
     await rm(test.instance.paths.paused, { force: true });

@@ -4,9 +4,9 @@ import { afterEach, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
 import { readRecords } from '../../../src/runner/mail/mail-store.js';
 import { sendOperatorMessage } from '../../../src/runner/mail/operator-send.js';
-import { loadState } from '../../../src/runner/tick/state.js';
+import { loadState } from '../../../src/state/runner-state.js';
 import { type RunningWatch, runWatch } from '../../../src/runner/watch/run-watch.js';
-import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
+import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type TickTestInstance, pollUntil, tickTestInstance } from '../runner/tick-helpers.js';
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, expect, it, vi } from 'vitest';
 import type { PushConfig } from '../../../src/config/agent-config.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { pushAgentBranch } from '../../../src/runner/git/push.js';
-import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
+import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { AGENT_GIT_SETUP, GIT_CONTAINERFILE } from '../../helpers/git-image.js';

@@ -7,11 +7,11 @@ import { loadStartup } from '../../../src/config/startup.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { readPaused } from '../../../src/runner/tick/paused.js';
 import { loadTickPrompt } from '../../../src/runner/session/prompt.js';
-import { beginTickRecord } from '../../../src/runner/tick/state.js';
+import { beginTickRecord } from '../../../src/state/runner-state.js';
 import { readPending, watchInbox } from '../../../src/runner/mail/inbox.js';
 import { loadSchedule } from '../../../src/runner/watch/schedule/schedule.js';
-import { buildContext } from '../../../src/sandbox/image.js';
-import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
+import { buildContext } from '../../../src/sandbox/engine/image.js';
+import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { parseAgentConfig } from '../../../src/config/agent-config.js';
 import { describeWithEngine } from '../../helpers/engine.js';
@@ -54,8 +54,8 @@ describeWithEngine('escape: files the agent plants in the data directory', () =>
   const readers: Array<[string, () => Promise<unknown>]> = [
     ['system/agent_config.json', () => loadEffectiveConfig(test.name, test.dataDir)],
     ['system/startup.json', () => loadStartup(test.dataDir)],
-    ['system/schedule.json', () => loadSchedule(d('system/schedule.json'))],
-    ['system/paused', () => readPaused(d('system/paused'))],
+    ['system/schedule.json', () => loadSchedule(test.instance.paths)],
+    ['system/paused', () => readPaused(test.instance.paths)],
     ['prompt.md', () => loadTickPrompt(test.dataDir, parseAgentConfig({ runner: { prompt_file: 'prompt.md' } }).runner)],
   ];
 

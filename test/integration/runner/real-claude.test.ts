@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
 import { DEFAULT_BUILTIN_TOOLS } from '../../../src/runner/harnesses/claude-code.js';
-import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
+import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import { startTick } from '../../../src/runner/tick/tick.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { REAL_CLAUDE, type TickTestInstance, pollUntil, readJsonLines, tickTestInstance } from './tick-helpers.js';

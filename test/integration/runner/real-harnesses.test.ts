@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
 import { startTick } from '../../../src/runner/tick/tick.js';
-import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
+import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type RealHarness, REAL_HARNESSES, fakeModelRequests, makeDataRepo } from './harness-helpers.js';
 import { KERNEL_RUNNER_BIN, type TickTestInstance, readJsonLines, tickTestInstance } from './tick-helpers.js';

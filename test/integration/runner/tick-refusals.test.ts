@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isKernelError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { loadState } from '../../../src/runner/tick/state.js';
+import { loadState } from '../../../src/state/runner-state.js';
 import { startTick } from '../../../src/runner/tick/tick.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
 import { FAKE_CLAUDE } from './tick-helpers.js';

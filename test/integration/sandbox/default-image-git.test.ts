@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
-import { DEFAULT_CONTAINERFILE } from '../../../src/sandbox/build-context.js';
+import { DEFAULT_CONTAINERFILE } from '../../../src/sandbox/engine/build-context.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { GIT_TEST_IMAGE } from '../../helpers/git-image.js';
 

@@ -7,8 +7,8 @@ import { doctorCommand } from '../../../src/cli/commands/agent-kernel/doctor.js'
 import { EXIT } from '../../../src/cli/commands/command.js';
 import { isKernelError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { connectEngine } from '../../../src/sandbox/engine.js';
-import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
+import { connectEngine } from '../../../src/sandbox/engine/engine.js';
+import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
 
 describe('no engine answers', () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isKernelError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { HostSandbox } from '../../../src/sandbox/host-sandbox.js';
-import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
+import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import { createTestInstance } from '../../helpers/test-instance.js';
 
 describe('HostSandbox (this machine)', () => {

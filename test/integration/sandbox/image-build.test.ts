@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { isKernelError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { bootstrapBaseImage } from '../../../src/sandbox/bootstrap.js';
-import { type Engine, connectEngine } from '../../../src/sandbox/engine.js';
-import { imageExists } from '../../../src/sandbox/image.js';
-import { ensureImage } from '../../../src/sandbox/instance-image.js';
-import { preflight, runInImage } from '../../../src/sandbox/preflight.js';
+import { bootstrapBaseImage } from '../../../src/sandbox/engine/bootstrap.js';
+import { type Engine, connectEngine } from '../../../src/sandbox/engine/engine.js';
+import { imageExists } from '../../../src/sandbox/engine/image.js';
+import { ensureImage } from '../../../src/sandbox/container/instance-image.js';
+import { preflight, runInImage } from '../../../src/sandbox/container/preflight.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
 

@@ -10,12 +10,12 @@ import {
   containerStatus,
   containerUp,
   prune,
-} from '../../../src/sandbox/container.js';
-import { type Engine, connectEngine } from '../../../src/sandbox/engine.js';
-import { LABEL, imageExists } from '../../../src/sandbox/image.js';
-import { ensureImage } from '../../../src/sandbox/instance-image.js';
+} from '../../../src/sandbox/container/container.js';
+import { type Engine, connectEngine } from '../../../src/sandbox/engine/engine.js';
+import { LABEL, imageExists } from '../../../src/sandbox/engine/image.js';
+import { ensureImage } from '../../../src/sandbox/container/instance-image.js';
 import { DockerSandbox } from '../../../src/sandbox/docker-sandbox.js';
-import { removeInstanceResources } from '../../../src/sandbox/remove-instance.js';
+import { removeInstanceResources } from '../../../src/sandbox/container/remove-instance.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
 

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isKernelError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { connectEngine } from '../../../src/sandbox/engine.js';
-import { LABEL } from '../../../src/sandbox/image.js';
-import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
+import { connectEngine } from '../../../src/sandbox/engine/engine.js';
+import { LABEL } from '../../../src/sandbox/engine/image.js';
+import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import { engineAvailable } from '../../helpers/engine.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
 

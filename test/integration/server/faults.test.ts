@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killTmuxServer } from '../tty/helpers/terminals.js';
-import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
+import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { tmuxSocketName } from '../../../src/tty/host/tmux-server.js';
 import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';

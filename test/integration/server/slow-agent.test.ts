@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { containerName } from '../../../src/sandbox/container.js';
+import { containerName } from '../../../src/sandbox/container/container.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
 import { connectStdio, ensureBuilt, type StdioSession, textOf } from './helpers.js';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { containerName } from '../../../src/sandbox/container.js';
+import { containerName } from '../../../src/sandbox/container/container.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
 import { malformedArguments, seededRandom } from '../../unit/server/malformed-arguments.js';

@@ -1,7 +1,7 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { containerName } from '../../../src/sandbox/container.js';
-import { connectEngine } from '../../../src/sandbox/engine.js';
+import { containerName } from '../../../src/sandbox/container/container.js';
+import { connectEngine } from '../../../src/sandbox/engine/engine.js';
 import { TtyManager } from '../../../src/tty/tty-manager.js';
 import { tmuxArgv, tmuxSocketName } from '../../../src/tty/host/tmux-server.js';
 import type { WaitResult } from '../../../src/tty/api/types.js';

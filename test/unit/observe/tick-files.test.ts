@@ -2,7 +2,8 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ARCHIVE, RECORDING, freshTickFile, parseTickFileName, pruneOldTicks, tickFileName } from '../../../src/observe/tick-files.js';
+import { RECORDING } from '../../../src/observe/recording.js';
+import { ARCHIVE, freshTickFile, parseTickFileName, pruneOldTicks, tickFileName } from '../../../src/observe/tick-files.js';
 
 describe('files kept per terminal per tick', () => {
   let dir: string;

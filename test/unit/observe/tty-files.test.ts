@@ -2,7 +2,7 @@ import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promise
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseTtyStatusFile } from '../../../src/config/tty-status-file.js';
+import { parseTtyStatusFile } from '../../../src/state/tty-status-file.js';
 import type { Row } from '../../../src/observe/screen-source.js';
 import { MAX_KEPT } from '../../../src/observe/scrollback-file.js';
 import { TtyFiles, type TtySnapshot, keepLostScrollback } from '../../../src/observe/tty-files.js';

@@ -1,9 +1,9 @@
 import { type Instance, resolveInstance } from '../../../config/instance.js';
 import { createLogger } from '../../../log/logger.js';
-import { type ContainerStatus, containerDown, containerRebuild, containerStatus, containerUp, prune } from '../../../sandbox/container.js';
-import { type Engine, connectEngine, describeEngine } from '../../../sandbox/engine.js';
-import { imageTag } from '../../../sandbox/image.js';
-import { removeInstanceResources } from '../../../sandbox/remove-instance.js';
+import { type ContainerStatus, containerDown, containerRebuild, containerStatus, containerUp, prune } from '../../../sandbox/container/container.js';
+import { type Engine, connectEngine, describeEngine } from '../../../sandbox/engine/engine.js';
+import { imageTag } from '../../../sandbox/engine/image.js';
+import { removeInstanceResources } from '../../../sandbox/container/remove-instance.js';
 import { parseCommandArgs, usageError } from '../args.js';
 import { type Command, EXIT, finalText, out } from '../command.js';
 

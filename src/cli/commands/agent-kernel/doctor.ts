@@ -2,7 +2,7 @@ import { resolveInstance } from '../../../config/instance.js';
 import { createLogger } from '../../../log/logger.js';
 import { tickEnvironmentParts } from '../../../runner/secrets/secrets.js';
 import { credentialsRow, pausedRow } from '../../../runner/instances/doctor-rows.js';
-import { type CheckRow, preflight } from '../../../sandbox/preflight.js';
+import { type CheckRow, preflight } from '../../../sandbox/container/preflight.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT, finalText, out, err } from '../command.js';
 

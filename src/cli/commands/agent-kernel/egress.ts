@@ -1,8 +1,8 @@
 import { resolveInstance } from '../../../config/instance.js';
-import { containerStatus, isContainerStale } from '../../../sandbox/container.js';
-import { formatRecords, readEgressLog, topRefused } from '../../../sandbox/egress-log.js';
-import { applyAllowlist, egressStatus } from '../../../sandbox/egress-proxy.js';
-import { connectEngine } from '../../../sandbox/engine.js';
+import { containerStatus, isContainerStale } from '../../../sandbox/container/container.js';
+import { formatRecords, readEgressLog, topRefused } from '../../../sandbox/egress/log.js';
+import { applyAllowlist, egressStatus } from '../../../sandbox/egress/proxy.js';
+import { connectEngine } from '../../../sandbox/engine/engine.js';
 import { parseCommandArgs, usageError } from '../args.js';
 import { type Command, EXIT, out } from '../command.js';
 

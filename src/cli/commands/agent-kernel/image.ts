@@ -1,6 +1,6 @@
 import { createLogger } from '../../../log/logger.js';
-import { DEFAULT_BASE_IMAGE, bootstrapBaseImage } from '../../../sandbox/bootstrap.js';
-import { connectEngine, describeEngine } from '../../../sandbox/engine.js';
+import { DEFAULT_BASE_IMAGE, bootstrapBaseImage } from '../../../sandbox/engine/bootstrap.js';
+import { connectEngine, describeEngine } from '../../../sandbox/engine/engine.js';
 import { parseCommandArgs, usageError } from '../args.js';
 import { type Command, EXIT, finalText, out } from '../command.js';
 

@@ -1,9 +1,7 @@
 import { resolveInstance } from '../../../config/instance.js';
 import { tickEnvironmentParts } from '../../../runner/secrets/secrets.js';
 import { credentialsRow } from '../../../runner/instances/doctor-rows.js';
-import { readPausedReason } from '../../../runner/tick/paused.js';
-import { relativeInside } from '../../../util/untrusted-dir.js';
-import { removeUntrusted } from '../../../util/untrusted-write.js';
+import { readPausedReason, removePaused } from '../../../runner/tick/paused.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT, out, err } from '../command.js';
 
@@ -21,7 +19,7 @@ export const resumeCommand: Command = {
       missing: 'Name an instance.',
     });
     const instance = await resolveInstance(positionals[0] as string);
-    const reason = await readPausedReason(instance.paths.paused);
+    const reason = await readPausedReason(instance.paths);
     if (reason === undefined) {
       out(`${instance.name} is not paused: nothing to do.\n`);
       return EXIT.OK;
@@ -33,8 +31,7 @@ export const resumeCommand: Command = {
         return EXIT.NOT_READY;
       }
     }
-    const root = instance.dataDir;
-    await removeUntrusted(root, relativeInside(root, instance.paths.paused));
+    await removePaused(instance.paths);
     out(`Resumed ${instance.name} (it was paused: ${reason.split('\n')[0] ?? ''}). A running watch ticks again within seconds; without one: kernel-runner tick ${instance.name}\n`);
     return EXIT.OK;
   },

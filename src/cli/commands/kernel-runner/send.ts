@@ -2,7 +2,7 @@ import { resolveInstance } from '../../../config/instance.js';
 import { sendOperatorMessage } from '../../../runner/mail/operator-send.js';
 import { prepareMailbox } from '../../../runner/mail/post-office.js';
 import { readPaused } from '../../../runner/tick/paused.js';
-import { type AgentStatus, queryStatusSocket, statusSocketPath } from '../../../runner/watch/service/status-api.js';
+import { type AgentStatus, queryAgentStatus } from '../../../runner/watch/service/status-api.js';
 import { parseCommandArgs, usageError } from '../args.js';
 import { type Command, EXIT, out } from '../command.js';
 
@@ -40,14 +40,6 @@ export function deliveryForecast(name: string, live: AgentStatus | undefined, pa
   }
 }
 
-async function liveStatus(name: string): Promise<AgentStatus | undefined> {
-  try {
-    const answer = await queryStatusSocket(statusSocketPath(name), `/v1/agents/${encodeURIComponent(name)}`, 2000);
-    return answer.status === 200 ? (answer.body as AgentStatus) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export const sendCommand: Command = {
   name: 'send',
@@ -71,8 +63,8 @@ export const sendCommand: Command = {
     const label = values.from;
     const replyTo = values['reply-to'];
     // What the watch was doing as the message arrived decides what happens to it.
-    const live = await liveStatus(instance.name);
-    const paused = await readPaused(instance.paths.paused).catch(() => undefined);
+    const live = await queryAgentStatus(instance.name);
+    const paused = await readPaused(instance.paths).catch(() => undefined);
     const record = await sendOperatorMessage(instance, { text, ...(label ? { label } : {}), ...(replyTo ? { replyTo } : {}) });
     // The agent can read it from its terminals (ak-mail) even before a watch starts.
     await prepareMailbox(instance).catch(() => {});

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Instance } from '../../../config/instance.js';
 import type { Logger } from '../../../log/logger.js';
 import { appendEvent } from '../../../observe/events/event-log.js';
-import { loadState } from '../../tick/state.js';
+import { loadState } from '../../../state/runner-state.js';
 import { noteTickStarted, syncTickLedger } from './tick-ledger.js';
 import { type LimitHold, tickLimitHold } from './tick-limits.js';
 

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import type { RunnerState } from '../../../config/runner-state.js';
+import type { RunnerState } from '../../../state/runner-state.js';
 import { writeFileAtomic } from '../../../util/atomic-write.js';
 import type { RecentTick } from './tick-limits.js';
 

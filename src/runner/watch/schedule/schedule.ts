@@ -1,5 +1,5 @@
-import path from 'node:path';
 import { z } from 'zod';
+import type { DataPaths } from '../../../config/paths.js';
 import { KernelError, isKernelError } from '../../../errors.js';
 import { readUntrustedFileText, relativeInside } from '../../../util/untrusted-fs.js';
 import { formatZodIssues } from '../../../config/parse.js';
@@ -7,8 +7,9 @@ import { writeUntrustedAtomic } from '../../../util/untrusted-write.js';
 import { type CronSchedule, nextCronTime, parseCron } from './cron.js';
 
 /**
- * `<data>/system/schedule.json`: when the agent wants to be woken. The agent (with its file
- * tools) or an operator writes it; watch reads it before every wait.
+ * `<data>/system/schedule.json` (`dataPaths().schedule`): when the agent wants to be woken. The
+ * agent (with its file tools) or an operator writes it; watch reads it before every wait, below
+ * the data directory `root`, never through a link. Every reader and writer goes through this module.
  *
  *   {
  *     "wakes": [
@@ -110,12 +111,15 @@ export interface LoadedSchedule {
   readonly text: string | undefined;
 }
 
+export type ScheduleFilePaths = Pick<DataPaths, 'root' | 'schedule'>;
+
 /** Read schedule.json; a missing file is an empty schedule. Bad JSON or fields: CONFIG_INVALID. */
-export async function loadSchedule(file: string): Promise<LoadedSchedule> {
+export async function loadSchedule(paths: ScheduleFilePaths): Promise<LoadedSchedule> {
+  const file = paths.schedule;
   let text: string;
   try {
-    // <data>/system/schedule.json: nothing below the data directory is trusted (util/untrusted-fs.ts).
-    const read = await readUntrustedFileText(path.dirname(path.dirname(file)), file);
+    // Nothing below the data directory is trusted (util/untrusted-fs.ts).
+    const read = await readUntrustedFileText(paths.root, file);
     if (read === undefined) return { schedule: { wakes: [] }, text: undefined };
     text = read;
   } catch (error) {
@@ -159,10 +163,10 @@ export function nextWake(schedule: ScheduleFile, after: Date): DueWake | undefin
  * read (the agent may have rewritten it meanwhile; then its version wins and we leave it).
  * Returns whether the file was changed.
  */
-export async function removeFiredWake(file: string, loaded: LoadedSchedule, wake: DueWake): Promise<boolean> {
+export async function removeFiredWake(paths: ScheduleFilePaths, loaded: LoadedSchedule, wake: DueWake): Promise<boolean> {
   if (wake.kind !== 'at' || loaded.text === undefined) return false;
   // schedule.json is the agent's: read and replaced without following a link (untrusted-fs.ts).
-  const root = path.dirname(path.dirname(file));
+  const { root, schedule: file } = paths;
   const current = await readUntrustedFileText(root, file).catch(() => undefined);
   if (current !== loaded.text) return false;
   const raw = JSON.parse(loaded.text) as { wakes?: unknown[] };

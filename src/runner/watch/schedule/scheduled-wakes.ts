@@ -1,6 +1,6 @@
 import { describeError } from '../../../errors.js';
 import type { Logger } from '../../../log/logger.js';
-import { type DueWake, type LoadedSchedule, loadSchedule, nextWake, removeFiredWake } from './schedule.js';
+import { type DueWake, type LoadedSchedule, type ScheduleFilePaths, loadSchedule, nextWake, removeFiredWake } from './schedule.js';
 
 /** The schedule as watch read it before a tick, and its next wake (index into the file's wakes). */
 export interface ScheduleLook {
@@ -19,7 +19,7 @@ export class ScheduledWakes {
   private lastError: string | undefined;
 
   constructor(
-    private readonly file: () => string,
+    private readonly file: () => ScheduleFilePaths,
     private readonly log: Logger,
   ) {}
 

@@ -2,6 +2,7 @@ import { chmod, mkdir, unlink } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
+import { z } from 'zod';
 import { configHome } from '../../../config/registry.js';
 import { KernelError } from '../../../errors.js';
 import type { KernelStatus } from './kernel-supervisor.js';
@@ -17,32 +18,54 @@ import type { KernelStatus } from './kernel-supervisor.js';
  * Anything else is a 404 (unknown path) or 405 (not GET), both JSON.
  */
 
-export type WatchState = 'starting' | 'idle' | 'ticking' | 'paused' | 'backoff' | 'limited' | 'config-error' | 'gave-up' | 'stopping';
+const watchStateSchema = z.enum(['starting', 'idle', 'ticking', 'paused', 'backoff', 'limited', 'config-error', 'gave-up', 'stopping']);
+export type WatchState = z.infer<typeof watchStateSchema>;
 
-export interface AgentStatus {
-  name: string;
-  dataDir: string;
-  harness: string;
+/** The kernel as watch supervises it (kernel-supervisor.ts builds it; checked against that type). */
+const kernelStatusSchema: z.ZodType<KernelStatus> = z.object({
+  state: z.enum(['starting', 'ready', 'unresponsive', 'restarting', 'waiting', 'stopping', 'stopped']),
+  pid: z.int().optional(),
+  started: z.string().optional(),
+  uptimeSeconds: z.number().optional(),
+  lastHeartbeat: z.string().optional(),
+  terminals: z.int().optional(),
+  terminalsState: z.string().optional(),
+  terminalsError: z.string().optional(),
+  rssBytes: z.number().optional(),
+  sessions: z.int().optional(),
+  restarts: z.int(),
+  lastExit: z.string().optional(),
+  reason: z.string().optional(),
+  upgradePending: z.boolean().optional(),
+});
+
+/** The body of `GET /v1/agents/{name}`: one schema for the watch that answers and every client that reads it. */
+export const agentStatusSchema = z.object({
+  name: z.string(),
+  dataDir: z.string(),
+  harness: z.string(),
   /** What watch is doing now. */
-  state: WatchState;
+  state: watchStateSchema,
   /** A tick is running. */
-  running: boolean;
-  paused: boolean;
+  running: z.boolean(),
+  paused: z.boolean(),
   /** Why it is paused, backing off, given up or in error (the paused file's text, the config error...). */
-  reason?: string;
-  currentTick?: { number?: number; started: string; trigger: string };
-  lastResult?: { tick?: number; status: string; ended: string; durationMs?: number; error?: string };
-  nextWake?: { time: string; reason: string };
+  reason: z.string().optional(),
+  currentTick: z.object({ number: z.int().optional(), started: z.string(), trigger: z.string() }).optional(),
+  lastResult: z.object({ tick: z.int().optional(), status: z.string(), ended: z.string(), durationMs: z.number().optional(), error: z.string().optional() }).optional(),
+  nextWake: z.object({ time: z.string(), reason: z.string() }).optional(),
   /** Ticks started by the restart policy (not by a message or a schedule) since the last stable period. */
-  restarts: number;
+  restarts: z.int(),
   /** Failed ticks in a row (drives the backoff). */
-  failures: number;
-  pendingMessages: number;
-  watchPid: number;
-  watchStarted: string;
+  failures: z.int(),
+  pendingMessages: z.int(),
+  watchPid: z.int(),
+  watchStarted: z.string(),
   /** The instance's kernel, as watch supervises it. */
-  kernel?: KernelStatus;
-}
+  kernel: kernelStatusSchema.optional(),
+});
+
+export type AgentStatus = z.infer<typeof agentStatusSchema>;
 
 /**
  * Where sockets live: `$AGENT_KERNEL_RUNTIME_DIR`; else, when tests point
@@ -161,4 +184,15 @@ export function queryStatusSocket(socketPath: string, urlPath: string, timeoutMs
     req.on('timeout', () => req.destroy(new Error(`${socketPath} did not answer within ${timeoutMs} ms`)));
     req.on('error', reject);
   });
+}
+
+/**
+ * The status of instance `name` from its watch process, checked against the schema; undefined
+ * when no watch process answers, or its answer is not a status (then the caller reads the files).
+ */
+export async function queryAgentStatus(name: string, env: NodeJS.ProcessEnv = process.env, timeoutMs = 2000): Promise<AgentStatus | undefined> {
+  const answer = await queryStatusSocket(statusSocketPath(name, env), `/v1/agents/${encodeURIComponent(name)}`, timeoutMs).catch(() => undefined);
+  if (answer?.status !== 200) return undefined;
+  const status = agentStatusSchema.safeParse(answer.body);
+  return status.success ? status.data : undefined;
 }

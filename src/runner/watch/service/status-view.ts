@@ -3,11 +3,11 @@ import { instancePaths } from '../../../config/paths.js';
 import { loadRegistry } from '../../../config/registry.js';
 import { describeError } from '../../../errors.js';
 import { readPaused } from '../../tick/paused.js';
-import { loadState } from '../../tick/state.js';
+import { loadState } from '../../../state/runner-state.js';
 import { kernelHealth } from '../../../kernel/link.js';
 import { kernelSocketPath } from '../../../kernel/socket-path.js';
 import type { KernelStatus } from './kernel-supervisor.js';
-import { type AgentStatus, queryStatusSocket, statusSocketPath } from './status-api.js';
+import { type AgentStatus, queryAgentStatus } from './status-api.js';
 
 /** One row of `kernel-runner status`: from the watch process when one runs, else from the files. */
 export interface StatusRow {
@@ -91,7 +91,7 @@ function fromLive(status: AgentStatus): StatusRow {
 async function fromFiles(name: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<StatusRow> {
   const row: StatusRow = { name, dataDir, state: 'not watched' };
   try {
-    const paused = await readPaused(instancePaths(name, dataDir, env).paused);
+    const paused = await readPaused(instancePaths(name, dataDir, env));
     if (paused) {
       row.state = 'paused';
       row.reason = firstLine(paused);
@@ -109,13 +109,9 @@ async function fromFiles(name: string, dataDir: string, env: NodeJS.ProcessEnv):
 }
 
 async function rowFor(name: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<StatusRow> {
-  try {
-    const answer = await queryStatusSocket(statusSocketPath(name, env), `/v1/agents/${encodeURIComponent(name)}`, 2000);
-    if (answer.status === 200) return fromLive(answer.body as AgentStatus);
-  } catch {
-    // No watch process (or a dead socket): read the files.
-  }
-  return fromFiles(name, dataDir, env);
+  const live = await queryAgentStatus(name, env);
+  // No watch process (or a dead socket): read the files.
+  return live ? fromLive(live) : fromFiles(name, dataDir, env);
 }
 
 /** Rows for one instance (`name` given) or for every registered one. */

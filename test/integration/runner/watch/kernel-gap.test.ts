@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { sendOperatorMessage } from '../../../../src/runner/mail/operator-send.js';
-import { loadState } from '../../../../src/runner/tick/state.js';
+import { loadState } from '../../../../src/state/runner-state.js';
 import { type AgentStatus, queryStatusSocket, statusSocketPath } from '../../../../src/runner/watch/service/status-api.js';
 import { describeWithEngine } from '../../../helpers/engine.js';
 import { chromiumAvailable, launchBrowser, startWeb } from '../../web/web-helpers.js';

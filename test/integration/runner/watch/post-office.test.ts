@@ -8,10 +8,10 @@ import { registerInstance } from '../../../../src/config/registry.js';
 import { createLogger } from '../../../../src/log/logger.js';
 import { readEvents } from '../../../../src/observe/events/event-log.js';
 import { readRecords } from '../../../../src/runner/mail/mail-store.js';
-import { loadState } from '../../../../src/runner/tick/state.js';
+import { loadState } from '../../../../src/state/runner-state.js';
 import { type RunningWatch, runWatch } from '../../../../src/runner/watch/run-watch.js';
 import { queryStatusSocket, statusSocketPath } from '../../../../src/runner/watch/service/status-api.js';
-import { openSandbox } from '../../../../src/sandbox/open-sandbox.js';
+import { openSandbox } from '../../../../src/sandbox/container/open-sandbox.js';
 import { describeWithEngine } from '../../../helpers/engine.js';
 import { KERNEL_RUNNER_BIN, type TickTestInstance, pollUntil, tickTestInstance } from '../tick-helpers.js';
 

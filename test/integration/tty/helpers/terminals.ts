@@ -1,5 +1,5 @@
 import { silentLogger } from '../../../../src/log/logger.js';
-import { openSandbox } from '../../../../src/sandbox/open-sandbox.js';
+import { openSandbox } from '../../../../src/sandbox/container/open-sandbox.js';
 import type { Sandbox } from '../../../../src/sandbox/sandbox.js';
 import { tmuxArgv, tmuxSocketName } from '../../../../src/tty/host/tmux-server.js';
 import { TtyManager } from '../../../../src/tty/tty-manager.js';

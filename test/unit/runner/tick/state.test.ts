@@ -3,10 +3,11 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { dataPaths } from '../../../../src/config/paths.js';
 import { isKernelError } from '../../../../src/errors.js';
 import { acquireTickLock } from '../../../../src/runner/tick/lock.js';
 import { assertNotPaused, readPaused, writePaused } from '../../../../src/runner/tick/paused.js';
-import { beginTickRecord, finishTickRecord, loadState } from '../../../../src/runner/tick/state.js';
+import { beginTickRecord, finishTickRecord, loadState } from '../../../../src/state/runner-state.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -75,15 +76,16 @@ describe('tick lock', () => {
 
 describe('paused', () => {
   it('pauses with a reason and refuses ticks until the file is removed', async () => {
-    const file = path.join(dir, 'system', 'paused');
-    await assertNotPaused(file, 'scout');
-    await writePaused(file, 'Not logged in · Please run /login', 4);
-    expect(await readPaused(file)).toMatch(/^Not logged in/);
-    const error = await assertNotPaused(file, 'scout').catch((e: unknown) => e);
+    const paths = dataPaths(dir);
+    const file = paths.paused;
+    await assertNotPaused(paths, 'scout');
+    await writePaused(paths, 'Not logged in · Please run /login', 4);
+    expect(await readPaused(paths)).toMatch(/^Not logged in/);
+    const error = await assertNotPaused(paths, 'scout').catch((e: unknown) => e);
     expect(isKernelError(error, 'INSTANCE_PAUSED')).toBe(true);
     expect((error as Error).message).toBe(`Instance "scout" is paused: Not logged in · Please run /login. Fix the cause (agent-kernel doctor scout shows how), then: kernel-runner resume scout`);
     await rm(file);
-    await assertNotPaused(file, 'scout');
+    await assertNotPaused(paths, 'scout');
   });
 });
 

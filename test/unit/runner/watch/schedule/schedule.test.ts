@@ -81,27 +81,27 @@ describe('loadSchedule and removeFiredWake', () => {
   it('reports bad JSON with the file name', async () => {
     const file = path.join(dir, 'schedule.json');
     await writeFile(file, '{"wakes": [');
-    await expect(loadSchedule(file)).rejects.toThrow(/schedule\.json: is not valid JSON/);
+    await expect(loadSchedule({ root: dir, schedule: file })).rejects.toThrow(/schedule\.json: is not valid JSON/);
   });
 
   it('removes a fired one-shot and keeps the rest', async () => {
     const file = path.join(dir, 'schedule.json');
     await writeFile(file, JSON.stringify({ wakes: [{ cron: '0 9 * * *', note: 'daily' }, { at: '2026-01-01T00:00:00Z', note: 'once' }] }));
-    const loaded = await loadSchedule(file);
+    const loaded = await loadSchedule({ root: dir, schedule: file });
     const wake = nextWake(loaded.schedule, new Date('2026-11-22T08:30:00Z'))!;
     expect(wake.note).toBe('once');
-    expect(await removeFiredWake(file, loaded, wake)).toBe(true);
+    expect(await removeFiredWake({ root: dir, schedule: file }, loaded, wake)).toBe(true);
     expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ wakes: [{ cron: '0 9 * * *', note: 'daily' }] });
   });
 
   it('leaves the file alone when it changed since it was read', async () => {
     const file = path.join(dir, 'schedule.json');
     await writeFile(file, JSON.stringify({ wakes: [{ at: '2026-01-01T00:00:00Z', note: 'once' }] }));
-    const loaded = await loadSchedule(file);
+    const loaded = await loadSchedule({ root: dir, schedule: file });
     const wake = nextWake(loaded.schedule, new Date())!;
     const rewritten = JSON.stringify({ wakes: [{ at: '2026-01-01T00:00:00Z', note: 'once' }, { cron: '@daily', note: 'new' }] });
     await writeFile(file, rewritten);
-    expect(await removeFiredWake(file, loaded, wake)).toBe(false);
+    expect(await removeFiredWake({ root: dir, schedule: file }, loaded, wake)).toBe(false);
     expect(await readFile(file, 'utf8')).toBe(rewritten);
   });
 });

@@ -1,0 +1,71 @@
+import { containerName } from './container.js';
+import { type Engine, statusCode } from '../engine/engine.js';
+import { LABEL } from '../engine/image.js';
+
+export interface RemovedResources {
+  containers: string[];
+  volumes: string[];
+  images: string[];
+  /** What carries the instance's name but not its label: never touched. */
+  kept: string[];
+}
+
+const ignoreMissing = (error: unknown): void => {
+  if (statusCode(error) !== 404) throw error;
+};
+
+/**
+ * Remove everything the engine holds for an instance, and nothing else: its container, the egress
+ * proxy and link, their socket volume, and every image built for it; each only when it carries
+ * the instance's label. The data directory is not touched.
+ */
+export async function removeInstanceResources(engine: Engine, name: string, onProgress?: (line: string) => void): Promise<RemovedResources> {
+  const { docker } = engine;
+  const removed: RemovedResources = { containers: [], volumes: [], images: [], kept: [] };
+  const label = { label: [`${LABEL.instance}=${name}`] };
+  const containers = await docker.listContainers({ all: true, filters: label });
+  for (const c of containers) {
+    if (c.Labels[LABEL.instance] !== name) continue;
+    const shown = c.Names[0]?.replace(/^\//, '') ?? c.Id.slice(0, 12);
+    await docker.getContainer(c.Id).remove({ force: true }).catch(ignoreMissing);
+    removed.containers.push(shown);
+    onProgress?.(`removed container ${shown}`);
+  }
+  const stranger = await docker
+    .getContainer(containerName(name))
+    .inspect()
+    .catch((error: unknown) => void ignoreMissing(error));
+  if (stranger && stranger.Config.Labels?.[LABEL.instance] !== name) removed.kept.push(`${containerName(name)}: not created by agent-kernel (no ${LABEL.instance}=${name} label)`);
+  const { Volumes: volumes } = await docker.listVolumes({ filters: label });
+  for (const v of volumes ?? []) {
+    if (v.Labels?.[LABEL.instance] !== name) continue;
+    await docker.getVolume(v.Name).remove().catch(ignoreMissing);
+    removed.volumes.push(v.Name);
+    onProgress?.(`removed volume ${v.Name}`);
+  }
+  for (const image of await docker.listImages({ filters: label })) {
+    if (image.Labels?.[LABEL.instance] !== name) continue;
+    const tags = (image.RepoTags ?? []).filter((t) => t !== '<none>:<none>');
+    // noprune: untagged parent layers stay, because a build running at the same time may be reusing them.
+    for (const reference of [...tags, image.Id]) await removeImage(engine, reference, name);
+    const shown = tags[0] ?? `${image.Id.replace(/^sha256:/, '').slice(0, 12)} (untagged)`;
+    removed.images.push(shown);
+    onProgress?.(`removed image ${shown}`);
+  }
+  return removed;
+}
+
+/** Remove one image; a labelled container still using it (created while we listed) is removed first, once. */
+async function removeImage(engine: Engine, reference: string, name: string): Promise<void> {
+  const image = engine.docker.getImage(reference);
+  try {
+    await image.remove({ noprune: true });
+  } catch (error) {
+    if (statusCode(error) === 404) return;
+    if (statusCode(error) !== 409) throw error;
+    const users = await engine.docker.listContainers({ all: true, filters: { ancestor: [reference], label: [`${LABEL.instance}=${name}`] } });
+    if (users.length === 0) throw error;
+    for (const c of users) await engine.docker.getContainer(c.Id).remove({ force: true }).catch(ignoreMissing);
+    await image.remove({ noprune: true }).catch(ignoreMissing);
+  }
+}

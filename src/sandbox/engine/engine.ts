@@ -1,0 +1,187 @@
+import os from 'node:os';
+import path from 'node:path';
+import type Dockerode from 'dockerode';
+import { DockerodeClient } from './dockerode.js';
+import { KernelError, describeError } from '../../errors.js';
+
+/** A container engine that answered: Docker, or Podman through its Docker-compatible API. */
+export interface Engine {
+  readonly docker: Dockerode;
+  /** Where it answered, as an address (`unix:///var/run/docker.sock`, `tcp://host:2375`...). */
+  readonly address: string;
+  readonly name: 'docker' | 'podman';
+  readonly version: string;
+  readonly apiVersion: string;
+}
+
+export interface ConnectOptions {
+  /** `container.engine_socket` from the operator's configuration; wins over DOCKER_HOST. */
+  socket?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  /** How long one address may take to answer a ping. */
+  timeoutMs?: number;
+}
+
+const DEFAULT_PING_TIMEOUT_MS = 3000;
+
+/**
+ * The addresses to try, in order. An explicit address (the config's engine_socket, else
+ * DOCKER_HOST) is the only one tried: the operator chose it, so falling back elsewhere
+ * would hide their mistake. Otherwise: Docker's default socket, then Podman's (rootless, rootful).
+ */
+export function engineCandidates(socket: string | undefined, env: NodeJS.ProcessEnv = process.env): string[] {
+  if (socket) return [normalizeAddress(socket)];
+  if (env.DOCKER_HOST) return [normalizeAddress(env.DOCKER_HOST)];
+  const candidates = ['unix:///var/run/docker.sock'];
+  if (env.XDG_RUNTIME_DIR) candidates.push(`unix://${path.join(env.XDG_RUNTIME_DIR, 'podman', 'podman.sock')}`);
+  candidates.push('unix:///run/podman/podman.sock');
+  return candidates;
+}
+
+/** `/path.sock` → `unix:///path.sock`; `host:2375` → `tcp://host:2375`. */
+export function normalizeAddress(address: string): string {
+  if (address.startsWith('/')) return `unix://${address}`;
+  if (!address.includes('://')) return `tcp://${address}`;
+  return address;
+}
+
+/** Pure: an address → dockerode options. Every field is set so that DOCKER_HOST in the environment cannot leak in. */
+export function dockerodeOptions(address: string, env: NodeJS.ProcessEnv = process.env): Dockerode.DockerOptions {
+  const normalized = normalizeAddress(address);
+  if (normalized.startsWith('unix://')) {
+    return { socketPath: normalized.slice('unix://'.length), host: undefined, port: undefined, protocol: undefined };
+  }
+  let url: URL;
+  try {
+    url = new URL(normalized);
+  } catch (error) {
+    throw new KernelError(
+      'CONFIG_INVALID',
+      `Engine address ${JSON.stringify(address)} is not valid: use unix:///path/to.sock, tcp://host:port or ssh://user@host.`,
+      { cause: error },
+    );
+  }
+  if (url.protocol === 'ssh:') {
+    return {
+      protocol: 'ssh',
+      host: url.hostname,
+      port: url.port || 22,
+      username: decodeURIComponent(url.username) || os.userInfo().username,
+      socketPath: undefined,
+      sshOptions: { agent: env.SSH_AUTH_SOCK },
+    } as Dockerode.DockerOptions;
+  }
+  if (url.protocol === 'tcp:' || url.protocol === 'http:' || url.protocol === 'https:') {
+    const tls = url.protocol === 'https:' || env.DOCKER_TLS_VERIFY === '1' || url.port === '2376';
+    return {
+      protocol: tls ? 'https' : 'http',
+      host: url.hostname,
+      port: url.port || (tls ? 2376 : 2375),
+      socketPath: undefined,
+    };
+  }
+  throw new KernelError(
+    'CONFIG_INVALID',
+    `Engine address ${JSON.stringify(address)} has an unknown scheme: use unix://, tcp:// or ssh://.`,
+  );
+}
+
+/** Run an engine request with a deadline; the request is aborted (its socket closed) when it passes. */
+async function withTimeout<T>(request: (signal: AbortSignal) => Promise<T>, ms: number, what: string): Promise<T> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new Error(`${what}: no answer within ${ms} ms`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([request(controller.signal), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** dockerode takes an abortSignal on these calls; its type definitions do not say so. */
+interface AbortableCalls {
+  ping(options: { abortSignal: AbortSignal }): Promise<unknown>;
+  version(options: { abortSignal: AbortSignal }): Promise<Dockerode.DockerVersion>;
+}
+
+function abortable(docker: Dockerode): AbortableCalls {
+  return docker as unknown as AbortableCalls;
+}
+
+async function tryAddress(address: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Engine> {
+  const docker = new DockerodeClient(dockerodeOptions(address, env));
+  await withTimeout((abortSignal) => abortable(docker).ping({ abortSignal }), timeoutMs, address);
+  const version = await withTimeout((abortSignal) => abortable(docker).version({ abortSignal }), timeoutMs, address);
+  const isPodman = (version.Components ?? []).some((c) => /podman/i.test(c.Name)) || /podman/i.test(version.Platform?.Name ?? '');
+  return { docker, address, name: isPodman ? 'podman' : 'docker', version: version.Version, apiVersion: version.ApiVersion };
+}
+
+export function engineUnreachableMessage(tried: readonly { address: string; error: string }[]): string {
+  return [
+    'No container engine answered. Tried:',
+    ...tried.map((t) => `  ${t.address}: ${t.error}`),
+    'Start one, then try again:',
+    '  npm run setup                      (installs docker.io if needed and starts dockerd)',
+    '  sudo dockerd &                     (Docker, no systemd)',
+    '  sudo systemctl start docker        (Docker, with systemd)',
+    `  podman system service --time=0 unix://${process.env.XDG_RUNTIME_DIR ?? '/run/user/$UID'}/podman/podman.sock &   (Podman)`,
+    'or point DOCKER_HOST (or container.engine_socket in the operator configuration) at a running engine.',
+  ].join('\n');
+}
+
+const connected = new Map<string, Engine>();
+
+/**
+ * Connect to the first engine that answers a ping. Throws ENGINE_UNREACHABLE (naming every
+ * address tried and how to start an engine) when none does; never hangs longer than
+ * timeoutMs per address. Successful connections are reused.
+ */
+export async function connectEngine(options: ConnectOptions = {}): Promise<Engine> {
+  const env = options.env ?? process.env;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_PING_TIMEOUT_MS;
+  const candidates = engineCandidates(options.socket, env);
+  const tried: { address: string; error: string }[] = [];
+  for (const address of candidates) {
+    try {
+      const cached = connected.get(address);
+      if (cached) {
+        // Reuse the connection, but make sure the engine still answers.
+        await withTimeout((abortSignal) => abortable(cached.docker).ping({ abortSignal }), timeoutMs, address);
+        return cached;
+      }
+      const engine = await tryAddress(address, env, timeoutMs);
+      connected.set(address, engine);
+      return engine;
+    } catch (error) {
+      if (error instanceof KernelError) throw error;
+      tried.push({ address, error: describeError(error) });
+    }
+  }
+  throw new KernelError('ENGINE_UNREACHABLE', engineUnreachableMessage(tried), { details: { tried } });
+}
+
+/** "docker 20.10.24 at unix:///var/run/docker.sock" */
+export function describeEngine(engine: Engine): string {
+  return `${engine.name} ${engine.version} (API ${engine.apiVersion}) at ${engine.address}`;
+}
+
+/** HTTP status of a dockerode error, if it has one. */
+export function statusCode(error: unknown): number | undefined {
+  const code = (error as { statusCode?: unknown } | null)?.statusCode;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/** A container's inspect data by name; undefined when there is none. Any other failure is CONTAINER_FAILED. */
+export async function inspectNamed(engine: Engine, name: string): Promise<Dockerode.ContainerInspectInfo | undefined> {
+  try {
+    return await engine.docker.getContainer(name).inspect();
+  } catch (error) {
+    if (statusCode(error) === 404) return undefined;
+    throw new KernelError('CONTAINER_FAILED', `Cannot inspect container ${name}: ${describeError(error)}`, { cause: error });
+  }
+}

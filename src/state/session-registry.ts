@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { readJsonFile } from '../config/parse.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
+
+/**
+ * `<state>/sessions/registry.json` (`instancePaths().sessionRegistry`; host-private, shown
+ * read-only to the container at `<data>/tmp/sessions/registry.json`): the open terminals,
+ * rewritten by the terminal manager on every lifecycle event (writeSessionRegistry), read by
+ * the runner (terminals left open at the end of a tick), the web view and people who attach.
+ * Every reader and writer goes through this module.
+ */
+export const registryTerminalSchema = z.looseObject({
+  tty: z.int().min(0),
+  command: z.string(),
+  program: z.string(),
+  alive: z.boolean(),
+  exitCode: z.int().optional(),
+  openedAt: z.string(),
+  dir: z.string(),
+  /** Background jobs an idle shell still ran when wait last looked ("sleep (pid 42, 1 MB)"). */
+  background: z.array(z.string()).optional(),
+});
+
+export const sessionRegistrySchema = z.looseObject({
+  instance: z.string(),
+  sandbox: z.string(),
+  updatedAt: z.string(),
+  /** Where to attach, when the terminals are in tmux. */
+  tmuxSocket: z.string().optional(),
+  /** false when the terminals end with the server (node-pty). */
+  persistent: z.boolean().optional(),
+  ttys: z.array(registryTerminalSchema),
+});
+
+export type SessionRegistry = z.input<typeof sessionRegistrySchema>;
+export type RegistryTerminal = z.output<typeof registryTerminalSchema>;
+
+/**
+ * The registry, or undefined when there is none. The file is in the directory the container
+ * can write: one that does not match the schema is an error naming the bad fields.
+ */
+export async function readSessionRegistry(file: string): Promise<z.output<typeof sessionRegistrySchema> | undefined> {
+  const input = await readJsonFile(file);
+  if (input === undefined) return undefined;
+  const result = sessionRegistrySchema.safeParse(input);
+  if (!result.success) throw new Error(`${file} is not a terminal registry: ${z.prettifyError(result.error)}`);
+  return result.data;
+}
+
+/** Rewrite the registry, atomically. */
+export async function writeSessionRegistry(file: string, registry: SessionRegistry): Promise<void> {
+  await writeFileAtomic(file, `${JSON.stringify(registry, null, 2)}\n`);
+}

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { dockerodeOptions, engineCandidates, engineUnreachableMessage, normalizeAddress } from '../../../../src/sandbox/engine/engine.js';
+
+describe('engineCandidates', () => {
+  it('tries Docker, then rootless and rootful Podman, when nothing is configured', () => {
+    expect(engineCandidates(undefined, { XDG_RUNTIME_DIR: '/run/user/1000' })).toEqual([
+      'unix:///var/run/docker.sock',
+      'unix:///run/user/1000/podman/podman.sock',
+      'unix:///run/podman/podman.sock',
+    ]);
+    expect(engineCandidates(undefined, {})).toEqual(['unix:///var/run/docker.sock', 'unix:///run/podman/podman.sock']);
+  });
+
+  it('uses only DOCKER_HOST when it is set', () => {
+    expect(engineCandidates(undefined, { DOCKER_HOST: 'tcp://10.0.0.2:2375' })).toEqual(['tcp://10.0.0.2:2375']);
+  });
+
+  it('prefers the config engine_socket over DOCKER_HOST', () => {
+    expect(engineCandidates('/run/podman/podman.sock', { DOCKER_HOST: 'tcp://x:1' })).toEqual(['unix:///run/podman/podman.sock']);
+  });
+});
+
+describe('dockerodeOptions', () => {
+  it.each([
+    ['unix:///var/run/docker.sock', { socketPath: '/var/run/docker.sock', host: undefined }],
+    ['/run/podman/podman.sock', { socketPath: '/run/podman/podman.sock' }],
+    ['tcp://10.0.0.2:2375', { protocol: 'http', host: '10.0.0.2', port: '2375', socketPath: undefined }],
+    ['tcp://engine:2376', { protocol: 'https', host: 'engine', port: '2376' }],
+    ['ssh://me@build-box', { protocol: 'ssh', host: 'build-box', username: 'me', port: 22 }],
+    ['ssh://me@build-box:2222', { protocol: 'ssh', port: '2222' }],
+  ])('%s', (address, expected) => {
+    expect(dockerodeOptions(address, {})).toMatchObject(expected);
+  });
+
+  it('refuses an unknown scheme with a hint', () => {
+    expect(() => dockerodeOptions('ftp://x', {})).toThrow(/unix:\/\/, tcp:\/\/ or ssh:\/\//);
+  });
+
+  it('normalizes bare paths and host:port', () => {
+    expect(normalizeAddress('/x.sock')).toBe('unix:///x.sock');
+    expect(normalizeAddress('host:2375')).toBe('tcp://host:2375');
+  });
+});
+
+describe('engineUnreachableMessage', () => {
+  it('names every address tried and every way to start an engine', () => {
+    const text = engineUnreachableMessage([
+      { address: 'unix:///var/run/docker.sock', error: 'connect ENOENT /var/run/docker.sock' },
+      { address: 'unix:///run/podman/podman.sock', error: 'connect ENOENT' },
+    ]);
+    for (const part of ['unix:///var/run/docker.sock', 'unix:///run/podman/podman.sock', 'sudo dockerd &', 'systemctl start docker', 'podman system service --time=0', 'npm run setup']) {
+      expect(text).toContain(part);
+    }
+  });
+});

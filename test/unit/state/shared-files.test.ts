@@ -1,0 +1,58 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadState, parseState } from '../../../src/state/runner-state.js';
+import { readSessionRegistry } from '../../../src/state/session-registry.js';
+import { parseTtyStatusFile } from '../../../src/state/tty-status-file.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'shared-files-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const status = { tty: 2, command: 'bash', program: 'vim', alive: true, lastActivity: '2026-11-23T09:00:00Z', highWaterMark: 40, unseen: false, cols: 120, rows: 40, fullScreen: true };
+
+describe('tty status file', () => {
+  it.each([
+    ['what the terminal files write', status, true],
+    ['an exited terminal with its code', { ...status, alive: false, exitCode: 130 }, true],
+    ['a field of the wrong type', { ...status, unseen: 'yes' }, false],
+    ['a missing field', { tty: 2, command: 'bash' }, false],
+    ['not an object', 'status', false],
+  ])('%s: accepted=%s', (_what, input, ok) => {
+    expect(parseTtyStatusFile(input) !== undefined).toBe(ok);
+  });
+});
+
+describe('session registry', () => {
+  const registry = { instance: 'a', sandbox: 'docker', updatedAt: 'now', tmuxSocket: 'agent-kernel', ttys: [{ tty: 0, command: 'bash', program: 'bash', alive: true, openedAt: 'then', dir: '/d/tty_0' }] };
+
+  it('reads what the terminal manager writes; none when absent', async () => {
+    await writeFile(path.join(dir, 'registry.json'), JSON.stringify(registry));
+    expect((await readSessionRegistry(path.join(dir, 'registry.json')))?.ttys.map((t) => t.tty)).toEqual([0]);
+    expect(await readSessionRegistry(path.join(dir, 'absent.json'))).toBeUndefined();
+  });
+
+  it.each([
+    ['keyed by number', { ...registry, ttys: { 0: registry.ttys[0] } }],
+    ['a terminal without its number', { ...registry, ttys: [{ command: 'bash' }] }],
+  ])('refuses %s, naming the file', async (_what, content) => {
+    await writeFile(path.join(dir, 'registry.json'), JSON.stringify(content));
+    await expect(readSessionRegistry(path.join(dir, 'registry.json'))).rejects.toThrow(/registry\.json is not a terminal registry/);
+  });
+});
+
+describe('runner state', () => {
+  it('defaults when there is no file, and keeps fields it does not know', async () => {
+    expect(await loadState(path.join(dir, 'state.json'))).toMatchObject({ tick: 0, current: null, last: null, history: [] });
+    expect(parseState({ tick: 4, extra: 'kept' })).toMatchObject({ tick: 4, extra: 'kept' });
+  });
+
+  it('names the bad field', () => {
+    expect(() => parseState({ tick: 'four' }, 'system/state.json')).toThrow(/system\/state\.json: tick:/);
+  });
+});
