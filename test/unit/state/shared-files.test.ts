@@ -1,10 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadState, parseState } from '../../../src/state/runner-state.js';
-import { readSessionRegistry } from '../../../src/state/session-registry.js';
-import { parseTtyStatusFile } from '../../../src/state/tty-status-file.js';
+import { readSessionRegistry, writeSessionRegistry } from '../../../src/state/session-registry.js';
+import { parseTtyStatusFile, readTtyStatusFile, writeTtyStatusFile } from '../../../src/state/tty-status-file.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -28,11 +28,32 @@ describe('tty status file', () => {
   });
 });
 
+describe('tty status file on disk', () => {
+  it('reads what it writes; none when absent, torn or foreign', async () => {
+    const tty = path.join(dir, 'tty_2');
+    expect(await readTtyStatusFile(tty)).toBeUndefined();
+    await writeTtyStatusFile(tty, status);
+    expect(await readTtyStatusFile(tty)).toMatchObject({ tty: 2, program: 'vim', alive: true });
+    await writeFile(path.join(tty, 'status'), '{"tty": 2, "comm');
+    expect(await readTtyStatusFile(tty)).toBeUndefined();
+    await writeFile(path.join(tty, 'status'), JSON.stringify({ ...status, alive: 'yes' }));
+    expect(await readTtyStatusFile(tty)).toBeUndefined();
+  });
+
+  it('follows no link put in place of the file', async () => {
+    const tty = path.join(dir, 'tty_3');
+    await mkdir(tty);
+    await writeFile(path.join(dir, 'elsewhere'), JSON.stringify(status));
+    await symlink(path.join(dir, 'elsewhere'), path.join(tty, 'status'));
+    expect(await readTtyStatusFile(tty)).toBeUndefined();
+  });
+});
+
 describe('session registry', () => {
   const registry = { instance: 'a', sandbox: 'docker', updatedAt: 'now', tmuxSocket: 'agent-kernel', ttys: [{ tty: 0, command: 'bash', program: 'bash', alive: true, openedAt: 'then', dir: '/d/tty_0' }] };
 
   it('reads what the terminal manager writes; none when absent', async () => {
-    await writeFile(path.join(dir, 'registry.json'), JSON.stringify(registry));
+    await writeSessionRegistry(path.join(dir, 'registry.json'), registry);
     expect((await readSessionRegistry(path.join(dir, 'registry.json')))?.ttys.map((t) => t.tty)).toEqual([0]);
     expect(await readSessionRegistry(path.join(dir, 'absent.json'))).toBeUndefined();
   });

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isKernelError } from '../../../../src/errors.js';
-import { type AgentStatus, type StatusServer, queryStatusSocket, startStatusServer, statusSocketPath } from '../../../../src/runner/watch/service/status-api.js';
+import { type AgentStatus, type StatusServer, queryAgentStatus, queryStatusSocket, startStatusServer, statusSocketPath } from '../../../../src/runner/watch/service/status-api.js';
 
 const agent: AgentStatus = {
   name: 'Scout',
@@ -103,6 +103,20 @@ describe('the status API over a real unix socket', () => {
     await writeFile(socketPath, '');
     server = await startStatusServer(socketPath, () => [agent]);
     expect((await queryStatusSocket(socketPath, '/v1/agents')).body).toEqual([agent]);
+  });
+
+  it('gives clients the status checked against the schema both ends share; an answer that is not one counts as none', async () => {
+    const env = { AGENT_KERNEL_RUNTIME_DIR: path.join(dir, 'run') };
+    const kernel = { state: 'ready' as const, pid: 77, restarts: 0, terminals: 2 };
+    server = await startStatusServer(socketPath, () => [{ ...agent, kernel }]);
+    expect(await queryAgentStatus('Scout', env)).toEqual({ ...agent, kernel });
+    await server.close();
+    // Something else on the socket (an older or foreign server): its answer is not believed.
+    server = await startStatusServer(socketPath, () => [{ ...agent, state: 'dancing', running: 'yes' } as unknown as AgentStatus]);
+    expect(await queryAgentStatus('Scout', env)).toBeUndefined();
+    await server.close();
+    server = undefined;
+    expect(await queryAgentStatus('Scout', env)).toBeUndefined();
   });
 
   it('rejects when nothing listens', async () => {
