@@ -44,13 +44,14 @@ const SECURITY_HEADERS = {
 
 const TRANSCRIPT_MAX_BYTES = 8 * 1024 * 1024;
 const RECORDING_MAX_BYTES = 64 * 1024 * 1024;
+/** What a recording is served as (asciinema-player reads it). */
+const RECORDING_TYPE = 'application/x-asciicast';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
-  '.cast': 'application/x-asciicast',
   '.svg': 'image/svg+xml',
 };
 
@@ -153,7 +154,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
       const read = await readUntrustedRange(instance.paths.recordings, id, { maxBytes: RECORDING_MAX_BYTES });
       if (!read) return sendJson(res, 404, { error: `no recording ${id}` });
       if (more === 'markers') return sendJson(res, 200, recordingMarkers(read.data.toString('utf8')));
-      return send(res, 200, read.data, TYPES['.cast']);
+      return send(res, 200, read.data, RECORDING_TYPE);
     }
     return sendJson(res, 404, { error: 'unknown path' });
   }
