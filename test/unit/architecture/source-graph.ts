@@ -278,3 +278,10 @@ function namedImports(file: ts.SourceFile): Array<{ specifier: string; names: st
     return [{ specifier: literalText(statement.moduleSpecifier) ?? '', names }];
   });
 }
+
+/** Folders holding more than `limit` files directly, as `folder: N files`. */
+export function crowdedFolders(sources: readonly Source[], limit: number): string[] {
+  const counts = new Map<string, number>();
+  for (const source of sources) counts.set(path.posix.dirname(source.rel), (counts.get(path.posix.dirname(source.rel)) ?? 0) + 1);
+  return [...counts].filter(([, count]) => count > limit).map(([folder, count]) => `${folder}: ${count} files`);
+}
