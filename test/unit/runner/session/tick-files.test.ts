@@ -20,7 +20,7 @@ describe('generated files', () => {
     expect(env).toEqual({ AGENT_KERNEL_CONFIG_DIR: '/c', AGENT_KERNEL_STATE_DIR: '/s', AGENT_KERNEL_CLIENT: 'tick', DOCKER_HOST: 'unix:///run/podman/podman.sock' });
   });
 
-  it('installs PreCompact, PostToolUse and Stop hooks that call hook-cli with the socket', () => {
+  it('installs PreCompact, PostToolUse and Stop hooks that call the hook command (dist/cli/hook.js) with the socket', () => {
     const settings = hookSettings({ nodePath: '/usr/bin/node', hookCli: '/pkg/dist/cli/hook.js', socketPath: "/srv/my agent's/tmp/kernel/runner.sock" });
     expect(Object.keys(settings.hooks)).toEqual(['PreCompact', 'PostToolUse', 'Stop']);
     expect(settings.hooks.Stop[0]?.hooks[0]?.command).toBe(`/usr/bin/node /pkg/dist/cli/hook.js stop '/srv/my agent'\\''s/tmp/kernel/runner.sock'`);

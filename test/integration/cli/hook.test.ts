@@ -19,7 +19,7 @@ function hook(kind: string, socket: string, input: unknown): Promise<{ code: num
   });
 }
 
-describe('hook-cli (the command Claude Code runs for our hooks)', () => {
+describe('the hook command (cli/hook.ts, which Claude Code runs for our hooks)', () => {
   let dir: string;
   let channel: HookChannel | undefined;
   const seen: Array<{ kind: HookEventKind; input: Record<string, unknown> }> = [];
