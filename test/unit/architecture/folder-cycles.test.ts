@@ -94,6 +94,7 @@ describe('each check fails on a planted case', () => {
       'web/named.ts': "const f = path.join(instance.paths.kernelState, 'state.json');",
       'web/raw.ts': "import { readFile } from 'node:fs/promises';\nconst text = await readFile(instance.paths.state, 'utf8');",
       'web/untrusted.ts': "import { readUntrustedRange } from '../util/untrusted-fs.js';\nawait readUntrustedRange(path.dirname(instance.paths.state), 'x', { maxBytes: 1 });",
+      'web/wrapper.ts': "import { readUntrustedRange } from '../util/untrusted-fs.js';\nasync function readJsonSafely(file) { return readUntrustedRange(path.dirname(file), path.basename(file), { maxBytes: 1 }); }\nawait readJsonSafely(instance.paths.state);",
       'web/schema.ts': "import { stateSchema } from '../state/runner-state.js';",
       'web/status.ts': "await readJson(path.join(sessions, dir), 'status');",
       'web/cast.ts': 'const name = `tty_${n}.cast`;',
@@ -104,6 +105,6 @@ describe('each check fails on a planted case', () => {
       { name: 'status', owner: 'state/tty-status-file.ts', generic: true },
       { name: '.cast', owner: 'observe/recording.ts', suffix: true },
     ];
-    expect(sharedFileLeaks(planted, shared).map((leak) => leak.split(':')[0])).toEqual(['web/named.ts', 'web/raw.ts', 'web/untrusted.ts', 'web/schema.ts', 'web/status.ts', 'web/cast.ts']);
+    expect(sharedFileLeaks(planted, shared).map((leak) => leak.split(':')[0])).toEqual(['web/named.ts', 'web/raw.ts', 'web/untrusted.ts', 'web/wrapper.ts', 'web/schema.ts', 'web/status.ts', 'web/cast.ts']);
   });
 });

@@ -217,7 +217,24 @@ function rawIoNames(source: Source, file: ts.SourceFile): Set<string> {
     if (bindings && ts.isNamespaceImport(bindings)) names.add(bindings.name.text);
     if (bindings && ts.isNamedImports(bindings)) for (const element of bindings.elements) names.add(element.name.text);
   }
+  // The file's own helpers that do raw I/O are raw I/O too (a local readJsonSafely(paths.state)).
+  for (const statement of file.statements) {
+    const helpers = ts.isFunctionDeclaration(statement) && statement.name ? [{ name: statement.name.text, body: statement.body }] : ts.isVariableStatement(statement) ? statement.declarationList.declarations.flatMap((d) => (ts.isIdentifier(d.name) && d.initializer && (ts.isArrowFunction(d.initializer) || ts.isFunctionExpression(d.initializer)) ? [{ name: d.name.text, body: d.initializer.body }] : [])) : [];
+    for (const helper of helpers) if (helper.body && callsAny(helper.body, names)) names.add(helper.name);
+  }
   return names;
+}
+
+function callsAny(body: ts.Node, names: ReadonlySet<string>): boolean {
+  let found = false;
+  walk(body, (node) => {
+    if (!found && (ts.isCallExpression(node) || ts.isNewExpression(node))) {
+      const callee = node.expression;
+      const base = ts.isPropertyAccessExpression(callee) && ts.isIdentifier(callee.expression) ? callee.expression.text : ts.isIdentifier(callee) ? callee.text : '';
+      found = names.has(base);
+    }
+  });
+  return found;
 }
 
 function namesTheFile(text: string, shared: SharedFile, inPathCall: boolean): boolean {
