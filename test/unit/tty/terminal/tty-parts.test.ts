@@ -7,7 +7,7 @@ import { ShellCommands } from '../../../../src/tty/terminal/shell-commands.js';
 
 const KEY = 'f00d';
 
-function shell(statusKey: string | undefined = KEY) {
+function shell(statusKey: string | undefined) {
   const events = new TtyEventSource((error) => {
     throw error;
   });
@@ -26,7 +26,7 @@ function shell(statusKey: string | undefined = KEY) {
 
 describe('ShellCommands', () => {
   it('counts a finished command once its prompt is drawn, with its exit code and duration', () => {
-    const { commands, finished, mark } = shell();
+    const { commands, finished, mark } = shell(KEY);
     mark({ kind: 'C', key: KEY, at: 1000 });
     expect(commands.running).toBe(true);
     expect(commands.runningSince).toBe(1000);
@@ -42,7 +42,7 @@ describe('ShellCommands', () => {
   });
 
   it('refuses unsigned marks once its shell signed one: text the agent printed cannot end a command', () => {
-    const { commands, started, finished, mark } = shell();
+    const { commands, started, finished, mark } = shell(KEY);
     mark({ kind: 'C', key: KEY, at: 1000 });
     expect(commands.signed).toBe(true);
     mark({ kind: 'D', exitCode: 0, at: 1100 });
@@ -55,7 +55,7 @@ describe('ShellCommands', () => {
   });
 
   it('takes unsigned marks from a shell that never signed, and none signed with another key', () => {
-    const { commands, mark } = shell();
+    const { commands, mark } = shell(KEY);
     mark({ kind: 'C', key: 'beef', at: 1000 });
     expect(commands.running).toBe(false);
     mark({ kind: 'C', at: 1000 });
@@ -66,7 +66,7 @@ describe('ShellCommands', () => {
   });
 
   it('counts a D mark whose prompt has no B after a second of quiet, and a command that ended while no server read', () => {
-    const { commands, mark } = shell();
+    const { commands, mark } = shell(KEY);
     mark({ kind: 'C', key: KEY, at: 1000 });
     mark({ kind: 'D', key: KEY, exitCode: 0, at: 2000 });
     commands.settleEnding(2900, 500);
@@ -81,7 +81,7 @@ describe('ShellCommands', () => {
   });
 
   it('names the command line typed after the prompt when a command starts', async () => {
-    const { emulator, started, mark } = shell();
+    const { emulator, started, mark } = shell(KEY);
     emulator.write(Buffer.from('$ '));
     await emulator.drain();
     mark({ kind: 'B', key: KEY, at: 1 });
