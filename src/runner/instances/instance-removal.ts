@@ -1,14 +1,17 @@
-import { lstat, readFile, rm } from 'node:fs/promises';
+import { lstat, readFile, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { nameFromDirectory } from '../../config/instance.js';
-import { loadEffectiveConfig } from '../../config/operator-config.js';
+import { parseAgentConfig } from '../../config/agent-config.js';
+import { readJsonFile } from '../../config/parse.js';
 import { type InstancePaths, instancePaths, stateHome } from '../../config/paths.js';
 import { configHome, loadRegistry, registryFile, unregisterInstance, validateInstanceName } from '../../config/registry.js';
 import { KernelError, describeError } from '../../errors.js';
-import { connectEngine } from '../../sandbox/engine/engine.js';
+import { type Engine, connectEngine } from '../../sandbox/engine/engine.js';
+import { LABEL } from '../../sandbox/engine/image.js';
 import { removeInstanceResources } from '../../sandbox/container/remove-instance.js';
 import { isProcessAlive, readLockHolder } from '../../util/pid-lock.js';
+import { removeUntrustedTree } from '../../util/untrusted-remove.js';
 import { isWithin } from '../../util/within.js';
 
 /**
@@ -53,18 +56,25 @@ export async function findRemovalTarget(nameOrDir: string, env: NodeJS.ProcessEn
     validateInstanceName(nameOrDir);
     throw new KernelError('INSTANCE_NOT_FOUND', `No instance named "${nameOrDir}" (kernel-runner ls lists them).`, { details: { name: nameOrDir } });
   }
-  const byDir = Object.entries(registry.instances).find(([, e]) => e.dir === dataDir);
-  const name = byDir?.[0] ?? nameFromDirectory(dataDir);
+  // The same folder named another way (through a link): its registered name, whose container must go first.
+  const real = await realpath(dataDir).catch(() => dataDir);
+  const entries = Object.entries(registry.instances);
+  const byDir = entries.find(([, e]) => e.dir === dataDir) ?? (await findAsync(entries, async ([, e]) => (await realpath(e.dir).catch(() => e.dir)) === real));
+  if (byDir) return { name: byDir[0], dataDir: byDir[1].dir, paths: instancePaths(byDir[0], byDir[1].dir, env), registered: true };
+  const name = nameFromDirectory(dataDir);
   const paths = instancePaths(name, dataDir, env);
-  if (!byDir) {
-    // An unregistered name is claimed by the first directory that used it (state-dir.ts): never remove another's.
-    const owner = (await readFile(path.join(paths.kernelState, 'data-dir'), 'utf8').catch(() => undefined))?.trim();
-    if (owner !== undefined && owner !== dataDir) {
-      throw new KernelError('USAGE', `The state of "${name}" belongs to ${owner}, not ${dataDir}: nothing of ${dataDir} to remove there.`);
-    }
-    if (!isDir && owner === undefined) throw new KernelError('INSTANCE_NOT_FOUND', `${dataDir} is not an instance: not registered, and no such directory.`);
+  // An unregistered name is claimed by the first directory that used it (state-dir.ts): never remove another's.
+  const owner = (await readFile(path.join(paths.kernelState, 'data-dir'), 'utf8').catch(() => undefined))?.trim();
+  if (owner !== undefined && owner !== dataDir) {
+    throw new KernelError('USAGE', `The state of "${name}" belongs to ${owner}, not ${dataDir}: nothing of ${dataDir} to remove there.`);
   }
-  return { name, dataDir, paths, registered: byDir !== undefined };
+  if (!isDir && owner === undefined) throw new KernelError('INSTANCE_NOT_FOUND', `${dataDir} is not an instance: not registered, and no such directory.`);
+  return { name, dataDir, paths, registered: false };
+}
+
+async function findAsync<T>(items: readonly T[], test: (item: T) => Promise<boolean>): Promise<T | undefined> {
+  for (const item of items) if (await test(item)) return item;
+  return undefined;
 }
 
 /** What still uses the instance: each a sentence with what to do about it. Empty: free to remove. */
@@ -95,6 +105,30 @@ async function removePath(file: string, what: string, report: RemovalReport): Pr
   }
 }
 
+/** Running containers that mount `dataDir` (or a folder holding it): they can write it while it is removed. */
+async function containersUsing(engine: Engine, dataDir: string): Promise<string[]> {
+  const real = await realpath(dataDir).catch(() => dataDir);
+  const running = await engine.docker.listContainers({ filters: { status: ['running'] } });
+  return running
+    .filter((c) => c.Labels[LABEL.dataDir] === dataDir || (c.Mounts ?? []).some((m) => m.Type === 'bind' && isWithin(real, m.Source)))
+    .map((c) => `${c.Names[0]?.replace(/^\//, '') ?? c.Id.slice(0, 12)}${c.Labels[LABEL.instance] ? ` (instance ${c.Labels[LABEL.instance]})` : ''}`);
+}
+
+/**
+ * The data directory: everything the container wrote there is hostile, so it is removed by a walk
+ * that never follows a link (untrusted-remove.ts), and not at all while a container still mounts it.
+ */
+async function removeData(engine: Engine, dataDir: string, report: RemovalReport): Promise<void> {
+  const users = await containersUsing(engine, dataDir);
+  if (users.length > 0) {
+    report.kept.push(`data ${dataDir}: not removed, the running container ${users.join(', ')} still uses it (remove that instance first)`);
+    return;
+  }
+  const { removed, left } = await removeUntrustedTree(dataDir, '');
+  if (removed) report.removed.push(`data ${dataDir}`);
+  else report.kept.push(`data ${dataDir}: not all of it could be removed (${left.join('; ') || 'it changed while being removed'}); remove the rest by hand, with sudo if the container wrote it as root`);
+}
+
 /**
  * Remove the instance: what the engine holds for it (container, egress proxy and link, images),
  * its host-private state (logs, transcripts, recordings, archives), the operator's file, its
@@ -108,8 +142,9 @@ export async function removeInstance(
 ): Promise<RemovalReport> {
   const env = options.env ?? process.env;
   const report: RemovalReport = { removed: [], kept: [] };
-  const socket = await loadEffectiveConfig(target.name, target.dataDir, env).then(
-    (effective) => effective.config.container.engine_socket,
+  // The operator's file alone says which engine holds the container: the agent can break its own file, and the removal must not then ask another engine.
+  const socket = await readJsonFile(target.paths.operatorConfig).then(
+    (raw) => parseAgentConfig(raw, target.paths.operatorConfig).container.engine_socket,
     () => undefined,
   );
   const engine = await connectEngine({ socket });
@@ -129,7 +164,7 @@ export async function removeInstance(
     const system = await lstat(target.paths.system).catch(() => undefined);
     if (unremovable(target.dataDir, env)) report.kept.push(`data ${target.dataDir}: not removed, it holds your home or agent-kernel's own folders`);
     else if (!system?.isDirectory()) report.kept.push(`data ${target.dataDir}: not removed, it has no system/ folder (not a data repo)`);
-    else await removePath(target.dataDir, 'data', report);
+    else await removeData(engine, target.dataDir, report);
   } else if (await lstat(target.dataDir).then(() => true, () => false)) {
     report.kept.push(`data ${target.dataDir} (kernel-runner rm ${target.name} --data removes it too)`);
   }
