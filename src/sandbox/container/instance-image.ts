@@ -3,6 +3,7 @@ import type { Instance } from '../../config/instance.js';
 import { KernelError, describeError } from '../../errors.js';
 import { buildNetwork } from '../egress/proxy.js';
 import type { Engine } from '../engine/engine.js';
+import { remoteAddSources } from './containerfile-sources.js';
 import {
   type BuildAttempt,
   CACHE_LAYER_VANISHED,
@@ -39,15 +40,26 @@ export async function ensureImage(engine: Engine, instance: Instance, options: E
   if (existing && (existing.Config?.Labels ?? {})[LABEL.hash] === hash) return { tag, hash };
 
   const containerfileText = await readContainerfile(context);
+  const source = context.builtIn ? 'the built-in Containerfile' : path.join(context.dir, context.containerfile);
+  const remote = remoteAddSources(containerfileText);
+  if (remote.length > 0) {
+    throw new KernelError(
+      'IMAGE_BUILD_FAILED',
+      `${source}: ADD ${remote.map((r) => JSON.stringify(r)).join(', ')}: the engine would fetch that itself, from the host's network (its loopback, a cloud's ` +
+        `metadata address), outside what container.network allows, so it is never built. Fetch it in a RUN step (curl, wget: it gets the network ` +
+        `container.network allows), or put the file in ${context.dir} and ADD it from there. Then run: agent-kernel container rebuild ${instance.name}`,
+      { details: { sources: remote } },
+    );
+  }
   for (const base of baseImages(containerfileText)) await ensureBaseImage(engine, base, logger, onProgress);
 
-  const source = context.builtIn ? 'the built-in Containerfile' : path.join(context.dir, context.containerfile);
   onProgress?.(`building ${tag} from ${source}`);
   logger.info({ tag, source }, 'building image');
 
   // The RUN steps are the agent's code: they get no more network than its terminals.
   const network = await buildNetwork(engine, instance, { logger, onProgress });
-  const buildOptions = { ...options, timeoutMs: options.timeoutMs ?? instance.config.container.build_timeout, network };
+  // The text checked above is what the engine gets: the file is not read again.
+  const buildOptions = { ...options, timeoutMs: options.timeoutMs ?? instance.config.container.build_timeout, network, containerfile: containerfileText };
   let attempt: BuildAttempt;
   try {
     attempt = await runBuild(engine, context, tag, { [LABEL.instance]: instance.name, [LABEL.hash]: hash }, buildOptions);

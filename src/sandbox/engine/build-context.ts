@@ -96,11 +96,19 @@ export async function contextHash(context: BuildContext): Promise<string> {
   return hash.digest('hex');
 }
 
-/** The context as a tar stream, each file read through its pinned folder (never a path the engine or tar would resolve). */
-export function packContext(context: BuildContext): NodeJS.ReadableStream {
+/**
+ * The context as a tar stream, each file read through its pinned folder (never a path the engine or tar would resolve).
+ * `containerfile`: the Containerfile's text as the caller read and checked it, packed instead of reading the file again
+ * (the agent may have changed it since).
+ */
+export function packContext(context: BuildContext, containerfile?: string): NodeJS.ReadableStream {
   const pack = tar.pack();
   void (async () => {
     for (const rel of context.files) {
+      if (rel === context.containerfile && containerfile !== undefined) {
+        pack.entry({ name: rel, mode: 0o644, mtime: new Date(0), type: 'file' }, containerfile);
+        continue;
+      }
       await withContextFile(context, rel, async (handle, size, mode) => {
         const entry = pack.entry({ name: rel, size, mode: mode & 0o777, mtime: new Date(0), type: 'file' });
         if (size > 0) await pipeline(handle.createReadStream({ start: 0, end: size - 1, autoClose: false }), entry);

@@ -146,7 +146,7 @@ export async function runBuild(
   context: BuildContext,
   tag: string,
   labels: Record<string, string>,
-  options: EnsureImageOptions & { network?: BuildNetworkOptions },
+  options: EnsureImageOptions & { network?: BuildNetworkOptions; containerfile?: string },
 ): Promise<BuildAttempt> {
   const { logger, onProgress } = options;
   const tail: string[] = [];
@@ -154,7 +154,7 @@ export async function runBuild(
   const stream = await engine.docker
     .buildImage(
       // A tar the host packed itself: the engine never resolves a path in the agent's folder.
-      packContext(context),
+      packContext(context, options.containerfile),
       {
         t: tag,
         dockerfile: context.containerfile,

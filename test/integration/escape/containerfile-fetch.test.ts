@@ -1,0 +1,113 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { silentLogger } from '../../../src/log/logger.js';
+import { connectEngine } from '../../../src/sandbox/engine.js';
+import { ensureImage } from '../../../src/sandbox/instance-image.js';
+import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
+import type { Sandbox } from '../../../src/sandbox/sandbox.js';
+import { describeWithEngine } from '../../helpers/engine.js';
+import { TEST_IMAGE, type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
+
+vi.setConfig({ testTimeout: 240_000 });
+
+const SECRET = 'CANARY-host-loopback-9e4b';
+
+/**
+ * The agent edits its own Containerfile, and the engine's daemon downloads an `ADD <url>` itself,
+ * from the host's network namespace: the host's loopback services (and a cloud's metadata
+ * address) answer it, whatever container.network says, and the answer lands in the agent's
+ * image. A service on the host's loopback that the container cannot reach (the canary) must
+ * never be asked, however the Containerfile spells the ADD, and even when it is swapped in
+ * between the host's check and the build.
+ */
+describeWithEngine('escape: a Containerfile that makes the engine fetch from the host network', () => {
+  let test: TestInstance;
+  let sandbox: Sandbox;
+  let server: http.Server;
+  let url: string;
+  let connections = 0;
+
+  async function agent(script: string): Promise<void> {
+    const result = await sandbox.run(['sh', '-c', script], { timeoutMs: 60_000 });
+    if (result.exitCode !== 0) throw new Error(`in the container: ${script}: ${result.stderr}`);
+  }
+
+  /** The agent writes its Containerfile from inside (printf keeps every byte). */
+  async function writeContainerfile(text: string): Promise<void> {
+    const file = path.join(test.dataDir, 'system/container/Containerfile');
+    const result = await sandbox.run(['sh', '-c', 'printf "%s" "$1" > "$2"', 'sh', text, file]);
+    expect(result.exitCode).toBe(0);
+  }
+
+  beforeAll(async () => {
+    server = http.createServer((_req, res) => res.end(`${SECRET}\n`));
+    server.on('connection', () => (connections += 1));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/secret`;
+    test = await createTestInstance({ config: { container: { network: 'none' } } });
+    sandbox = await openSandbox(test.instance, { logger: silentLogger() });
+    // The container has no way to it: its loopback is its own.
+    expect((await sandbox.run(['python3', '-c', `import urllib.request; urllib.request.urlopen(${JSON.stringify(url)}, timeout=3)`])).exitCode).not.toBe(0);
+    expect(connections).toBe(0);
+  });
+  afterAll(async () => {
+    await test?.cleanup();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  const spellings: Array<[string, (u: string) => string]> = [
+    ['plain', (u) => `ADD ${u} /secret`],
+    ['lower case, with a flag', (u) => `add --chown=0:0 ${u} /secret`],
+    ['JSON form', (u) => `ADD ["${u}", "/secret"]`],
+    ['continued over lines with a comment between', (u) => `ADD \\\n# a comment\n  ${u} \\\n  /secret`],
+    ['an ARG default', (u) => `ARG WHERE=${u}\nADD $WHERE /secret`],
+    ['an ARG in braces', (u) => `ARG WHERE=${u}\nADD \${WHERE} /secret`],
+    ['the backtick escape directive', (u) => `ADD \`\n  ${u} /secret`],
+    ['https', (u) => `ADD ${u.replace('http:', 'https:')} /secret`],
+    ['a second stage', (u) => `ADD ${u} /secret\nFROM ${TEST_IMAGE}\nCOPY --from=0 /secret /secret`],
+  ];
+
+  it.each(spellings)('refuses an ADD from a URL (%s) before the engine sees it, and the host service is never asked', async (what, line) => {
+    const directive = what === 'the backtick escape directive' ? '# escape=`\n' : '';
+    await writeContainerfile(`${directive}FROM ${TEST_IMAGE}\n${line(url)}\n`);
+    const engine = await connectEngine();
+    await expect(ensureImage(engine, (await test.reload()), { logger: silentLogger() })).rejects.toThrow(/ADD .*the engine would fetch that itself/);
+    expect(connections).toBe(0);
+  });
+
+  it('never builds a URL swapped into the Containerfile between the check and the build (many builds)', async () => {
+    const honest = `FROM ${TEST_IMAGE}\n`;
+    const evil = `FROM ${TEST_IMAGE}\nADD ${url} /secret\n`;
+    const dir = path.join(test.dataDir, 'system/container');
+    // The agent flips the file between the honest text and the evil one, atomically, as fast as it can.
+    const stop = path.join(test.dataDir, '.stop-flip');
+    const flipping = sandbox.run(
+      // (Written beside the context, not in it, then renamed in: one rename each, so the file is always whole.)
+      ['sh', '-c', `while [ ! -e '${stop}' ]; do printf '%s' "$1" > '${test.dataDir}/.h' && mv -f '${test.dataDir}/.h' '${dir}/Containerfile'; printf '%s' "$2" > '${test.dataDir}/.e' && mv -f '${test.dataDir}/.e' '${dir}/Containerfile'; done`, 'sh', honest, evil],
+      { timeoutMs: 200_000 },
+    );
+    const engine = await connectEngine();
+    const outcomes: string[] = [];
+    try {
+      for (let round = 0; round < 15; round++) {
+        const instance = await test.reload();
+        outcomes.push(
+          await ensureImage(engine, instance, { logger: silentLogger(), force: true }).then(
+            () => 'built',
+            (error: Error) => (/the engine would fetch that itself/.test(error.message) ? 'refused' : `failed: ${error.message.split('\n')[0]}`),
+          ),
+        );
+      }
+    } finally {
+      await agent(`touch '${stop}'`);
+      await flipping;
+      await agent(`rm -f '${stop}'`);
+    }
+    expect(connections).toBe(0);
+    // Both happened: honest builds went through, evil ones were refused.
+    expect(outcomes).toContain('refused');
+    expect(outcomes.filter((o) => o.startsWith('failed'))).toEqual([]);
+  });
+});
