@@ -37,13 +37,23 @@ const OUTPUT_PREFIX = Buffer.from('%output %');
 const NUDGE_MS = 200;
 
 /**
+ * The longest line held while its newline has not come. tmux's own lines are far shorter (a
+ * history line joined by capture-pane is at most history_limit times the width); the agent is
+ * root in its container and can put any program where tmux was, and one that never sends a
+ * newline must not grow the host process without end.
+ */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/**
  * One tmux control-mode client (`tmux -C attach`) over plain pipes. Every pane's output
  * of the session arrives on this one stream; commands go over the same stream and their
  * replies come back in order between `%begin` and `%end`/`%error`.
  */
 export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
   private readonly pending: PendingCommand[] = [];
-  private partial: Buffer | undefined;
+  /** The unfinished line's pieces (joined once, when its newline comes). */
+  private partial: Buffer[] = [];
+  private partialBytes = 0;
   /** Lines of the reply being read, and whether it is one of ours (flags 1). */
   private block: { lines: string[]; ours: boolean; tag: string } | undefined;
   private ended: string | undefined;
@@ -117,17 +127,18 @@ export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
    * output is emitted before any other line is handled, so order is kept.
    */
   private onData(chunk: Buffer): void {
-    let data = chunk;
+    const data = chunk;
     let start = 0;
-    if (this.partial) {
+    if (this.partialBytes > 0) {
       // Only the partial line is joined with the head of the chunk, not the whole chunk.
       const nl = chunk.indexOf(NEWLINE);
       if (nl < 0) {
-        this.partial = Buffer.concat([this.partial, chunk]);
+        this.hold(chunk);
         return;
       }
-      const line = Buffer.concat([this.partial, chunk.subarray(0, nl)]);
-      this.partial = undefined;
+      const line = Buffer.concat([...this.partial, chunk.subarray(0, nl)]);
+      this.partial = [];
+      this.partialBytes = 0;
       this.out = { buffer: Buffer.allocUnsafe(line.length + chunk.length), length: 0, paneId: undefined };
       this.onLine(line, 0, line.length);
       start = nl + 1;
@@ -142,10 +153,19 @@ export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
     }
     this.emitOutput();
     this.out = undefined;
-    if (start < data.length) {
-      data = data.subarray(start);
-      this.partial = Buffer.from(data);
-    }
+    if (start < data.length) this.hold(Buffer.from(data.subarray(start)));
+  }
+
+  /** Keep a piece of an unfinished line; past MAX_LINE_BYTES the client is not tmux, and ends. */
+  private hold(piece: Buffer): void {
+    this.partial.push(piece);
+    this.partialBytes += piece.length;
+    if (this.partialBytes <= MAX_LINE_BYTES) return;
+    this.partial = [];
+    this.partialBytes = 0;
+    this.logger.error({ limit: MAX_LINE_BYTES }, 'the tmux control client sent a line longer than any tmux sends: closing it');
+    this.end(`it sent more than ${MAX_LINE_BYTES} bytes without a newline, which tmux never does`);
+    this.process.close();
   }
 
   private emitOutput(): void {
