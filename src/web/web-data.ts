@@ -6,7 +6,7 @@ import { describeError } from '../errors.js';
 import { parseCastEvent, parseCastHeader, parseRecordingName } from '../observe/recording.js';
 import { loadState } from '../state/runner-state.js';
 import { type StatusRow, gatherStatus } from '../runner/watch/service/status-view.js';
-import { listUntrusted, readUntrustedRange, readUntrustedTail } from '../util/untrusted-fs.js';
+import { listUntrustedNames, readUntrustedRange, readUntrustedTail } from '../util/untrusted-fs.js';
 
 /**
  * What the web view shows, read from files and the watch status API. Files in the data
@@ -31,10 +31,13 @@ export interface InstanceSummary {
   error?: string;
 }
 
-/** Messages waiting in the data directory's inbox (the agent's folder: listed without following links). */
+/**
+ * Notes waiting in the data directory's inbox (the agent's folder: listed without following links). Names
+ * only, as watch counts them: a folder the agent filled with a million entries costs one readdir, not a million lstats.
+ */
 async function countInbox(dataDir: string): Promise<number> {
-  const names = (await listUntrusted(dataDir, 'inbox')) ?? [];
-  return names.filter((e) => e.kind === 'file' && !e.name.startsWith('.')).length;
+  const names = (await listUntrustedNames(dataDir, 'inbox')) ?? [];
+  return names.filter((n) => !n.startsWith('.') && !n.endsWith('~') && n !== 'done' && n !== 'invalid').length;
 }
 
 async function summarize(row: StatusRow): Promise<InstanceSummary> {
