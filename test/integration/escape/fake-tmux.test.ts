@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
-import { openSandbox } from '../../../src/sandbox/open-sandbox.js';
+import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
-import { MAX_LINE_BYTES, TmuxControlClient } from '../../../src/tty/control-client.js';
+import { MAX_LINE_BYTES, TmuxControlClient } from '../../../src/tty/host/control-client.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
 
