@@ -40,27 +40,34 @@ const lazyFunctionModules = {
   },
 };
 
-await build({
-  entryPoints: Object.fromEntries(BINS.map((bin) => [bin, `src/cli/${bin}-main.ts`])),
-  outdir: 'dist/bundle',
-  outExtension: { '.js': '.cjs' },
+const common = {
   bundle: true,
   platform: 'node',
   format: 'cjs',
   target: 'node20',
+  outdir: 'dist/bundle',
+  outExtension: { '.js': '.cjs' },
   // import() becomes require(): the bundle runs as a vm.Script, which has no ESM loader of its own.
   supported: { 'dynamic-import': false },
   sourcemap: 'linked',
   // The bundle runs as a CommonJS function (run-bundle.ts): import.meta.url is its own file.
   define: { 'import.meta.url': '__bundleUrl' },
   banner: { js: 'const __bundleUrl = require("node:url").pathToFileURL(__filename).href;' },
-  // A native addon stays a package, and so do the modules required lazily (above).
-  external: ['node-pty', ...Object.values(LAZY).map(([, real]) => real)],
-  plugins: [lazyFunctionModules],
   logLevel: 'warning',
   // Readable stack traces without a source map: names and code as written.
   minify: false,
   legalComments: 'none',
+};
+
+await build({
+  ...common,
+  entryPoints: Object.fromEntries(BINS.map((bin) => [bin, `src/cli/${bin}-main.ts`])),
+  // A native addon stays a package, and so do the modules required lazily (above).
+  external: ['node-pty', ...Object.values(LAZY).map(([, real]) => real)],
+  plugins: [lazyFunctionModules],
 });
+// What `agent-kernel serve` loads first to bridge to a running kernel (src/cli/agent-kernel.ts):
+// Node built-ins and a few hundred lines, nothing of the rest (the architecture test keeps it so).
+await build({ ...common, entryPoints: { 'serve-bridge': 'src/cli/commands/agent-kernel/serve-bridge.ts' } });
 // tsc does not keep the executable bit: make the two bins runnable.
 for (const bin of BINS) chmodSync(`dist/cli/${bin}.js`, 0o755);

@@ -49,18 +49,16 @@ function writeCache(data: Buffer, file: string): void {
 }
 
 /**
- * Run a bin's bundle (dist/bundle/<bin>.cjs, built by scripts/bundle.mjs) as a CommonJS
+ * Run a bundle (dist/bundle/<name>.cjs, built by scripts/bundle.mjs) as a CommonJS
  * module, compiled from V8's code cache when there is one; without one, the cache is written
  * once the command has run a while (or at its exit, if sooner), and a run that outlives the
  * one that wrote it and compiled more replaces it. Under `--enable-source-maps`
  * Node's own loader runs it: only that one maps stack traces to src/ (not a vm.Script).
+ * Returns what the bundle exports.
  */
-export function runBundle(bin: string, importMetaUrl: string): void {
-  const file = path.resolve(path.dirname(fileURLToPath(importMetaUrl)), '..', 'bundle', `${bin}.cjs`);
-  if (process.sourceMapsEnabled) {
-    Module.createRequire(file)(file);
-    return;
-  }
+export function runBundle(name: string, importMetaUrl: string): unknown {
+  const file = path.resolve(path.dirname(fileURLToPath(importMetaUrl)), '..', 'bundle', `${name}.cjs`);
+  if (process.sourceMapsEnabled) return Module.createRequire(file)(file) as unknown;
   const source = fs.readFileSync(file, 'utf8');
   const cacheFile = cacheFileOf(fs.statSync(file), file, process.argv[2]);
   const cachedData = readCache(cacheFile);
@@ -81,4 +79,5 @@ export function runBundle(bin: string, importMetaUrl: string): void {
   bundleModule.filename = file;
   const run = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: Module, filename: string, dirname: string) => void;
   run.call(bundleModule.exports, bundleModule.exports, Module.createRequire(file), bundleModule, file, path.dirname(file));
+  return bundleModule.exports;
 }

@@ -4,32 +4,34 @@ import { configHome, instanceStateRoot, isInstanceName } from '../config/homes.j
 import { kernelSocketPath } from './socket-path.js';
 
 /**
- * Where the kernel of `target` (an instance name, or a registered data directory) listens,
- * from the environment and the registry alone: what `serve` tries before it loads anything
- * else. Only a hint: the kernel's answer says which data directory it serves, and the caller
- * checks it. undefined: cannot be told this cheaply (an unregistered directory, a registry
- * that does not parse); the caller then resolves the instance the full way.
+ * Where the kernel of `target` (a registered instance's name or data directory) listens, and
+ * the data directory it must serve, from the environment and the registry alone: what `serve`
+ * tries before it loads anything else. The kernel's answer says which data directory it serves,
+ * and the caller checks it against this one. undefined: cannot be told this cheaply (an
+ * unregistered name or directory, a registry that does not parse); the caller then resolves
+ * the instance the full way.
  */
-export function locateKernel(target: string, env: NodeJS.ProcessEnv = process.env): { name: string; socketPath: string; dataDir?: string } | undefined {
+export function locateKernel(target: string, env: NodeJS.ProcessEnv = process.env): { name: string; socketPath: string; dataDir: string } | undefined {
+  const instances = registeredInstances(env);
   const looksLikePath = target.includes('/') || target === '.' || target === '..';
-  let name: string | undefined;
-  let dataDir: string | undefined;
+  let found: [string, string] | undefined;
   if (looksLikePath) {
-    dataDir = path.resolve(target);
-    name = registeredName(dataDir, env);
+    const dataDir = path.resolve(target);
+    found = instances.find(([, dir]) => dir === dataDir);
   } else if (isInstanceName(target)) {
-    name = target;
+    found = instances.find(([name]) => name === target);
   }
-  if (name === undefined) return undefined;
-  return { name, socketPath: kernelSocketPath(instanceStateRoot(name, env), env), ...(dataDir === undefined ? {} : { dataDir }) };
+  if (found === undefined || !isInstanceName(found[0])) return undefined;
+  const [name, dataDir] = found;
+  return { name, socketPath: kernelSocketPath(instanceStateRoot(name, env), env), dataDir };
 }
 
-function registeredName(dataDir: string, env: NodeJS.ProcessEnv): string | undefined {
+/** [name, data directory] of every registered instance; none when the registry is missing or does not parse. */
+function registeredInstances(env: NodeJS.ProcessEnv): Array<[string, string]> {
   try {
     const registry = JSON.parse(readFileSync(path.join(configHome(env), 'instances.json'), 'utf8')) as { instances?: Record<string, { dir?: unknown }> };
-    const found = Object.entries(registry.instances ?? {}).find(([, entry]) => entry.dir === dataDir);
-    return found && isInstanceName(found[0]) ? found[0] : undefined;
+    return Object.entries(registry.instances ?? {}).flatMap(([name, entry]) => (typeof entry?.dir === 'string' ? [[name, entry.dir] as [string, string]] : []));
   } catch {
-    return undefined;
+    return [];
   }
 }

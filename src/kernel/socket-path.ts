@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
+import type { createHash as CreateHash } from 'node:crypto';
 import { lstatSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { KernelError } from '../errors.js';
@@ -16,6 +17,8 @@ const MAX_SOCKET_PATH = 107;
 export function kernelSocketPath(stateRoot: string, env: NodeJS.ProcessEnv = process.env): string {
   const preferred = path.join(stateRoot, 'kernel', 'kernel.sock');
   if (Buffer.byteLength(preferred) <= MAX_SOCKET_PATH) return preferred;
+  // node:crypto only here: loading it would cost `serve`'s bridge a few ms at every tick's login.
+  const { createHash } = createRequire(import.meta.url)('node:crypto') as { createHash: typeof CreateHash };
   const digest = createHash('sha256').update(path.resolve(stateRoot)).digest('hex').slice(0, 20);
   return path.join(shortPrivateDir(env), `${digest}.sock`);
 }

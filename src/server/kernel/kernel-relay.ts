@@ -1,27 +1,26 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../log/logger.js';
-import { connectKernel } from '../../kernel/link.js';
-import { LineSplitter } from '../../kernel/lines.js';
-import { MAX_LINE_BYTES } from '../../kernel/protocol.js';
+import { LastingSession } from '../../kernel/lasting-session.js';
 import type { SessionBackend } from '../http.js';
 
 /**
- * `serve --http` while the instance's kernel runs: each HTTP session is one session on the
- * kernel's socket. Messages pass both ways; a reply's receipt (`{"ack":n}`) goes back only once
- * the HTTP transport has written it to the client's socket, so what a wait showed counts as seen
- * only then, as with sessions of this process. The kernel going away ends the session (the
- * client initializes a new one, which reaches the kernel watch has started again).
+ * `serve --http` while the instance's kernel runs: each HTTP session is one lasting session on
+ * the kernel's socket (kernel/lasting-session.ts), so an HTTP client keeps its session when the
+ * kernel restarts (watch restarts it, an upgrade replaces it): a call in flight is told to log
+ * in again, the next calls reach the new kernel. A reply's receipt (`{"ack":n}`) goes back only
+ * once the HTTP transport has written it to the client's socket, so what a wait showed counts as
+ * seen only then, as with sessions of this process. No kernel for `reconnectMs` (default 30 s,
+ * below an HTTP client's usual 60 s request timeout, so that the client reads why): the session
+ * ends, its open calls told how to go on.
  */
-export function kernelSessions(socketPath: string, logger: Logger): SessionBackend {
+export function kernelSessions(kernel: { socketPath: string; dataDir: string; reconnectMs?: number }, logger: Logger): SessionBackend {
   return async (transport) => {
-    const link = await connectKernel(socketPath, { client: 'person' });
-    const splitter = new LineSplitter(MAX_LINE_BYTES);
     /** Progress tokens of requests in flight → the request: its notifications go on that request's stream. */
     const progressOf = new Map<string | number, string | number>();
-    let received = 0;
-    let ended = false;
+    /** Messages on their way to the client. */
+    const sending = new Set<Promise<void>>();
 
-    const toClient = (line: string, number: number): void => {
+    const toClient = (line: string, delivered: () => void): void => {
       let message: JSONRPCMessage;
       try {
         message = JSON.parse(line) as JSONRPCMessage;
@@ -29,49 +28,37 @@ export function kernelSessions(socketPath: string, logger: Logger): SessionBacke
         return;
       }
       const related = relatedRequest(message, progressOf);
-      transport.send(message, related === undefined ? undefined : { relatedRequestId: related }).then(
+      const sent = transport.send(message, related === undefined ? undefined : { relatedRequestId: related }).then(
         () => {
           if ('id' in message && ('result' in message || 'error' in message)) {
             for (const [token, id] of progressOf) if (id === message.id) progressOf.delete(token);
           }
-          if (!link.socket.destroyed) link.socket.write(`{"ack":${number}}\n`);
+          delivered();
         },
         (error: unknown) => logger.debug({ err: error, session: transport.sessionId }, 'a reply did not reach the HTTP client'),
       );
+      sending.add(sent);
+      void sent.finally(() => sending.delete(sent));
     };
-    link.socket.on('data', (chunk: Buffer) => {
-      let lines: string[];
-      try {
-        lines = splitter.push(chunk);
-      } catch (error) {
-        logger.warn({ err: error }, 'the kernel sent a line over the limit; ending the session');
-        link.socket.destroy();
-        return;
-      }
-      for (const line of lines) toClient(line, ++received);
+    const session = new LastingSession({
+      socketPath: kernel.socketPath,
+      client: 'person',
+      dataDir: kernel.dataDir,
+      reconnectMs: kernel.reconnectMs ?? 30_000,
+      deliver: (batch) => batch.lines.forEach((line, index) => toClient(line, () => batch.delivered(index))),
+      gaveUp: () => {
+        logger.warn({ session: transport.sessionId }, 'no kernel came back; ending this HTTP session');
+        // Once the answers to its open calls (handed over just before) have gone out.
+        void Promise.allSettled([...sending]).then(() => transport.close());
+      },
+      note: (line) => logger.info({ session: transport.sessionId }, line),
     });
-    if (link.head.length > 0) link.socket.emit('data', link.head);
-    link.socket.on('error', () => {
-      // 'close' follows.
-    });
-    link.socket.once('close', () => {
-      if (ended) return;
-      ended = true;
-      logger.warn({ session: transport.sessionId }, 'the kernel went away; ending this HTTP session (the client starts a new one)');
-      void transport.close();
-    });
-
     transport.onmessage = (message) => {
       const token = progressToken(message);
       if (token !== undefined && 'id' in message && message.id !== undefined) progressOf.set(token, message.id);
-      link.socket.write(`${JSON.stringify(message)}\n`);
+      session.send(JSON.stringify(message));
     };
-    return {
-      cleanup: async () => {
-        ended = true;
-        link.socket.end();
-      },
-    };
+    return { cleanup: () => session.close() };
   };
 }
 

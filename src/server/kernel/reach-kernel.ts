@@ -1,7 +1,8 @@
 import { isProcessAlive } from '../../util/pid-lock.js';
 import type { Instance } from '../../config/instance.js';
 import type { Logger } from '../../log/logger.js';
-import { type KernelLink, connectKernel, isNoKernel } from '../../kernel/link.js';
+import { isNoKernel } from '../../kernel/link.js';
+import { type KernelLink, connectKernel } from '../../kernel/session-link.js';
 import type { KernelClientKind } from '../../kernel/protocol.js';
 import { kernelSocketPath } from '../../kernel/socket-path.js';
 import { type ServerLock, tryServerLock } from '../../tty/server-lock.js';

@@ -1,41 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import http from 'node:http';
-import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { KERNEL_RESTARTED, bridgeStdio } from '../../../src/kernel/bridge.js';
-import { connectKernel } from '../../../src/kernel/link.js';
-import { HELLO_HEADER, MCP_UPGRADE } from '../../../src/kernel/protocol.js';
-import { SocketServerTransport } from '../../../src/server/kernel/socket-transport.js';
-
-/** A kernel's socket with nothing behind it but the transport: each session's transport is handed to the test. */
-async function fakeKernel(socketPath: string): Promise<{ sessions: SocketServerTransport[]; received: JSONRPCMessage[]; close(): Promise<void> }> {
-  const sessions: SocketServerTransport[] = [];
-  const received: JSONRPCMessage[] = [];
-  const server = http.createServer((_req, res) => res.end());
-  server.on('upgrade', (_req, socket: net.Socket) => {
-    const hello = { instance: 'unit', dataDir: '/data/unit', stateRoot: '/state/unit', pid: process.pid, version: '0' };
-    socket.write(`HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: ${MCP_UPGRADE}\r\n${HELLO_HEADER}: ${JSON.stringify(hello)}\r\n\r\n`);
-    const transport = new SocketServerTransport(socket);
-    transport.onmessage = (message) => received.push(message);
-    void transport.start();
-    sessions.push(transport);
-  });
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
-  return {
-    sessions,
-    received,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sessions) void s.close();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}
+import { bridgeStdio } from '../../../src/kernel/bridge.js';
+import { KERNEL_RESTARTED } from '../../../src/kernel/lasting-session.js';
+import { connectKernel } from '../../../src/kernel/session-link.js';
+import { fakeKernel } from './fake-kernel.js';
 
 /** A client's stdout whose writes complete only when the test says so (a pipe the client reads slowly). */
 class HeldOutput extends Writable {

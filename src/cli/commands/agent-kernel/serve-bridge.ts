@@ -1,13 +1,16 @@
 import { realpathSync } from 'node:fs';
+import path from 'node:path';
 import { bridgeStdio } from '../../../kernel/bridge.js';
-import { type KernelLink, connectKernel } from '../../../kernel/link.js';
+import { type KernelLink, connectKernel } from '../../../kernel/session-link.js';
 import { locateKernel } from '../../../kernel/locate.js';
 import type { KernelClientKind } from '../../../kernel/protocol.js';
+import { isWithin } from '../../../util/within.js';
 
 /**
  * `agent-kernel serve NAME` (stdio) when the instance's kernel runs: a bridge to it. Tried
- * first, before the rest of agent-kernel is loaded, so that a tick's login costs little more
- * than starting Node; anything this cannot settle cheaply falls through to the full command.
+ * first, from a bundle of its own (scripts/bundle.mjs) before the rest of agent-kernel is
+ * loaded, so that a tick's login costs little more than starting Node; anything this cannot
+ * settle cheaply falls through to the full command.
  */
 
 /** A tick's harness says so (kernel-runner's MCP config); everyone else is a person. */
@@ -41,16 +44,17 @@ export async function fastServe(args: readonly string[]): Promise<boolean> {
   } catch {
     return false;
   }
-  if (!located) return false;
+  // A socket the container could have put there is never trusted: the full command refuses a state directory inside the data directory.
+  if (!located || isWithin(path.dirname(located.socketPath), located.dataDir)) return false;
   let link: KernelLink;
   try {
+    // Refuses a socket folder that is not this user's alone (0700).
     link = await connectKernel(located.socketPath, { client: clientKind() });
   } catch {
     // No kernel (or one that does not answer): the full command decides what to do.
     return false;
   }
-  const wanted = located.dataDir === undefined ? undefined : realpathOr(located.dataDir);
-  if (wanted !== undefined && realpathOr(link.hello.dataDir) !== wanted) {
+  if (realpathOr(link.hello.dataDir) !== realpathOr(located.dataDir)) {
     link.socket.destroy();
     return false;
   }

@@ -65,7 +65,7 @@ interface Transport {
 }
 
 /** What serves the sessions: this process on its own terminals, or the instance's kernel (HTTP only: stdio bridges before). */
-type Sessions = { kind: 'alone'; deps: KernelServerDeps } | { kind: 'kernel'; socketPath: string; logger: Logger; instance: Instance };
+type Sessions = { kind: 'alone'; deps: KernelServerDeps } | { kind: 'kernel'; socketPath: string; dataDir: string; logger: Logger; instance: Instance };
 
 /**
  * MCP over stdio, or Streamable HTTP with its token, each loaded only when chosen; and the
@@ -88,7 +88,7 @@ async function openTransport(options: ServeArgs, sessions: Sessions): Promise<Tr
     registerSecrets(logger, [token.token]);
     const hint = `The token is in ${token.source}.`;
     const listen = { logger, host: options.http.host, port: options.http.port, token: token.token, tokenHint: hint };
-    const running = await startHttpServer(sessions.kind === 'alone' ? { ...sessions.deps, ...listen } : { ...listen, backend: kernelSessions(sessions.socketPath, logger) });
+    const running = await startHttpServer(sessions.kind === 'alone' ? { ...sessions.deps, ...listen } : { ...listen, backend: kernelSessions(sessions, logger) });
     if (token.generated) {
       err(`agent-kernel: generated an HTTP bearer token, stored in ${token.source} (mode 0600); shown once:\n${token.token}\n`);
     }
@@ -133,7 +133,8 @@ export const serveCommand: Command = {
       mode.kind === 'alone'
         ? new KernelRuntime(async () => (await import('../../../server/terminals/start-terminals.js')).startTerminals(instance, logger, terminalOptions), logger)
         : undefined;
-    const sessions: Sessions = runtime ? { kind: 'alone', deps: { runtime, instance, logger } } : { kind: 'kernel', socketPath: (mode as { socketPath: string }).socketPath, logger, instance };
+    const sessions: Sessions =
+      mode.kind === 'kernel' ? { kind: 'kernel', socketPath: mode.socketPath, dataDir: mode.link.hello.dataDir, logger, instance } : { kind: 'alone', deps: { runtime: runtime as KernelRuntime, instance, logger } };
     const { stop, stopped } = await openTransport(options, sessions);
 
     const why = await stopped;
