@@ -282,11 +282,12 @@ if (fl && !fl.error) {
 const kn = results.kernel;
 if (kn && !kn.error) {
   const { login, soak, faults: kf } = kn;
+  const cpu = (s) => `CPU ${ms(s.cpu.median)}`;
   row(
-    `login at the start of a tick with the kernel running (serve bridges to it; ${login.ttys} live TTYs; aim: >= 10x faster)`,
-    mp(login.kernel),
-    `a fresh server re-adopting them: ${mp(login.fresh)}`,
-    `${(login.fresh.median / login.kernel.median).toFixed(1)}x faster`,
+    `login at the start of a tick with the kernel running (serve bridges to it; ${login.ttys} live TTYs; aim: within a do-nothing server's + 25 ms): spawn to login answered, and the CPU the process used until then`,
+    `${mp(login.kernel)}; ${cpu(login.kernel)}`,
+    `a fresh server re-adopting them: ${mp(login.fresh)}; ${cpu(login.fresh)}. A do-nothing Node MCP server: ${mp(login.floor)}; ${cpu(login.floor)}. node -e 0: ${mp(login.node)}; ${cpu(login.node)}`,
+    `${(login.fresh.median / login.kernel.median).toFixed(1)}x faster than fresh; +${ms(login.kernel.median - login.floor.median)} (CPU +${ms(login.kernel.cpu.median - login.floor.cpu.median)}) over the do-nothing server`,
   );
   row(
     `kernel RSS under ${soak.minutes} min of continuous output nobody waits for (~${soak.rate} lines/s; aim: flat within 10%); disk of the instance's files`,

@@ -4,8 +4,8 @@
  * (between ticks); and the fault run with the kernel SIGKILLed at random moments under watch's
  * supervision (KernelSupervisor, as watch runs it), the client's bridge reconnecting.
  */
-import { spawn } from 'node:child_process';
-import { readdir, stat } from 'node:fs/promises';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ROOT, BIN } from '../lib/paths.mjs';
 import { livePids, rssOf, startServer } from '../lib/server.mjs';
@@ -15,12 +15,26 @@ import { median, pollUntil, sleep, summary } from '../lib/stats.mjs';
 import { printer } from './lifecycle.mjs';
 
 const dist = (rel) => import(path.join(ROOT, 'dist', rel));
-const [{ KernelSupervisor }, { kernelHealth }, { kernelSocketPath }, { silentLogger }] = await Promise.all([
+const [{ KernelSupervisor }, { kernelHealth }, { kernelSocketPath }, { silentLogger }, { registerInstance, unregisterInstance }] = await Promise.all([
   dist('runner/watch/service/kernel-supervisor.js'),
   dist('kernel/link.js'),
   dist('kernel/socket-path.js'),
   dist('log/logger.js'),
+  dist('config/registry.js'),
 ]);
+
+/**
+ * The instance registered while `run` runs, as kernel-runner init leaves an agent's: ticks serve
+ * registered instances (by data directory), and `serve NAME` finds a name in the registry.
+ */
+async function asRegistered(instance, run) {
+  await registerInstance(instance.name, instance.dataDir);
+  try {
+    return await run();
+  } finally {
+    await unregisterInstance(instance.name);
+  }
+}
 
 /** `agent-kernel kernel <dir>` as a child; resolves once READY and its terminals are up. */
 async function startKernel(instance) {
@@ -43,19 +57,48 @@ async function startKernel(instance) {
   };
 }
 
-/** Spawn serve, log in, time it from the spawn; then close. */
-async function timedLogin(target) {
-  const session = await startServer(target);
+const NULL_SERVER = path.join(ROOT, 'bench', 'lib', 'null-server.mjs');
+
+/** CPU time a process has used so far, ms (/proc/PID/schedstat, in ns): what a login costs whatever the load. */
+async function cpuMsOf(pid) {
+  return Number((await readFile(`/proc/${pid}/schedstat`, 'utf8')).split(' ')[0]) / 1e6;
+}
+
+/** Spawn serve (or another bin), log in, time it from the spawn, and the CPU the process used until then; then close. */
+async function timedLogin(target, bin = BIN) {
+  const session = await startServer(target, { bin });
   try {
     const login = await session.ok('login');
-    return { ms: performance.now() - session.spawnedAt, role: login.structuredContent.role };
+    const ms = performance.now() - session.spawnedAt;
+    return { ms, cpu: await cpuMsOf(session.pid), role: login.structuredContent.role };
   } finally {
     await session.stop();
   }
 }
 
-/** login at the start of a tick: a fresh server (no kernel) vs serve bridged to the running kernel, each with `ttys` live terminals. */
-export async function kernelLogin({ instance, runs, ttys = 5 }) {
+/** `node -e 0`: Node alone, from spawn to exit, and the CPU it used (read as its last act). */
+function nodeStart() {
+  const began = performance.now();
+  const out = spawnSync(process.execPath, ['-e', 'process.stdout.write(require("fs").readFileSync("/proc/self/schedstat", "utf8"))']);
+  return { ms: performance.now() - began, cpu: Number(out.stdout.toString().split(' ')[0]) / 1e6 };
+}
+
+/** Wall and CPU figures of a list of timings. */
+function figures(timings) {
+  return { ...summary(timings.map((t) => t.ms)), cpu: summary(timings.map((t) => t.cpu)) };
+}
+
+/**
+ * login at the start of a tick: a fresh server (no kernel) vs serve bridged to the running kernel,
+ * each with `ttys` live terminals; and, in the same run, the floor of any server a client starts as
+ * a process (Node's own start, and a do-nothing MCP server answering the same login), interleaved
+ * with the bridged runs so that they see the same load.
+ */
+export function kernelLogin({ instance, runs, ttys = 5 }) {
+  return asRegistered(instance, () => timeLogins(instance, runs, ttys));
+}
+
+async function timeLogins(instance, runs, ttys) {
   // Some live terminals, as an agent leaves them between ticks (a fresh server re-adopts them).
   const setup = await startServer(instance.dataDir);
   try {
@@ -70,20 +113,27 @@ export async function kernelLogin({ instance, runs, ttys = 5 }) {
     await setup.stop();
   }
   const fresh = [];
-  for (let i = 0; i < runs; i++) fresh.push((await timedLogin(instance.dataDir)).ms);
+  for (let i = 0; i < runs; i++) fresh.push(await timedLogin(instance.dataDir));
   const kernel = await startKernel(instance);
   const bridged = [];
+  const floor = [];
+  const node = [];
   const roles = new Set();
   try {
+    // A first login writes the bridge's code cache (as the first tick after an install does).
+    await timedLogin(instance.dataDir);
     for (let i = 0; i < runs; i++) {
-      const { ms, role } = await timedLogin(instance.name);
-      bridged.push(ms);
-      roles.add(role);
+      // As a tick's --mcp-config runs it: serve <data dir>.
+      const login = await timedLogin(instance.dataDir);
+      bridged.push(login);
+      roles.add(login.role);
+      floor.push(await timedLogin('floor', NULL_SERVER));
+      node.push(nodeStart());
     }
   } finally {
     await kernel.stop();
   }
-  return { ttys, fresh: summary(fresh), kernel: summary(bridged), roles: [...roles] };
+  return { ttys, fresh: figures(fresh), kernel: figures(bridged), floor: figures(floor), node: figures(node), roles: [...roles] };
 }
 
 async function bytesUnder(dir) {
@@ -109,7 +159,11 @@ async function sample(pid, instance) {
  * Continuous output that nobody waits for (the gap between ticks) for `minutes`: the kernel's RSS
  * after a minute of it and at the end, and the disk the instance's files take.
  */
-export async function kernelSoak({ instance, minutes, rate = 2000 }) {
+export function kernelSoak({ instance, minutes, rate = 2000 }) {
+  return asRegistered(instance, () => soak(instance, minutes, rate));
+}
+
+async function soak(instance, minutes, rate) {
   const kernel = await startKernel(instance);
   const session = await startServer(instance.name);
   try {
@@ -146,7 +200,11 @@ const MOMENTS = ['during output', 'during a wait', 'between reply and save'];
  * a second; the kernel is SIGKILLed `kills` times at random moments; the supervisor starts
  * another, the bridge reconnects, and the client logs in again. Every line must reach the client.
  */
-export async function kernelFaults({ instance, kills = 50, rate = 1000, seed = Number(process.env.FAULT_SEED ?? Date.now() % 100_000) }) {
+export function kernelFaults({ instance, kills = 50, rate = 1000, seed = Number(process.env.FAULT_SEED ?? Date.now() % 100_000) }) {
+  return asRegistered(instance, () => faults(instance, kills, rate, seed));
+}
+
+async function faults(instance, kills, rate, seed) {
   const random = seededRandom(seed);
   const socket = kernelSocketPath(instance.paths.stateRoot);
   const supervisor = new KernelSupervisor({ instance: instance.instance, env: process.env, logger: silentLogger(), tickRunning: () => false, heartbeatMs: 1000 });
