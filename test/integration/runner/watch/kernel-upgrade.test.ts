@@ -7,7 +7,7 @@ import { bundleIdentity } from '../../../../src/kernel/build.js';
 import { kernelHealth } from '../../../../src/kernel/link.js';
 import { kernelSocketPath } from '../../../../src/kernel/socket-path.js';
 import { createLogger } from '../../../../src/log/logger.js';
-import { KernelSupervisor } from '../../../../src/runner/watch/kernel-supervisor.js';
+import { KernelSupervisor } from '../../../../src/runner/watch/service/kernel-supervisor.js';
 import { describeWithEngine } from '../../../helpers/engine.js';
 import { type TickTestInstance, isAlive, pollUntil, tickTestInstance } from '../tick-helpers.js';
 import { type KernelClient, expectNothingLost, startPrinter, stdioClient } from './kernel-clients.js';
