@@ -147,12 +147,17 @@ async function removeContainer(engine: Engine, id: string): Promise<void> {
 }
 
 async function createContainer(engine: Engine, options: Dockerode.ContainerCreateOptions, instance: Instance): Promise<void> {
-  try {
-    await engine.docker.createContainer(options);
-  } catch (error) {
-    // Someone else (another process for this instance) created it first: fine if it is ours.
-    if (statusCode(error) === 409 && (await inspectContainer(engine, instance))) return;
-    throw new KernelError('CONTAINER_FAILED', `Cannot create container ${options.name}: ${describeError(error)}`, { cause: error });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await engine.docker.createContainer(options);
+      return;
+    } catch (error) {
+      // Someone else (another process for this instance) created it first: fine if it is ours.
+      // Gone again by the time we look (that process was replacing it): create it ourselves.
+      if (statusCode(error) === 409 && (await inspectContainer(engine, instance))) return;
+      if (statusCode(error) === 409 && attempt < 3) continue;
+      throw new KernelError('CONTAINER_FAILED', `Cannot create container ${options.name}: ${describeError(error)}`, { cause: error });
+    }
   }
 }
 
