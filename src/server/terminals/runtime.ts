@@ -1,5 +1,6 @@
 import { describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
+import { terminalsShuttingDown } from '../../tty/api/tty-errors.js';
 import { SerialQueue } from '../../util/serial-queue.js';
 import { AgentRole } from './agent-role.js';
 import type { Terminals } from './terminals.js';
@@ -44,7 +45,7 @@ export class KernelRuntime {
   }
 
   terminals(): Promise<Terminals> {
-    if (this.disposed) return Promise.reject(new Error('the server is shutting down'));
+    if (this.disposed) return Promise.reject(terminalsShuttingDown());
     if (this.ready) return Promise.resolve(this.ready);
     if (!this.starting) {
       const began = Date.now();
