@@ -9,10 +9,9 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ROOT, BIN } from '../lib/paths.mjs';
 import { livePids, rssOf, startServer } from '../lib/server.mjs';
-import { checkNothingLost } from '../lib/nothing-lost.mjs';
 import { seededRandom } from '../lib/seeded-random.mjs';
 import { median, pollUntil, sleep, summary } from '../lib/stats.mjs';
-import { printer } from './lifecycle.mjs';
+import { endFaultRun, printer } from './lifecycle.mjs';
 
 const dist = (rel) => import(path.join(ROOT, 'dist', rel));
 const [{ KernelSupervisor }, { kernelHealth }, { kernelSocketPath }, { silentLogger }] = await Promise.all([
@@ -194,17 +193,7 @@ export async function kernelFaults({ instance, kills = 50, rate = 1000, seed = N
       }
       recoveries.push(performance.now() - killedAt);
     }
-    await session.ok('type', { tty, expect: 'python3', text: 'C-c' });
-    let end;
-    for (let i = 0; i < 30 && end === undefined; i++) {
-      const result = await session.ok('wait', { timeout: 10 });
-      record(result);
-      end = /fault-end (\d+)/.exec(result.structuredContent.changed.find((c) => c.tty === tty)?.diff ?? '')?.[1];
-    }
-    await session.ok('close', { tty });
-    const verdict = checkNothingLost(reports);
-    const printed = Number(end ?? NaN);
-    const unreported = Number.isFinite(printed) ? printed - verdict.last : NaN;
+    const { verdict, printed, unreported } = await endFaultRun(session, tty, record, reports);
     return {
       seed,
       kills,
