@@ -291,7 +291,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       try {
         await child.call('type', { tty, expect: 'bash', text: 'for i in $(seq 1 40); do echo "line-$i"; sleep 0.1; done' });
         // Half a second: a few lines, well under the 20 shown whole.
-        first = await child.call<WaitResult>('wait', 0.5);
+        first = await child.call<WaitResult>('wait', { timeoutMs: 500 });
       } finally {
         await child.kill();
       }
