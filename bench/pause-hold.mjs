@@ -42,7 +42,7 @@ async function trialsOn(manager, sandbox, mode) {
   // The manager's own backpressure is held off: the trials pause and resume.
   host.throttle = () => undefined;
   const { tty } = await manager.open();
-  await manager.wait(10);
+  await manager.wait({ timeoutMs: 10_000 });
   const name = `akb${100_000 + Math.floor(Math.random() * 900_000)}`;
   const script = `for p in /proc/[0-9]*; do [ "$(head -c ${name.length + 1} $p/cmdline 2>/dev/null | tr '\\0' ' ')" = '${name} ' ] && sed -n 's/^wchar: //p' $p/io; done`;
   const written = async () => Number((await sandbox.run(['sh', '-c', script])).stdout.trim() || Number.NaN);
@@ -66,7 +66,7 @@ async function trialsOn(manager, sandbox, mode) {
     TmuxControlClient.prototype.throttle = nudged;
   }
   await manager.type({ tty, expect: 'bash', text: 'C-c' });
-  await manager.wait(20);
+  await manager.wait({ timeoutMs: 20_000 });
   await manager.close(tty);
   const rates = ranOn.sort((a, b) => a - b).map((r) => (r / 1e6).toFixed(1));
   console.log(`  ${mode === 'plain' ? 'plain pause (baseline)' : 'paused, reading every 200 ms'}: ran on in ${ranOn.length} of ${trials} pauses${rates.length ? `, at ${rates.join(', ')} MB/s` : ''}`);

@@ -42,12 +42,12 @@ function ms(value) {
 async function settleBaseline(manager) {
   // A bash without shell integration: wait can only notice the end by silence.
   const { tty } = await manager.open({ command: 'bash --norc --noprofile -i' });
-  await manager.wait(10);
+  await manager.wait({ timeoutMs: 10_000 });
   const times = [];
   for (let i = 0; i < 5; i++) {
     const started = performance.now();
     await manager.type({ tty, expect: 'bash', text: 'true' });
-    await manager.wait(10);
+    await manager.wait({ timeoutMs: 10_000 });
     times.push(performance.now() - started);
   }
   await manager.close(tty);
@@ -56,12 +56,12 @@ async function settleBaseline(manager) {
 
 async function integrated(manager) {
   const { tty } = await manager.open();
-  await manager.wait(10);
+  await manager.wait({ timeoutMs: 10_000 });
   const times = [];
   for (let i = 0; i < 40; i++) {
     const started = performance.now();
     await manager.type({ tty, expect: 'bash', text: 'true' });
-    const result = await manager.wait(10);
+    const result = await manager.wait({ timeoutMs: 10_000 });
     if (result.reason !== 'command-finished') throw new Error(`unexpected wait reason ${result.reason}`);
     times.push(performance.now() - started);
   }
@@ -79,12 +79,12 @@ async function throughput(manager, sandbox) {
     rawTimes.push(performance.now() - started);
   }
   const { tty } = await manager.open();
-  await manager.wait(10);
+  await manager.wait({ timeoutMs: 10_000 });
   const ttyTimes = [];
   for (let i = 0; i < 3; i++) {
     const started = performance.now();
     await manager.type({ tty, expect: 'bash', text: 'seq 1 1000000' });
-    const result = await manager.wait(60);
+    const result = await manager.wait({ timeoutMs: 60_000 });
     if (result.reason !== 'command-finished') throw new Error(`unexpected wait reason ${result.reason}`);
     ttyTimes.push(performance.now() - started);
   }
@@ -113,10 +113,10 @@ async function memoryAndAdoption(instance, sandbox, manager) {
   const heapBefore = process.memoryUsage().heapUsed;
   const ttys = [];
   for (let i = 0; i < 20; i++) ttys.push((await manager.open()).tty);
-  await manager.wait(30);
+  await manager.wait({ timeoutMs: 30_000 });
   for (const tty of ttys) {
     await manager.type({ tty, expect: 'bash', text: `seq 1 10000 | sed 's/^/terminal ${tty} line /'` });
-    await manager.wait(30);
+    await manager.wait({ timeoutMs: 30_000 });
   }
   global.gc?.();
   const after = process.memoryUsage().rss;

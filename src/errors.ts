@@ -30,6 +30,8 @@ export type ErrorCode =
   | 'UNKNOWN_KEY'
   | 'TEXT_TOO_LONG'
   | 'INSTANCE_LOCKED'
+  // the server let go of its terminals (stopping, or starting them again)
+  | 'SHUTTING_DOWN'
   // the instance's container belongs to another state directory (another owner)
   | 'INSTANCE_OWNED'
   // the long-lived kernel of an instance

@@ -9,10 +9,9 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ROOT, BIN } from '../lib/paths.mjs';
 import { livePids, rssOf, startServer } from '../lib/server.mjs';
-import { checkNothingLost } from '../lib/nothing-lost.mjs';
 import { seededRandom } from '../lib/seeded-random.mjs';
 import { median, pollUntil, sleep, summary } from '../lib/stats.mjs';
-import { printer } from './lifecycle.mjs';
+import { endFaultRun, printer } from './lifecycle.mjs';
 
 const dist = (rel) => import(path.join(ROOT, 'dist', rel));
 const [{ KernelSupervisor }, { kernelHealth }, { kernelSocketPath }, { silentLogger }, { registerInstance, unregisterInstance }] = await Promise.all([
@@ -264,17 +263,7 @@ async function faults(instance, kills, rate, seed) {
       // not the back-off (the run of 2026-11-27 03:33Z, without it: 0.7 s, 0.7 s, 1.1 s, ... 30.8 s).
       await sleep(1_000);
     }
-    await session.ok('type', { tty, expect: 'python3', text: 'C-c' });
-    let end;
-    for (let i = 0; i < 30 && end === undefined; i++) {
-      const result = await session.ok('wait', { timeout: 10 });
-      record(result);
-      end = /fault-end (\d+)/.exec(result.structuredContent.changed.find((c) => c.tty === tty)?.diff ?? '')?.[1];
-    }
-    await session.ok('close', { tty });
-    const verdict = checkNothingLost(reports);
-    const printed = Number(end ?? NaN);
-    const unreported = Number.isFinite(printed) ? printed - verdict.last : NaN;
+    const { verdict, printed, unreported } = await endFaultRun(session, tty, record, reports);
     return {
       seed,
       kills,

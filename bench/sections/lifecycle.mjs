@@ -57,6 +57,26 @@ export function printer(rate) {
   return `python3 -c "$(printf '%s' '${Buffer.from(program).toString('base64')}' | base64 -d)"`;
 }
 
+/**
+ * The end of a fault run: C-c to the printer, waits until it says `fault-end <last>`, the terminal
+ * closed; then the verdict on the reports: `printed` is the last line written, `unreported` how many
+ * lines after the last one reported never reached the client.
+ */
+export async function endFaultRun(session, tty, record, reports) {
+  await session.ok('type', { tty, expect: 'python3', text: 'C-c' });
+  let end;
+  for (let i = 0; i < 30 && end === undefined; i++) {
+    const result = await session.ok('wait', { timeout: 10 });
+    record(result);
+    end = /fault-end (\d+)/.exec(result.structuredContent.changed.find((c) => c.tty === tty)?.diff ?? '')?.[1];
+  }
+  await session.ok('close', { tty });
+  const verdict = checkNothingLost(reports);
+  const printed = Number(end ?? NaN);
+  const unreported = Number.isFinite(printed) ? printed - verdict.last : NaN;
+  return { verdict, printed, unreported };
+}
+
 const MOMENTS = ['during output', 'during a wait', 'between reply and save', 'during adoption'];
 
 /**
@@ -118,17 +138,7 @@ export async function faults({ instance, kills = 100, rate = 1000, seed = Number
       }
     }
     await session.ok('login');
-    await session.ok('type', { tty, expect: 'python3', text: 'C-c' });
-    let end;
-    for (let i = 0; i < 30 && end === undefined; i++) {
-      const result = await session.ok('wait', { timeout: 10 });
-      record(result);
-      end = /fault-end (\d+)/.exec(result.structuredContent.changed.find((c) => c.tty === tty)?.diff ?? '')?.[1];
-    }
-    await session.ok('close', { tty });
-    const verdict = checkNothingLost(reports);
-    const printed = Number(end ?? NaN);
-    const unreported = Number.isFinite(printed) ? printed - verdict.last : NaN;
+    const { verdict, printed, unreported } = await endFaultRun(session, tty, record, reports);
     return {
       seed,
       kills,

@@ -6,6 +6,7 @@
  * prints the runner's decision. Fail-open, except PreCompact, which blocks even when the
  * runner cannot be reached: a compacted context is what ticks exist to avoid.
  */
+import { text } from 'node:stream/consumers';
 import { describeError } from '../errors.js';
 import { askRunner, HOOK_EVENT_KINDS, type HookEventKind, type HookReply } from '../runner/hooks/hook-channel.js';
 import { parseCommandArgs, usageError } from './commands/args.js';
@@ -17,12 +18,6 @@ const COMPACTION_BLOCK: HookReply = {
 
 /** Stop hooks may run pre-stop hooks in the container (30 s each), so they get longer. */
 const TIMEOUT_MS: Record<HookEventKind, number> = { 'pre-compact': 10_000, 'post-tool-use': 10_000, stop: 300_000 };
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 const USAGE = `node dist/cli/hook.js <${HOOK_EVENT_KINDS.join('|')}> <runner socket>`;
 
@@ -45,7 +40,7 @@ async function main(): Promise<number> {
   }
   let input: unknown = {};
   try {
-    input = JSON.parse((await readStdin()) || '{}');
+    input = JSON.parse((await text(process.stdin)) || '{}');
   } catch {
     input = {};
   }

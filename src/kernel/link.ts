@@ -1,5 +1,5 @@
-import http from 'node:http';
-import { KernelError } from '../errors.js';
+import { KernelError, describeError } from '../errors.js';
+import { requestSocketJson } from '../util/socket-json.js';
 import type { KernelHealth } from './protocol.js';
 import { ensurePrivateSocketDir } from './socket-path.js';
 
@@ -15,26 +15,14 @@ export function isNoKernel(error: unknown): boolean {
 }
 
 /** One JSON request to the kernel's socket. Rejects when nothing answers within `timeoutMs` (0: no limit). */
-export function kernelRequest(socketPath: string, method: 'GET' | 'POST', urlPath: string, timeoutMs = 5000): Promise<{ status: number; body: unknown }> {
+export async function kernelRequest(socketPath: string, method: 'GET' | 'POST', urlPath: string, timeoutMs = 5000): Promise<{ status: number; body: unknown }> {
   ensurePrivateSocketDir(socketPath, false);
-  return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath, path: urlPath, method, ...(timeoutMs > 0 ? { timeout: timeoutMs } : {}) }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        try {
-          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown });
-        } catch {
-          reject(new KernelError('KERNEL_UNREACHABLE', `The kernel at ${socketPath} answered ${urlPath} with something that is not JSON.`));
-        }
-      });
-      res.on('error', reject);
-    });
-    req.once('timeout', () => req.destroy(Object.assign(new Error(`the kernel at ${socketPath} did not answer ${urlPath} within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
-    req.once('error', reject);
-    req.end();
-  });
+  try {
+    return await requestSocketJson(socketPath, urlPath, { method, timeoutMs, who: `The kernel at ${socketPath}` });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EBADANSWER') throw new KernelError('KERNEL_UNREACHABLE', `${describeError(error)}.`, { cause: error });
+    throw error;
+  }
 }
 
 /** The kernel's health (its heartbeat), or a rejection when it does not answer in time. */

@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { BatchedWriter } from '../util/batched-writer.js';
 import { type TickFileKind, parseTickFileName, tickFileName } from './tick-files.js';
 
 /**
@@ -32,13 +33,11 @@ export interface RecordingHeader {
 export class Recording {
   private readonly decoder = new StringDecoder('utf8');
   private readonly started: number;
-  private pending: string[] = [];
+  private readonly lines: BatchedWriter<string>;
   private gathering: { at: number; parts: string[] } | undefined;
-  private pendingBytes = 0;
-  private written = 0;
+  /** Bytes of every line queued so far, written or not. */
+  private bytes = 0;
   private full = false;
-  private timer: NodeJS.Timeout | undefined;
-  private chain: Promise<void> = Promise.resolve();
   private handle: FileHandle | undefined;
 
   constructor(
@@ -47,6 +46,17 @@ export class Recording {
     private readonly maxBytes: number,
   ) {
     this.started = header.startedAt === undefined ? Date.now() : header.startedAt * 1000;
+    this.lines = new BatchedWriter({
+      delayMs: FLUSH_MS,
+      // Output gathered so far goes in this batch as one event.
+      beforeFlush: () => {
+        if (!this.full) this.endOutput();
+      },
+      write: async (lines) => {
+        this.handle ??= await openAppend(this.file);
+        await this.handle.write(lines.join(''));
+      },
+    });
     this.push(
       JSON.stringify({
         version: 2,
@@ -66,7 +76,7 @@ export class Recording {
     if (!text) return;
     if (this.gathering === undefined) {
       this.gathering = { at: this.now(), parts: [] };
-      this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+      this.lines.schedule();
     }
     this.gathering.parts.push(text);
   }
@@ -94,35 +104,20 @@ export class Recording {
   private event(code: 'o' | 'm' | 'r', text: string, at?: number): void {
     if (code !== 'o') this.endOutput();
     this.push(JSON.stringify([at ?? this.now(), code, text]));
-    if (this.written + this.pendingBytes > this.maxBytes) {
+    if (this.bytes > this.maxBytes) {
       this.full = true;
       this.push(JSON.stringify([this.now(), 'm', `recording stopped: it reached ${this.maxBytes} bytes`]));
     }
   }
 
   private push(line: string): void {
-    this.pending.push(line + '\n');
-    this.pendingBytes += line.length + 1;
-    this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+    this.lines.add(line + '\n');
+    this.bytes += Buffer.byteLength(line) + 1;
   }
 
   /** Write what is queued now. Never throws (a full disk must not stop the terminal). */
   flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    if (!this.full) this.endOutput();
-    if (this.pending.length === 0) return this.chain;
-    const text = this.pending.join('');
-    this.written += this.pendingBytes;
-    this.pending = [];
-    this.pendingBytes = 0;
-    this.chain = this.chain
-      .then(async () => {
-        this.handle ??= await openAppend(this.file);
-        await this.handle.write(text);
-      })
-      .catch(() => {});
-    return this.chain;
+    return this.lines.flush();
   }
 
   /** Write what is queued and let go of the file (the recording ends: a new tick, the terminal closed). */

@@ -3,6 +3,7 @@ import { type FileHandle, mkdir, open, readFile, readdir, rename, rm, stat } fro
 import path from 'node:path';
 import { TTY_STATUS_FILE, type TtyStatusFile, writeTtyStatusFile } from '../state/tty-status-file.js';
 import { concatFilesAtomic, writeFileAtomic } from '../util/atomic-write.js';
+import { BatchedWriter } from '../util/batched-writer.js';
 import type { Row } from './screen-source.js';
 import { type LinePosition, type LineRange, ScrollbackFile } from './scrollback-file.js';
 
@@ -31,7 +32,8 @@ export class TtyFiles {
   readonly scrollback: string;
   readonly screen: string;
   private readonly lines: ScrollbackFile;
-  private rawChunks: Buffer[] = [];
+  /** Raw output, and at each flush what the screen shows then. */
+  private readonly writer: BatchedWriter<Buffer | TtySnapshot>;
   private rawSize = -1;
   private raw: FileHandle | undefined;
   /** Rows below this are in the scrollback file. */
@@ -40,14 +42,12 @@ export class TtyFiles {
   private anchor: { abs: number; at?: LinePosition; unknown?: boolean } | undefined;
   /** Where the previous report's new output began: its pointer may still be read. */
   private previousAnchor: LinePosition | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private chain: Promise<void> = Promise.resolve();
   private closed = false;
 
   private constructor(
     dir: string,
     private readonly rawMaxBytes: number,
-    private readonly snapshot: () => TtySnapshot,
+    snapshot: () => TtySnapshot,
     lines: ScrollbackFile,
     scrollbackRows: number,
   ) {
@@ -56,6 +56,13 @@ export class TtyFiles {
     this.screen = path.join(dir, 'screen');
     this.lines = lines;
     this.scrollbackRows = scrollbackRows;
+    this.writer = new BatchedWriter({
+      delayMs: SNAPSHOT_INTERVAL_MS,
+      beforeFlush: () => {
+        if (!this.closed) this.writer.add(snapshot());
+      },
+      write: (items) => this.write(items),
+    });
   }
 
   /**
@@ -72,8 +79,7 @@ export class TtyFiles {
   }
 
   appendRaw(data: Buffer): void {
-    this.rawChunks.push(data);
-    this.schedule();
+    this.writer.add(data);
   }
 
   /** Rows that left the screen, oldest first; rows already in the file are skipped. */
@@ -130,39 +136,27 @@ export class TtyFiles {
 
   /** Something changed: rewrite the snapshot soon (not on every byte). */
   schedule(): void {
-    if (this.timer || this.closed) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.flush();
-    }, SNAPSHOT_INTERVAL_MS);
+    if (!this.closed) this.writer.schedule();
   }
 
   /** Write everything pending now. */
   flush(): Promise<void> {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
-    const raw = this.rawChunks;
-    this.rawChunks = [];
-    const snapshot = this.closed ? undefined : this.snapshot();
-    this.chain = this.chain
-      .then(async () => {
-        // Five files, each written by one writer: side by side (a wait's reply waits for them).
-        // The snapshots are rewritten every SNAPSHOT_INTERVAL_MS while output flows: atomic, not synced to disk.
-        const fleeting = { durable: false };
-        await Promise.all([
-          raw.length > 0 ? this.writeRaw(raw.length === 1 ? raw[0]! : Buffer.concat(raw)) : undefined,
-          this.lines.write(),
-          snapshot && writeFileAtomic(this.screen, `${snapshot.screen}\n`, undefined, fleeting),
-          snapshot && writeFileAtomic(path.join(this.dir, 'screen.ansi'), snapshot.screenAnsi, undefined, fleeting),
-          snapshot && writeTtyStatusFile(this.dir, snapshot.status, fleeting),
-        ]);
-      })
-      .catch(() => {
-        // A full disk must not take the terminal down; the next flush tries again.
-      });
-    return this.chain;
+    return this.writer.flush();
+  }
+
+  private async write(items: ReadonlyArray<Buffer | TtySnapshot>): Promise<void> {
+    const raw = items.filter((item): item is Buffer => Buffer.isBuffer(item));
+    const snapshot = items.findLast((item): item is TtySnapshot => !Buffer.isBuffer(item));
+    // Five files, each written by one writer: side by side (a wait's reply waits for them).
+    // The snapshots are rewritten every SNAPSHOT_INTERVAL_MS while output flows: atomic, not synced to disk.
+    const fleeting = { durable: false };
+    await Promise.all([
+      raw.length > 0 ? this.writeRaw(raw.length === 1 ? raw[0]! : Buffer.concat(raw)) : undefined,
+      this.lines.write(),
+      snapshot && writeFileAtomic(this.screen, `${snapshot.screen}\n`, undefined, fleeting),
+      snapshot && writeFileAtomic(path.join(this.dir, 'screen.ansi'), snapshot.screenAnsi, undefined, fleeting),
+      snapshot && writeTtyStatusFile(this.dir, snapshot.status, fleeting),
+    ]);
   }
 
   /** Copy the kept scrollback plus the final screen to `archivePath`, then remove the live files. */
@@ -175,9 +169,9 @@ export class TtyFiles {
 
   /** Stop writing (the server is detaching); pending data is written first. */
   async close(): Promise<void> {
-    await this.flush();
+    const flushed = this.flush();
     this.closed = true;
-    await this.chain;
+    await flushed;
     await this.lines.close();
     const raw = this.raw;
     this.raw = undefined;

@@ -13,17 +13,3 @@ export function backoffDelay(attempt: number, policy: BackoffPolicy, random: () 
   const cap = Math.min(policy.maxMs, policy.initialMs * 2 ** exponent);
   return Math.round(cap / 2 + random() * (cap / 2));
 }
-
-/** Sleep that an AbortSignal can cut short (resolves early, never rejects). */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}

@@ -5,6 +5,7 @@ import type Dockerode from 'dockerode';
 import { KernelError, describeError } from '../errors.js';
 import { type Engine, statusCode } from './engine/engine.js';
 import { collect } from './run-collect.js';
+import { sleep } from '../util/sleep.js';
 import type { RunOptions, RunResult, Sandbox, SandboxProcess, SpawnOptions } from './sandbox.js';
 
 export interface DockerSandboxOptions {
@@ -121,7 +122,7 @@ export class DockerSandbox implements Sandbox {
             return resolve(-1);
           }
           if (Date.now() > deadline) return resolve(-1);
-          await new Promise((r) => setTimeout(r, 25));
+          await sleep(25);
         }
       };
       onEnded = () => void onClosed();

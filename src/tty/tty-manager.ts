@@ -2,6 +2,7 @@ import type { Instance } from '../config/instance.js';
 import { KernelError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import { SerialQueue } from '../util/serial-queue.js';
 import { adoptAll } from './lifecycle/adoption.js';
 import { startTerminalHost } from './host/choose-host.js';
 import { ForegroundProbe } from './probe/foreground-probe.js';
@@ -16,11 +17,12 @@ import { syncAll } from './terminal/terminal-sync.js';
 import type { TerminalHost } from './host/terminal-host.js';
 import type { Tty } from './terminal/tty.js';
 import type { TtyContext } from './terminal/tty-context.js';
+import { terminalsShuttingDown } from './api/tty-errors.js';
 import { TtyEventSource, type TtyEvents } from './api/tty-events.js';
 import { typeText } from './type/type-text.js';
-import { type UntilSpec, compileUntil } from './terminal/until.js';
-import type { AdoptReport, CloseResult, OpenResult, TtyInfo, TypeInput, TypeResult, WaitResult } from './api/types.js';
-import { Activity, DEFAULT_WAIT_SECONDS, waitUntilDone } from './wait/wait-loop.js';
+import { compileUntil } from './terminal/until.js';
+import type { AdoptReport, CloseResult, OpenResult, TtyInfo, TypeInput, TypeResult, WaitOptions, WaitResult } from './api/types.js';
+import { Activity, waitUntilDone } from './wait/wait-loop.js';
 import { reportChanges } from './wait/wait-report.js';
 
 export type { OpenOptions } from './lifecycle/open-close.js';
@@ -55,7 +57,7 @@ export class TtyManager {
   private readonly persistence: Persistence;
   private readonly backpressure: OutputBackpressure;
   private readonly eventSource: TtyEventSource;
-  private serial: Promise<unknown> = Promise.resolve();
+  private readonly serial = new SerialQueue();
   private isDisposed = false;
   private hostGone: string | undefined;
   private tick: number;
@@ -185,14 +187,16 @@ export class TtyManager {
   /**
    * Wait until what the agent started is done (or the timeout), then report what changed on
    * every terminal since the agent last looked, and mark it seen. An aborted wait reports
-   * nothing and marks nothing; so does an `observer`'s wait, which changes no state at all.
+   * nothing and marks nothing; so does a wait that `observe`s, which changes no state at all.
    */
-  async wait(timeoutSeconds: number = DEFAULT_WAIT_SECONDS, signal?: AbortSignal, deliveryId?: string, until?: UntilSpec & { tty: number }, who: 'agent' | 'observer' = 'agent'): Promise<WaitResult> {
+  async wait(options: WaitOptions): Promise<WaitResult> {
     this.assertUsable();
+    const { signal, deliveryId, until, observe = false } = options;
     const waitUntil = until && { tty: this.ctx.ttys.get(until.tty, this.ctx.config.max_ttys), pattern: compileUntil(until) };
-    const { started, ...judgement } = await waitUntilDone(this.ctx, this.activity, timeoutSeconds, () => this.hostGone !== undefined, signal, waitUntil);
+    const hostGone = () => this.hostGone !== undefined;
+    const { started, ...judgement } = await waitUntilDone(this.ctx, this.activity, { timeoutMs: options.timeoutMs, hostGone, signal, until: waitUntil });
     signal?.throwIfAborted();
-    return this.serialized(() => reportChanges(this.ctx, this.persistence, judgement, started, { signal, deliveryId, observe: who === 'observer' }));
+    return this.serialized(() => reportChanges(this.ctx, this.persistence, judgement, started, { signal, deliveryId, observe }));
   }
 
   /**
@@ -241,7 +245,7 @@ export class TtyManager {
     this.isDisposed = true;
     this.persistence.stop();
     this.backpressure.release();
-    await this.serial.catch(() => {});
+    await this.serial.idle();
     const ttys = this.ctx.ttys.all();
     if (!this.ctx.host.closed) {
       await syncAll(this.ctx).catch(() => []);
@@ -256,7 +260,7 @@ export class TtyManager {
   }
 
   private assertUsable(): void {
-    if (this.isDisposed) throw new KernelError('INTERNAL', 'This terminal manager was disposed; start a new one.');
+    if (this.isDisposed) throw terminalsShuttingDown();
     if (this.hostGone) {
       throw new KernelError('TMUX_FAILED', `The terminals' tmux went away (${this.hostGone}): the container stopped or restarted. The next call starts the terminals again.`, {
         details: { gone: this.hostGone },
@@ -266,13 +270,10 @@ export class TtyManager {
 
   /** One at a time, each after the host is known usable. */
   private serialized<T>(fn: () => Promise<T>): Promise<T> {
-    const guarded = () => {
+    return this.serial.run(() => {
       this.assertUsable();
       return fn();
-    };
-    const run = this.serial.then(guarded, guarded);
-    this.serial = run.catch(() => {});
-    return run;
+    });
   }
 }
 

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import path from 'node:path';
-import { pause } from '../observe/events/event-log.js';
+import { sleep } from '../util/sleep.js';
 import { openSse } from './sse.js';
 import { TranscriptParser } from './transcript.js';
 import { listInstances, listTicks } from './web-data.js';
@@ -161,7 +161,7 @@ export async function liveStream(hub: LiveHub, topics: LiveTopics, req: http.Inc
 
   // Output goes out in batches, and not faster than the page reads it.
   while (!signal.aborted) {
-    await pause(FLUSH_MS, signal);
+    await sleep(FLUSH_MS, signal);
     if (!writable()) continue;
     for (const id of [...resyncs]) {
       resyncs.delete(id);
@@ -187,7 +187,7 @@ async function everyChange<T>(ms: number, signal: AbortSignal, read: () => Promi
     } catch {
       // Unreadable for now (a state file being replaced): the next turn tells.
     }
-    await pause(ms, signal);
+    await sleep(ms, signal);
   }
 }
 
@@ -213,6 +213,6 @@ async function followTranscript(feed: InstanceFeed, tick: number, signal: AbortS
       send(JSON.stringify({ instance: feed.instance.name, tick, missing: true }));
       missing = false;
     }
-    await pause(500, signal);
+    await sleep(500, signal);
   }
 }

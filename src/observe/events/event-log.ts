@@ -1,7 +1,8 @@
 import { constants } from 'node:fs';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { BatchedWriter } from '../../util/batched-writer.js';
+import { sleep } from '../../util/sleep.js';
 import { readUntrustedRange } from '../../util/untrusted-fs.js';
 import { type KernelEvent, type NewKernelEvent, parseEventLine } from './event-schema.js';
 
@@ -15,35 +16,25 @@ const FLUSH_MS = 50;
  * never throws: a full disk must not stop a terminal or a tick.
  */
 export class EventLog {
-  private pending: string[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private chain: Promise<void> = Promise.resolve();
-
-  private readonly maxBytes: number;
+  private readonly lines: BatchedWriter<string>;
 
   constructor(
     readonly file: string,
     private readonly tick: () => number | undefined = () => undefined,
     options: { maxBytes?: number } = {},
   ) {
-    this.maxBytes = options.maxBytes ?? EVENT_LOG_MAX_BYTES;
+    const maxBytes = options.maxBytes ?? EVENT_LOG_MAX_BYTES;
+    this.lines = new BatchedWriter({ delayMs: FLUSH_MS, write: (lines) => appendLines(file, lines.join(''), maxBytes) });
   }
 
   emit(event: NewKernelEvent): void {
     const tick = this.tick();
     const full = { time: new Date().toISOString(), ...(tick === undefined ? {} : { tick }), ...event };
-    this.pending.push(JSON.stringify(full) + '\n');
-    this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS);
+    this.lines.add(JSON.stringify(full) + '\n');
   }
 
   flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    const text = this.pending.join('');
-    this.pending = [];
-    if (!text) return this.chain;
-    this.chain = this.chain.then(() => appendLines(this.file, text, this.maxBytes)).catch(() => {});
-    return this.chain;
+    return this.lines.flush();
   }
 }
 
@@ -149,11 +140,6 @@ export async function followEvents(file: string, offset: number, onEvent: (event
       if (end > 0) continue;
     }
     options.onIdle?.();
-    await pause(options.pollMs ?? 100, signal);
+    await sleep(options.pollMs ?? 100, signal);
   }
-}
-
-/** Sleep until `ms` passed or `signal` aborted; its abort listener goes with it (a 100 ms poll must not add one each time). */
-export async function pause(ms: number, signal: AbortSignal): Promise<void> {
-  await sleep(ms, undefined, { signal }).catch(() => {});
 }

@@ -1,5 +1,6 @@
 import { type FSWatcher, watch as fsWatch } from 'node:fs';
 import { openUntrustedDir } from '../../util/untrusted-dir.js';
+import { sleep } from '../../util/sleep.js';
 
 /**
  * Call `onChange` when the folder `<root>/<rel>` may have changed: fs.watch for speed, plus a
@@ -76,7 +77,7 @@ export class Coalescer {
       while (this.dirty) {
         this.dirty = false;
         await this.work().catch(() => {});
-        if (this.dirty && this.gapMs > 0) await new Promise((resolve) => setTimeout(resolve, this.gapMs));
+        if (this.dirty && this.gapMs > 0) await sleep(this.gapMs);
       }
     } finally {
       this.running = undefined;

@@ -10,6 +10,7 @@ import { type MailRecord, senderName } from './mail-record.js';
 import { markDelivered as markMailDelivered, noteHanded, readRecords } from './mail-store.js';
 import { showReceived, showSent } from './mail-view.js';
 import { type InboxNote, countPending, markDelivered as markNoteDelivered, readPending } from './inbox.js';
+import { SerialQueue } from '../../util/serial-queue.js';
 
 /**
  * What waits for an instance's model, and what it has had: its post-office queue (the
@@ -29,7 +30,8 @@ export class MailQueue {
   private confirmed = new Set<string>();
   /** Ticks that had a note and ended before their model did (notes live in the agent's folder: remembered here). */
   private readonly noteTicks = new Map<string, number[]>();
-  private confirming: Promise<void> = Promise.resolve();
+  /** Deliveries recorded one at a time, in the order the tick reported them. */
+  private readonly confirming = new SerialQueue();
   private waitingCount = 0;
   private readonly counter = new Coalescer(() => this.recount(), 250);
 
@@ -96,15 +98,15 @@ export class MailQueue {
       if (!item || this.confirmed.has(text)) continue;
       this.handed.set(text, item);
       this.confirmed.add(text);
-      this.confirming = this.confirming
-        .then(() => this.delivered(item, tick))
+      void this.confirming
+        .run(() => this.delivered(item, tick))
         .catch((error: unknown) => this.logger.error({ err: error }, `a delivered message could not be recorded as such: ${describeError(error)}`));
     }
   }
 
   /** The tick ended: what its model never had waits for the next tick, marked redelivered. */
   async endTick(tick: number | undefined): Promise<void> {
-    await this.confirming;
+    await this.confirming.idle();
     const { paths } = this.instance();
     for (const [text, item] of this.handed) {
       if (this.confirmed.has(text) || tick === undefined) continue;

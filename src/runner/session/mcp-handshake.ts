@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Instance } from '../../config/instance.js';
 import type { Logger } from '../../log/logger.js';
-import { sleep } from '../backoff.js';
+import { sleep } from '../../util/sleep.js';
 import { type Harness, MCP_SERVER_NAME, type McpServerStatus } from '../harnesses/harness.js';
 import { kernelFiles } from '../kernel-files.js';
 

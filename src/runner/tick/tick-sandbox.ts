@@ -8,6 +8,7 @@ import type { ProgressCallback } from '../../sandbox/engine/image.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import { isProcessAlive } from '../../util/pid-lock.js';
 import { tryServerLock } from '../../tty/server-lock.js';
+import { sleep } from '../../util/sleep.js';
 
 /** How long a tick waits for a kernel that holds the instance but does not answer yet (it is starting). */
 const KERNEL_STARTING_MS = 60_000;
@@ -36,7 +37,7 @@ export async function openTickSandbox(instance: Instance, options: { logger: Log
     const deadline = Date.now() + KERNEL_STARTING_MS;
     while (Date.now() < deadline && isProcessAlive(holder.pid)) {
       if (await prepareThroughKernel(socketPath)) return attachSandbox(instance);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sleep(200);
     }
   }
   logger.info({ pid: holder.pid, role: holder.role }, `a server (PID ${holder.pid}) owns the instance; the tick runs its hooks in the container as that server keeps it`);

@@ -8,7 +8,7 @@ import { describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { appendEvent } from '../../observe/events/event-log.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
-import { sleep } from '../backoff.js';
+import { sleep } from '../../util/sleep.js';
 import type { ErrorClass } from '../harnesses/classify.js';
 import { HarnessSession, type SessionResult } from '../session/harness-session.js';
 import type { Harness } from '../harnesses/harness.js';

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Instance } from '../../config/instance.js';
 import { describeError, isKernelError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
-import { sleep } from '../backoff.js';
+import { sleep } from '../../util/sleep.js';
 import { readPausedReason } from '../tick/paused.js';
 import { Coalescer, watchFolder } from '../mail/folder-watch.js';
 import { PostOffice } from '../mail/post-office.js';

@@ -13,6 +13,7 @@ import { PROXY_URL, proxyEnv, squidConfig } from './squid.js';
 import { packageRoot } from '../../util/package-root.js';
 import { localDestinations } from './ranges.js';
 import { readdir } from 'node:fs/promises';
+import { sleep } from '../../util/sleep.js';
 
 /**
  * The `allowlist` policy's topology. The instance's container has no network but loopback
@@ -290,7 +291,7 @@ async function untilListening(engine: Engine, container: string): Promise<void> 
   for (let i = 0; i < 100; i++) {
     const tcp = await execIn(engine, container).run(['cat', '/proc/net/tcp'], { timeoutMs: 5_000 });
     if (listening.test(tcp.stdout)) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
   throw new KernelError('CONTAINER_FAILED', `The egress link ${container} for the image build does not listen on 127.0.0.1:3128. Its log: docker logs ${container}`);
 }

@@ -1,5 +1,7 @@
 import { describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
+import { terminalsShuttingDown } from '../../tty/api/tty-errors.js';
+import { SerialQueue } from '../../util/serial-queue.js';
 import { AgentRole } from './agent-role.js';
 import type { Terminals } from './terminals.js';
 
@@ -13,7 +15,7 @@ export class KernelRuntime {
   private starting: Promise<Terminals> | undefined;
   private ready: Terminals | undefined;
   private disposed = false;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly queue = new SerialQueue();
   /** Why the last start-up failed, until one succeeds. */
   private failure: string | undefined;
   constructor(
@@ -43,7 +45,7 @@ export class KernelRuntime {
   }
 
   terminals(): Promise<Terminals> {
-    if (this.disposed) return Promise.reject(new Error('the server is shutting down'));
+    if (this.disposed) return Promise.reject(terminalsShuttingDown());
     if (this.ready) return Promise.resolve(this.ready);
     if (!this.starting) {
       const began = Date.now();
@@ -83,9 +85,7 @@ export class KernelRuntime {
 
   /** Run `task` after every task queued before it (logins of several sessions must not open the same TTY twice). */
   exclusive<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task, task);
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.queue.run(task);
   }
 
   /** Detach from the terminals (they go on in tmux) and release the lock. Idempotent. */

@@ -34,7 +34,7 @@ export function terminalsOf(
     },
     open: (options = {}) => manager.open(options),
     type: (input) => manager.type(input),
-    wait: ({ timeoutMs, signal, deliveryId, until, observe }) => manager.wait(timeoutMs / 1000, signal, deliveryId, until, observe ? 'observer' : 'agent'),
+    wait: (options) => manager.wait(options),
     delivered: (deliveryId) => manager.delivered(deliveryId),
     close: (tty) => manager.close(tty),
     list: () => Promise.resolve(manager.list()),

@@ -1,5 +1,4 @@
-import type { UntilSpec } from '../../tty/terminal/until.js';
-import type { AdoptReport, CloseResult, OpenResult, TtyInfo, TypeInput, TypeResult, WaitResult } from '../../tty/api/types.js';
+import type { AdoptReport, CloseResult, OpenResult, TtyInfo, TypeInput, TypeResult, UntilSpec, WaitOptions, WaitResult } from '../../tty/api/types.js';
 
 /** The instance's network policy, as login reports it. */
 export interface NetworkSummary {
@@ -33,7 +32,7 @@ export interface Terminals {
    * what it shows counts as seen for good once delivered(deliveryId) says the reply went out.
    * With `observe`, it reports what the agent has not seen and changes nothing (an observing session).
    */
-  wait(options: { timeoutMs: number; signal?: AbortSignal; deliveryId?: string; until?: UntilSpec & { tty: number }; observe?: boolean }): Promise<WaitResult>;
+  wait(options: WaitOptions): Promise<WaitResult>;
   /** The reply of the wait with this deliveryId was handed to the client. */
   delivered?(deliveryId: string): void;
   close(tty: number): Promise<CloseResult>;

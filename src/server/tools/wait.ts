@@ -82,14 +82,14 @@ export function registerWaitTool(server: McpServer, deps: ToolDeps): void {
         const terminals = await loggedInTerminals(deps);
         const asked = timeout ?? DEFAULT_WAIT_SECONDS;
         // Capped, not refused: an error would cost the agent a turn for the same wait.
-        const timeoutMs = Math.round(Math.min(asked, MAX_WAIT_SECONDS) * 1000);
+        const seconds = Math.min(asked, MAX_WAIT_SECONDS);
         const progressToken = extra._meta?.progressToken;
-        const stopProgress = progressToken === undefined ? () => {} : reportProgress(timeoutMs, (progress, message) =>
-          extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total: timeoutMs / 1000, message } }));
+        const stopProgress = progressToken === undefined ? () => {} : reportProgress(seconds, (progress, message) =>
+          extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total: seconds, message } }));
         // An observing session sees the same news and takes nothing: no mark, no notice, no person-input line.
         const observing = !deps.runtime.agentRole.holds(deps.session);
         const result = await terminals
-          .wait({ timeoutMs, signal: extra.signal, ...(observing ? { observe: true } : { deliveryId: deliveryId(extra.sessionId, extra.requestId) }), ...(until ? { until } : {}) })
+          .wait({ timeoutMs: Math.round(seconds * 1000), signal: extra.signal, ...(observing ? { observe: true } : { deliveryId: deliveryId(extra.sessionId, extra.requestId) }), ...(until ? { until } : {}) })
           .finally(stopProgress);
         const rendered = withNotices(renderWait(result), observing ? [] : (terminals.takeNotices?.() ?? []));
         if (asked > MAX_WAIT_SECONDS) {
@@ -115,11 +115,11 @@ export function cappedNote(asked: number): string {
  * their request timeout on progress (the TypeScript SDK's resetTimeoutOnProgress) then never
  * time out a long wait. Returns the function that stops it.
  */
-function reportProgress(timeoutMs: number, send: (progress: number, message: string) => Promise<void>): () => void {
+function reportProgress(totalSeconds: number, send: (progress: number, message: string) => Promise<void>): () => void {
   const began = Date.now();
   const timer = setInterval(() => {
     const seconds = Math.round((Date.now() - began) / 1000);
-    send(Math.min(seconds, timeoutMs / 1000), `waiting: ${seconds} s of at most ${timeoutMs / 1000} s`).catch(() => {});
+    send(Math.min(seconds, totalSeconds), `waiting: ${seconds} s of at most ${totalSeconds} s`).catch(() => {});
   }, PROGRESS_INTERVAL_MS);
   return () => clearInterval(timer);
 }

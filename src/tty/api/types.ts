@@ -41,6 +41,28 @@ export interface TypeResult {
 }
 
 /** Why a `wait` returned. */
+/** What ends a wait on a program the kernel cannot judge (gdb, a custom REPL): exactly one of the two. */
+export interface UntilSpec {
+  /** The program's prompt, exactly (`(gdb)`): matched at the cursor, at the end of what it printed. */
+  prompt?: string;
+  /** A JavaScript regular expression, matched against the new output (or a full-screen program's screen). */
+  regex?: string;
+}
+
+/** A wait, as the server asks for it (the tool's seconds become milliseconds once, where the call comes in). */
+export interface WaitOptions {
+  /** The most it waits; capped at MAX_WAIT_SECONDS. */
+  timeoutMs: number;
+  /** Ends the wait early, marking nothing seen (the client cancelled or went away). */
+  signal?: AbortSignal;
+  /** What it shows counts as seen for good once the reply with this id went out (see TtyManager.delivered). */
+  deliveryId?: string;
+  /** End the wait when this terminal shows the prompt or matches the regex. */
+  until?: UntilSpec & { tty: number };
+  /** Report what the agent has not seen and change nothing (an observing session). */
+  observe?: boolean;
+}
+
 export type WaitReason =
   | 'command-finished' // a shell-integration mark (OSC 133 D) came
   | 'exited' // the terminal's process ended

@@ -8,7 +8,8 @@ import type { TerminalSnapshot, TerminalState } from '../host/terminal-host.js';
 import { type Tty, normalCursor } from '../terminal/tty.js';
 import { type TtyContext, agentPath } from '../terminal/tty-context.js';
 import { type AdoptReport, type LostTty, MAX_TTYS } from '../api/types.js';
-import { type UntilPattern, type UntilSpec, compileUntil } from '../terminal/until.js';
+import { type UntilPattern, compileUntil } from '../terminal/until.js';
+import type { UntilSpec } from '../api/types.js';
 
 /** Rows captured above the first one needed at re-adoption: what a terminal may print between being listed and captured. */
 const ADOPT_SLACK_ROWS = 200;

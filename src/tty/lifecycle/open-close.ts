@@ -11,8 +11,9 @@ import { normalizeProgram } from '../probe/program-name.js';
 import { STATUS_KEY_VARIABLE, commandLine, integratedShellCommand } from '../screen/shell-integration.js';
 import type { Tty } from '../terminal/tty.js';
 import { type TtyContext, agentPath } from '../terminal/tty-context.js';
-import type { OpenResult } from '../api/types.js';
-import { type UntilSpec, compileUntil } from '../terminal/until.js';
+import type { OpenResult, UntilSpec } from '../api/types.js';
+import { compileUntil } from '../terminal/until.js';
+import { ttyCapacity, ttyOutOfRange } from '../api/tty-errors.js';
 
 /** Cap of all archived terminals of an instance (`<logs>/sessions`): the oldest ticks' go first. */
 const ARCHIVES_TOTAL_BYTES = 1024 ** 3;
@@ -97,15 +98,13 @@ export async function closeTty(ctx: TtyContext, persistence: Persistence, tty: T
 function lowestFree(ctx: TtyContext): number {
   const max = ctx.config.max_ttys;
   for (let n = 0; n < max; n++) if (!ctx.ttys.has(n)) return n;
-  throw new KernelError('TTY_CAPACITY', `All ${max} terminals are in use. Close one you no longer need with close(tty), then open again.`, {
-    details: { max },
-  });
+  throw ttyCapacity(max);
 }
 
 function freeNumber(ctx: TtyContext, number: number): number {
   const max = ctx.config.max_ttys;
   if (!Number.isInteger(number) || number < 0 || number >= max) {
-    throw new KernelError('TTY_OUT_OF_RANGE', `There is no TTY ${number}: terminals are numbered 0 to ${max - 1}.`, { details: { tty: number, max } });
+    throw ttyOutOfRange(number, max);
   }
   if (ctx.ttys.has(number)) {
     throw new KernelError('TTY_IN_USE', `TTY ${number} is already open. Use it, close it with close(${number}) first, or open another number.`, {

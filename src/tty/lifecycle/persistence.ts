@@ -3,6 +3,7 @@ import { describeError } from '../../errors.js';
 import { type TtyState, saveSeenState } from '../seen/seen-store.js';
 import type { Anchor } from '../seen/seen-marks.js';
 import type { TtyContext } from '../terminal/tty-context.js';
+import { SerialQueue } from '../../util/serial-queue.js';
 
 /** How long output may flow before the seen state is saved again. */
 const SAVE_DELAY_MS = 1000;
@@ -14,7 +15,7 @@ const SAVE_DELAY_MS = 1000;
 export class Persistence {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  private saving: Promise<unknown> = Promise.resolve();
+  private readonly saving = new SerialQueue();
 
   constructor(private readonly ctx: TtyContext) {}
 
@@ -51,9 +52,7 @@ export class Persistence {
       ...(t.marks.untold ? { gone: t.marks.untold } : {}),
       ...(t.until ? { until: t.until.kind === 'prompt' ? { prompt: t.until.prompt } : { regex: t.until.source } } : {}),
     }));
-    const write = this.saving.then(() => saveSeenState(this.ctx.paths.kernelState, ttys));
-    this.saving = write.catch(() => undefined);
-    return write;
+    return this.saving.run(() => saveSeenState(this.ctx.paths.kernelState, ttys));
   }
 
   async writeRegistry(): Promise<void> {

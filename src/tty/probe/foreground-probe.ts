@@ -1,6 +1,7 @@
 import type { Logger } from '../../log/logger.js';
 import type { Sandbox, SandboxProcess } from '../../sandbox/sandbox.js';
 import { type ForegroundProcess, type ForegroundSample, timedWaitSyscalls } from './input-wait.js';
+import { SerialQueue } from '../../util/serial-queue.js';
 
 /**
  * One long-lived bash in the sandbox that answers "what is the foreground of these panes
@@ -165,7 +166,7 @@ export class ForegroundProbe {
   private process: SandboxProcess | undefined;
   private starting: Promise<SandboxProcess | undefined> | undefined;
   private pending: Pending | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly queue = new SerialQueue();
   private partial = '';
   private failures = 0;
   private closed = false;
@@ -177,9 +178,7 @@ export class ForegroundProbe {
 
   /** The foreground of each pane (by its process ID); undefined when the probe cannot answer. */
   sample(panePids: readonly number[]): Promise<Map<number, ForegroundSample> | undefined> {
-    const run = this.queue.then(() => this.ask(panePids));
-    this.queue = run.catch(() => {});
-    return run;
+    return this.queue.run(() => this.ask(panePids));
   }
 
   get usable(): boolean {

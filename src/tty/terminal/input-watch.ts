@@ -1,6 +1,7 @@
 import type { ForegroundProbe } from '../probe/foreground-probe.js';
 import { type ForegroundSample, actedSince, classifyForeground, sampleSignature, shellAtPrompt, waitTimerMs } from '../probe/input-wait.js';
 import type { Tty } from './tty.js';
+import { settlesWithin } from '../../util/race-timeout.js';
 
 /** Output must have stopped this long before the foreground is asked (not while it streams). */
 const QUIET_MS = 4;
@@ -66,7 +67,11 @@ export class InputWatch {
   /** A fence failed (tmux gone, or it does not know the command): time confirms from then on. */
   private fenceFailed = false;
 
-  constructor(private readonly probe: ForegroundProbe) {}
+  constructor(
+    private readonly probe: ForegroundProbe,
+    /** When an answer came (tests pass their own clock). */
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   get usable(): boolean {
     return this.probe.usable;
@@ -123,7 +128,7 @@ export class InputWatch {
             this.fenceInFlight = undefined;
           });
       }
-      if (!(await withinMs(this.fenceInFlight, deadline - Date.now()))) break;
+      if (!(await settlesWithin(this.fenceInFlight, deadline - Date.now()))) break;
     }
     return this.fencedUpTo >= answer;
   }
@@ -131,7 +136,7 @@ export class InputWatch {
   /** Ask the probe about `ttys` (or take its `answer` to that), and add those it confirms to `ready`. */
   private async ask(ttys: readonly Tty[], ready: Map<Tty, ForegroundSample>, answer?: Promise<Map<number, ForegroundSample> | undefined>): Promise<void> {
     const samples = await (answer ?? this.probe.sample(ttys.map((t) => t.state?.pid ?? 0)));
-    const at = Date.now();
+    const at = this.clock();
     const number = ++this.answers;
     for (const tty of ttys) {
       const sample = samples?.get(tty.state?.pid ?? 0);
@@ -231,22 +236,5 @@ export class InputWatch {
   private soon(ms: number): void {
     const wait = Math.max(1, Math.ceil(ms));
     this.recheckInMs = this.recheckInMs === undefined ? wait : Math.min(this.recheckInMs, wait);
-  }
-}
-
-/** Did `promise` settle well within `ms`? (A paused or busy host must not hold the wait.) */
-async function withinMs(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  const done = promise.then(
-    () => true,
-    () => false,
-  );
-  try {
-    return await Promise.race([done, late]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -1,5 +1,5 @@
-import { KernelError } from '../../errors.js';
 import type { Tty } from './tty.js';
+import { ttyNotOpen, ttyOutOfRange } from '../api/tty-errors.js';
 
 /** Chunks kept for a terminal that is being opened or adopted, before it is registered. */
 const EARLY_CHUNKS = 1000;
@@ -69,16 +69,7 @@ export class LiveTtys {
   get(number: number, max: number): Tty {
     const tty = Number.isInteger(number) ? this.byNumber.get(number) : undefined;
     if (tty) return tty;
-    if (!Number.isInteger(number) || number < 0 || number >= max) {
-      throw new KernelError('TTY_OUT_OF_RANGE', `There is no TTY ${number}: terminals are numbered 0 to ${max - 1}.`, {
-        details: { tty: number, max },
-      });
-    }
-    const open = this.numbers();
-    throw new KernelError(
-      'TTY_NOT_FOUND',
-      `TTY ${number} is not open (${open.length > 0 ? `open: ${open.join(', ')}` : 'none is open'}). Open one with open().`,
-      { details: { tty: number, open } },
-    );
+    if (!Number.isInteger(number) || number < 0 || number >= max) throw ttyOutOfRange(number, max);
+    throw ttyNotOpen(number, this.numbers());
   }
 }

@@ -1,15 +1,9 @@
 import vm from 'node:vm';
 import { KernelError } from '../../errors.js';
 import { echoedLines } from '../../observe/render-new-output.js';
+import type { UntilSpec } from '../api/types.js';
 import type { Tty } from './tty.js';
 
-/** What ends a wait on a program the kernel cannot judge (gdb, a custom REPL): exactly one of the two. */
-export interface UntilSpec {
-  /** The program's prompt, exactly (`(gdb)`): matched at the cursor, at the end of what it printed. */
-  prompt?: string;
-  /** A JavaScript regular expression, matched against the new output (or a full-screen program's screen). */
-  regex?: string;
-}
 
 export const MAX_PROMPT_CHARS = 200;
 export const MAX_REGEX_CHARS = 1000;

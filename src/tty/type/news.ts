@@ -49,12 +49,6 @@ export function askingNews(tty: Tty): string {
   return `${tty.program || 'its program'} asks for input${prompt ? ` at ${quote(prompt)}` : ''}`;
 }
 
-/** "TTY 0 has news you have not seen: a command finished (exit 1)", for one or more terminals. */
-export function describeNews(news: ReadonlyArray<{ tty: number; what: string }>): string {
-  if (news.length === 1) return `TTY ${news[0]!.tty} has news you have not seen: ${news[0]!.what}`;
-  return `TTYs ${news.map((n) => n.tty).join(', ')} have news you have not seen: ${news.map((n) => `TTY ${n.tty}, ${n.what}`).join('; ')}`;
-}
-
 function endNews(tty: Tty): News | undefined {
   if (!tty.hasUnseen() && tty.commands.ends <= tty.commands.reportedEnds) return undefined;
   if (!tty.alive) return { what: `its program ended${tty.exitCode === undefined ? '' : ` with exit code ${tty.exitCode}`}` };
@@ -72,9 +66,14 @@ function screenNews(tty: Tty): string {
 function linesNews(tty: Tty, collected: ReturnType<Tty['tracker']['collect']>): string {
   const output = withoutEcho(collected, tty.actions.typedSinceLook);
   const last = [...output.tail].reverse().find((line) => line.trim() !== '');
-  const opened = tty.actions.sent.length === 0 && tty.actions.actedSinceLook ? ' since you opened it' : '';
-  if (output.total === 1) return `a new line${opened}${last ? `: ${quote(last.trim())}` : ''}`;
-  return `${output.total} new lines${opened}${last ? `, the last ${quote(last.trim())}` : ''}`;
+  return newLinesNews(output.total, last, tty.actions.sent.length === 0 && tty.actions.actedSinceLook);
+}
+
+/** Pure: "a new line: `x`", "12 new lines since you opened it, the last `x`" (`last`: the last line that is not blank). */
+export function newLinesNews(total: number, last: string | undefined, sinceOpened = false): string {
+  const opened = sinceOpened ? ' since you opened it' : '';
+  if (total === 1) return `a new line${opened}${last ? `: ${quote(last.trim())}` : ''}`;
+  return `${total} new lines${opened}${last ? `, the last ${quote(last.trim())}` : ''}`;
 }
 
 function quote(text: string): string {

@@ -1,33 +1,24 @@
 import { KernelError } from '../../errors.js';
 import { groupNames } from '../probe/input-wait.js';
-import { type News, askingNews, describeNews, otherNews, ownNews } from './news.js';
+import { type News, askingNews, otherNews, ownNews } from './news.js';
 import { INTERRUPT_KEYS, parseTypedText } from '../host/keys.js';
 import { isShell, programMatches } from '../probe/program-name.js';
 import { syncAll } from '../terminal/terminal-sync.js';
 import type { Tty } from '../terminal/tty.js';
 import type { TtyContext } from '../terminal/tty-context.js';
 import type { TypeInput, TypeResult } from '../api/types.js';
+import { expectMismatch, textTooLong, unseenOutput } from '../api/tty-errors.js';
 
 /** Send text or a key to a terminal, after checking that the agent has seen everything and knows what runs there. */
 export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeResult> {
   const tty = ctx.ttys.get(input.tty, ctx.config.max_ttys);
   const typed = parseTypedText(input.text);
   const bytes = Buffer.byteLength(input.text);
-  if (bytes > ctx.config.max_text_bytes) {
-    throw new KernelError(
-      'TEXT_TOO_LONG',
-      `The text is ${bytes} bytes; type() sends at most ${ctx.config.max_text_bytes} (tty.max_text_bytes). Send it in smaller parts (to write a file: type "cat > file", then each part, then C-d).`,
-      { details: { bytes, max: ctx.config.max_text_bytes } },
-    );
-  }
+  if (bytes > ctx.config.max_text_bytes) throw textTooLong(bytes, ctx.config.max_text_bytes);
   const states = await syncAll(ctx);
   const interrupting = typed.kind === 'key' && INTERRUPT_KEYS.has(typed.key);
   const news = await unseenNews(ctx, tty, interrupting);
-  if (news.length > 0) {
-    throw new KernelError('UNSEEN_OUTPUT', `${describeNews(news)}. Nothing was sent. Call wait() to see it, then type again.`, {
-      details: { ttys: news.map((n) => n.tty), news },
-    });
-  }
+  if (news.length > 0) throw unseenOutput(news);
   const state = states.find((s) => s.id === tty.id);
   if (!state || state.dead) {
     throw new KernelError(
@@ -42,13 +33,7 @@ export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeR
   const before = await ctx.inputWatch.foreground(tty.state?.pid);
   const named = programMatches(input.expect, actual) || groupNames(before).some((name) => programMatches(input.expect, name));
   // C-c and C-z stop whatever runs under the shell the agent knows: naming the shell is enough.
-  if (!named && !(interrupting && isShell(input.expect))) {
-    throw new KernelError(
-      'EXPECT_MISMATCH',
-      `TTY ${tty.number} is running ${actual || 'an unknown program'}, not ${input.expect}. Nothing was sent. Check its screen with wait(), then type again with expect: "${actual}".`,
-      { details: { tty: tty.number, expected: input.expect, actual } },
-    );
-  }
+  if (!named && !(interrupting && isShell(input.expect))) throw expectMismatch(tty.number, input.expect, actual);
   const enter = typed.kind !== 'key' && (input.enter ?? true);
   tty.acted('type', false, typed.kind === 'key' ? { key: typed.key } : { text: typed.text, enter });
   ctx.inputWatch.keysSent(tty, before);

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { KernelError } from '../../errors.js';
 import { lastSyncAt, syncAll } from '../terminal/terminal-sync.js';
 import type { TtyContext } from '../terminal/tty-context.js';
 import { MAX_WAIT_SECONDS } from '../api/types.js';
@@ -6,7 +7,6 @@ import { type Judgement, type WaitUntil, judgeWait } from './wait-judge.js';
 
 /** How often the wait asks the host about the terminals (foreground program, exit). */
 const POLL_MS = 100;
-export const DEFAULT_WAIT_SECONDS = 30;
 
 /** Wakes a waiting wait() when anything happens on any terminal. */
 export class Activity {
@@ -43,14 +43,12 @@ export class Activity {
 export async function waitUntilDone(
   ctx: TtyContext,
   activity: Activity,
-  timeoutSeconds: number,
-  hostGone: () => boolean,
-  signal?: AbortSignal,
-  until?: WaitUntil,
+  { timeoutMs, hostGone, signal, until }: { timeoutMs: number; hostGone: () => boolean; signal?: AbortSignal; until?: WaitUntil },
 ): Promise<Judgement & { started: number }> {
+  // A caller that passed no number (seconds as before, from JavaScript) must not wait without end.
+  if (!Number.isFinite(timeoutMs)) throw new KernelError('USAGE', `A wait needs its timeout in milliseconds; got ${String(timeoutMs)}.`);
   const started = Date.now();
-  const seconds = Number.isFinite(timeoutSeconds) ? timeoutSeconds : DEFAULT_WAIT_SECONDS;
-  const deadline = started + Math.max(0, Math.min(MAX_WAIT_SECONDS, seconds)) * 1000;
+  const deadline = started + Math.max(0, Math.min(MAX_WAIT_SECONDS * 1000, timeoutMs));
   // type() has just asked the host (before sending its keys): the first poll may wait its turn.
   let lastPoll = lastSyncAt(ctx);
   for (;;) {

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { Instance } from '../../config/instance.js';
-import { pause, readEvents } from '../../observe/events/event-log.js';
+import { readEvents } from '../../observe/events/event-log.js';
 import { type KernelEvent, parseEventLine } from '../../observe/events/event-schema.js';
+import { sleep } from '../../util/sleep.js';
 import { LineFollower } from './line-follower.js';
 import { type TerminalSummary, type TtyActivity, applyEvent, readTerminals } from './terminal-list.js';
 import { TerminalMirror } from './terminal-mirror.js';
@@ -76,7 +77,7 @@ export class InstanceFeed {
       } catch {
         // A file read failed (a folder removed with its instance): try again at the next turn.
       }
-      await pause(MIRROR_POLL_MS, this.stop.signal);
+      await sleep(MIRROR_POLL_MS, this.stop.signal);
     }
   }
 

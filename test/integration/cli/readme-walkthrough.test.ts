@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { removeEngineResources } from '../../helpers/test-instance.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 /**
  * The person who runs it, on a fresh account: a copy of this checkout (its tracked files and
@@ -68,14 +69,6 @@ function login(command: string, options: { input?: string; timeoutMs?: number } 
   });
 }
 
-async function until(check: () => boolean, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 /** Run `command` at a real terminal (tmux) in a login shell until the screen matches, then end it. */
 async function atTerminal(command: string, shows: RegExp): Promise<string> {
   const socket = `ak-readme-${SUFFIX}`;
@@ -84,7 +77,7 @@ async function atTerminal(command: string, shows: RegExp): Promise<string> {
   try {
     tmux('send-keys', '-t', '0', command, 'Enter');
     let screen = '';
-    await until(() => shows.test((screen = tmux('capture-pane', '-p', '-t', '0').stdout)), `${command} to show ${shows}`, 60_000).catch((error: unknown) => {
+    await pollUntil(() => shows.test((screen = tmux('capture-pane', '-p', '-t', '0').stdout)), `${command} to show ${shows}`, { timeoutMs: 60_000, intervalMs: 200 }).catch((error: unknown) => {
       throw new Error(`${(error as Error).message}; the screen:\n${screen}`);
     });
     return screen;
@@ -101,7 +94,7 @@ async function runWatch(command: string): Promise<Ran> {
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-  await until(() => stderr.includes(`paused: no tick until kernel-runner resume ${NAMES.scout}`), 'watch to report the paused instance', 120_000).catch((error: unknown) => {
+  await pollUntil(() => stderr.includes(`paused: no tick until kernel-runner resume ${NAMES.scout}`), 'watch to report the paused instance', { timeoutMs: 120_000, intervalMs: 200 }).catch((error: unknown) => {
     throw new Error(`${(error as Error).message}; it printed:\n${stderr}`);
   });
   process.kill(-child.pid!, 'SIGINT');

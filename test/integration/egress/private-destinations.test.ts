@@ -15,15 +15,6 @@ import { BIN, ensureBuilt } from '../server/helpers.js';
 
 const execFileAsync = promisify(execFile);
 
-/** Poll `check` until it holds (expect.poll is for tests, not hooks). */
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /**
  * Allowed names that lead somewhere other than the public internet. Every address is made local:
  * the IPv4 and IPv6 representatives of each range are put on the loopback of the proxy's own network
@@ -76,6 +67,7 @@ for url in json.loads(sys.argv[1]):
     except Exception as e: out.append("403" if "403" in str(e) else "error " + str(e)[:80])
 print(json.dumps(out))
 `;
+import { pollUntil } from '../../helpers/poll.js';
 
 describeWithEngine('the proxy reaches only the public internet (allowed names mapped onto local canaries)', () => {
   let engine: Engine;
@@ -115,7 +107,7 @@ describeWithEngine('the proxy reaches only the public internet (allowed names ma
     for (const address of ON_LOOPBACK6) await inNetns('ip', '-6', 'addr', 'add', `${address}/128`, 'dev', 'lo');
     canary = spawn('nsenter', ['-t', String(proxyPid), '-n', process.execPath, '-e', CANARY, String(PORT), '80', '443'], { stdio: ['ignore', 'pipe', 'inherit'] });
     canary.stdout!.on('data', (chunk: Buffer) => canaryLines.push(...chunk.toString().split('\n').filter(Boolean)));
-    await until('the canary listens', () => canaryLines.includes('ready'), 10_000);
+    await pollUntil(() => canaryLines.includes('ready'), 'the canary listens', { timeoutMs: 10_000 });
     expect(canaryLines.filter((l) => l.startsWith('listen-error'))).toEqual([]);
 
     // The names, in the proxy's hosts file; then squid reads it again.
@@ -131,12 +123,12 @@ describeWithEngine('the proxy reaches only the public internet (allowed names ma
     const started = async () => (await proxy.run(['grep', '-c', 'Accepting HTTP Socket connections', '/var/log/squid/cache.log'])).stdout.trim();
     const before = await started();
     await proxy.run(['squid', '-k', 'reconfigure', '-f', '/etc/squid/agent-kernel.conf']);
-    await until('squid reads its hosts file again', async () => (await started()) !== before, 15_000);
+    await pollUntil(async () => (await started()) !== before, 'squid reads its hosts file again', { timeoutMs: 15_000 });
 
     // The control: the canaries do answer at those addresses, from where squid connects.
     const reached = await proxy.run(['sh', '-c', `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | socat -t2 - TCP:${IN_PROXY.private10}:${PORT}`]);
     expect(reached.stdout).toContain('canary');
-    await until('the canary saw the control', () => canaryLines.some((l) => l.startsWith(`connection ${IN_PROXY.private10} `)), 5000);
+    await pollUntil(() => canaryLines.some((l) => l.startsWith(`connection ${IN_PROXY.private10} `)), 'the canary saw the control', { timeoutMs: 5000 });
     canaryLines.length = 0;
   });
 

@@ -8,7 +8,8 @@ import { loadState } from '../../../src/state/runner-state.js';
 import { type RunningWatch, runWatch } from '../../../src/runner/watch/run-watch.js';
 import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import { describeWithEngine } from '../../helpers/engine.js';
-import { type TickTestInstance, pollUntil, tickTestInstance } from '../runner/tick-helpers.js';
+import { type TickTestInstance, tickTestInstance } from '../runner/tick-helpers.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 const LONG = 240_000;
 
@@ -61,7 +62,7 @@ describeWithEngine('escape: messages forged from inside the container', () => {
     expect((await sandbox.run(['sh', '-c', `echo x > '${view}/mail/inbox/evil.txt'`])).exitCode).not.toBe(0);
     expect((await sandbox.run(['sh', '-c', `echo x > '${view}/bin/ak-mail'`])).exitCode).not.toBe(0);
 
-    await pollUntil(async () => (await loadState(t!.instance.paths.state)).last?.tick === 1, 'the tick', LONG);
+    await pollUntil(async () => (await loadState(t!.instance.paths.state)).last?.tick === 1, 'the tick', { timeoutMs: LONG });
     const session = await readFile(t.instance.paths.tickLog(1).replace(/\.jsonl$/, '.session.jsonl'), 'utf8');
     const prompt = session
       .split('\n')

@@ -17,7 +17,8 @@ import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { removeUntrustedTree } from '../../../src/util/untrusted-remove.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { TEST_IMAGE, type TestInstance, createTestInstance, removeEngineResources } from '../../helpers/test-instance.js';
-import { KERNEL_RUNNER_BIN, pollUntil } from '../runner/tick-helpers.js';
+import { KERNEL_RUNNER_BIN } from '../runner/tick-helpers.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 vi.setConfig({ testTimeout: 240_000 });
 

@@ -16,6 +16,7 @@ import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { parseAgentConfig } from '../../../src/config/agent-config.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
+import { writeUntilWatched } from '../../helpers/watched-writes.js';
 
 const SECRET = 'CANARY-host-secret-7f3a';
 
@@ -118,11 +119,7 @@ describeWithEngine('escape: files the agent plants in the data directory', () =>
       // A poll far beyond the test: only a watch could wake it.
       const watcher = watchInbox(test.instance.paths, () => (wakes += 1), 600_000);
       try {
-        for (let i = 0; i < 20; i++) {
-          await writeFile(path.join(busy, `host-${i}`), 'x');
-          await new Promise((r) => setTimeout(r, 10));
-        }
-        await new Promise((r) => setTimeout(r, 300));
+        await writeUntilWatched(busy);
         expect(wakes).toBe(0);
       } finally {
         watcher.close();

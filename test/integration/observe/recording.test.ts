@@ -8,17 +8,7 @@ import type { KernelEvent } from '../../../src/observe/events/event-schema.js';
 import type { TerminalObserver } from '../../../src/observe/terminal-observer.js';
 import { recordTerminals } from '../../../src/server/terminals/record-terminals.js';
 import { type Terminals, startTerminals, waitFor } from '../tty/helpers/terminals.js';
-
-/** Poll until `check` returns something (files are written a few tens of ms after the bytes arrive). */
-async function until<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { pollUntil } from '../../helpers/poll.js';
 
 /** `asciinema cat` wants a terminal: run it in a PTY. */
 function asciinemaCat(file: string): Promise<string> {
@@ -61,10 +51,10 @@ describe('recordings and events (host tmux)', () => {
 
     const paths = t.test.instance.paths;
     const file = path.join(paths.recordings, 'tty_0-tick-000.cast');
-    const lines = await until(async () => {
+    const lines = await pollUntil(async () => {
       const text = await readFile(file, 'utf8').catch(() => '');
       return text.includes('exit 0') && text.split('\n').length > 4 ? text.trim().split('\n') : undefined;
-    });
+    }, 'the recording with the second command', { timeoutMs: 10_000 });
     const header = JSON.parse(lines[0]!) as Record<string, unknown>;
     expect(header).toMatchObject({ version: 2, width: 120, height: 40 });
     const events = lines.slice(1).map((l) => JSON.parse(l) as [number, string, string]);
@@ -90,10 +80,10 @@ describe('recordings and events (host tmux)', () => {
     }
 
     await t.manager.close(tty);
-    const logged = await until(async () => {
+    const logged = await pollUntil(async () => {
       const { events: all } = await readEvents(paths.events);
       return all.some((e) => e.type === 'tty.closed') ? all : undefined;
-    });
+    }, 'tty.closed in the event log', { timeoutMs: 10_000 });
     const types = logged.map((e: KernelEvent) => e.type);
     expect(types[0]).toBe('tty.opened');
     const finished = logged.filter((e) => e.type === 'command.finished');

@@ -6,7 +6,8 @@ import { DEFAULT_BUILTIN_TOOLS } from '../../../src/runner/harnesses/claude-code
 import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import { startTick } from '../../../src/runner/tick/tick.js';
 import { describeWithEngine } from '../../helpers/engine.js';
-import { REAL_CLAUDE, type TickTestInstance, pollUntil, readJsonLines, tickTestInstance } from './tick-helpers.js';
+import { REAL_CLAUDE, type TickTestInstance, readJsonLines, tickTestInstance } from './tick-helpers.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 // Each test starts a container and a harness; on a loaded 2-core machine that can take a while.
 vi.setConfig({ testTimeout: 240_000 });
@@ -77,7 +78,7 @@ describeWithEngine('kernel-runner tick with the real Claude Code CLI (logged out
     await expect(startTick(await t.reloaded(), { logger: t.logger, env: t.env })).rejects.toThrow(/is paused: Not logged in/);
 
     // No claude, no agent-kernel serve: every process we started mentions the data dir.
-    await pollUntil(async () => (await processesMentioning(t!.dataDir)).length === 0, 'no process left', 10_000).catch(async (error: unknown) => {
+    await pollUntil(async () => (await processesMentioning(t!.dataDir)).length === 0, 'no process left', { timeoutMs: 10_000 }).catch(async (error: unknown) => {
       throw new Error(`${(error as Error).message}: ${JSON.stringify(await processesMentioning(t!.dataDir))}`);
     });
   });

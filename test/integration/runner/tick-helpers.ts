@@ -7,6 +7,7 @@ import type { Instance } from '../../../src/config/instance.js';
 import { registerInstance } from '../../../src/config/registry.js';
 import { createLogger } from '../../../src/log/logger.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const FAKE_CLAUDE = path.join(ROOT, 'test', 'fixtures', 'fake-claude', 'bin', 'claude');
@@ -103,16 +104,6 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** Poll until `check` holds (no fixed sleeps); throws with `what` after `timeoutMs`. */
-export async function pollUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 /** The processes a session left: the fake's PID and its MCP servers' PIDs, that are still alive. */
 export async function survivors(pidFile: string): Promise<number[]> {
   const pids = JSON.parse(await readFile(pidFile, 'utf8')) as { claude: number; servers: number[] };
@@ -130,5 +121,5 @@ export async function stopKernel(lockFile: string): Promise<void> {
   const pid = holder.pid;
   if (holder.role !== 'kernel' || pid === undefined || !isAlive(pid)) return;
   process.kill(pid, 'SIGTERM');
-  await pollUntil(() => !isAlive(pid), `kernel ${pid} to stop`, 20_000).catch(() => process.kill(pid, 'SIGKILL'));
+  await pollUntil(() => !isAlive(pid), `kernel ${pid} to stop`, { timeoutMs: 20_000 }).catch(() => process.kill(pid, 'SIGKILL'));
 }

@@ -11,7 +11,8 @@ import { connectEngine } from '../../../src/sandbox/engine/engine.js';
 import { startTick } from '../../../src/runner/tick/tick.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { AGENT_GIT_SETUP, GIT_CONTAINERFILE } from '../../helpers/git-image.js';
-import { FAKE_CLAUDE, KERNEL_RUNNER_BIN, type TickTestInstance, isAlive, pollUntil, readJsonLines, survivors, tickTestInstance } from './tick-helpers.js';
+import { FAKE_CLAUDE, KERNEL_RUNNER_BIN, type TickTestInstance, isAlive, readJsonLines, survivors, tickTestInstance } from './tick-helpers.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 // Each test starts a container and a harness; on a loaded 2-core machine that can take a while.
 vi.setConfig({ testTimeout: 240_000 });
@@ -183,7 +184,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     await pollUntil(async () => {
       const text = await readFile(t!.instance.paths.tickLog(running.tick), 'utf8').catch(() => '');
       return text.includes('mcp__agent-kernel__wait');
-    }, 'the agent to start working', 60_000);
+    }, 'the agent to start working', { timeoutMs: 60_000 });
     expect(running.deliver('the build finished: 3 warnings')).toBe(true);
     const outcome = await running.done;
     expect(outcome.status).toBe('ok');
@@ -216,7 +217,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     await writeFile(t.instance.paths.operatorConfig, JSON.stringify({ ...operator, runner: { ...operator.runner, timeout: '5m' } }));
     const controller = new AbortController();
     const running = await startTick(await t.reloaded(), { logger: t.logger, env: t.env, signal: controller.signal });
-    await pollUntil(async () => (await readFile(t!.instance.paths.tickLog(running.tick), 'utf8').catch(() => '')).includes('mcp__agent-kernel__login'), 'login', 90_000);
+    await pollUntil(async () => (await readFile(t!.instance.paths.tickLog(running.tick), 'utf8').catch(() => '')).includes('mcp__agent-kernel__login'), 'login', { timeoutMs: 90_000 });
     controller.abort();
     const cancelled = await running.done;
     expect(cancelled).toMatchObject({ status: 'interrupted', errorClass: 'aborted' });
@@ -249,7 +250,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'hang' }, idle_timeout: '5m' });
     const runner = spawn(process.execPath, [KERNEL_RUNNER_BIN, 'tick', t.name], { env: t.env, stdio: 'ignore' });
     const logFile = t.instance.paths.tickLog(1);
-    await pollUntil(async () => (await readFile(logFile, 'utf8').catch(() => '')).includes('mcp__agent-kernel__login'), 'the first tick to be at work', 120_000);
+    await pollUntil(async () => (await readFile(logFile, 'utf8').catch(() => '')).includes('mcp__agent-kernel__login'), 'the first tick to be at work', { timeoutMs: 120_000 });
     const orphans = JSON.parse(await readFile(t.pidFile, 'utf8')) as { claude: number; servers: number[] };
     runner.kill('SIGKILL');
     await new Promise((resolve) => runner.once('exit', resolve));

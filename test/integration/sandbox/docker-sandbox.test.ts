@@ -1,9 +1,11 @@
+import type { Writable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
 import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import type { Sandbox, SandboxProcess } from '../../../src/sandbox/sandbox.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 function readUntil(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -91,7 +93,8 @@ describeWithEngine('DockerSandbox (real engine)', () => {
   it('close() just as a paused connection goes on ends stdout without an error', async () => {
     // Unread, the connection pauses with output still in it; reading lets it go on, and close() comes first.
     const child = await sandbox.spawn(['seq', '1', '100000000']);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Its stdout full (a write there said wait for drain): the connection is paused.
+    await pollUntil(() => (child.stdout as unknown as Writable).writableNeedDrain, 'the unread connection to pause', { timeoutMs: 10_000 });
     const errors: Error[] = [];
     const onUncaught = (error: Error) => errors.push(error);
     process.on('uncaughtException', onUncaught);
@@ -100,11 +103,11 @@ describeWithEngine('DockerSandbox (real engine)', () => {
       child.stdout.once('drain', () => child.close());
       child.stdout.resume();
       await new Promise<void>((resolve) => child.stdout.once('close', resolve));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Output the connection still held would have been handed over by the time the engine says the exec ended.
+      await child.exited;
       expect(errors.map((e) => e.message)).toEqual([]);
     } finally {
       process.off('uncaughtException', onUncaught);
     }
-    await child.exited;
   });
 });

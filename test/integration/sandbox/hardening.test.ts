@@ -4,6 +4,7 @@ import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 /** CHOWN 0, DAC_OVERRIDE 1, FOWNER 3, FSETID 4, KILL 5, SETGID 6, SETUID 7: the default set. */
 const DEFAULT_CAP_MASK = (1n << 0n) | (1n << 1n) | (1n << 3n) | (1n << 4n) | (1n << 5n) | (1n << 6n) | (1n << 7n);
@@ -92,12 +93,15 @@ describeWithEngine('hardening, seen from inside the container', () => {
     // The subshell exits at once; its child is orphaned to PID 1 and must be reaped when it ends.
     await sandbox.run(['sh', '-c', '(sleep 0.2 &) ; true']);
     let zombies = '';
-    for (let attempt = 0; attempt < 100; attempt++) {
-      zombies = (await sandbox.run(['sh', '-c', "ps -eo stat=,args= | grep '^Z' || true"])).stdout;
-      const sleeping = (await sandbox.run(['sh', '-c', "ps -eo args= | grep -c '^sleep 0.2' || true"])).stdout.trim();
-      if (zombies === '' && sleeping === '0') break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await pollUntil(
+      async () => {
+        zombies = (await sandbox.run(['sh', '-c', "ps -eo stat=,args= | grep '^Z' || true"])).stdout;
+        const sleeping = (await sandbox.run(['sh', '-c', "ps -eo args= | grep -c '^sleep 0.2' || true"])).stdout.trim();
+        return zombies === '' && sleeping === '0';
+      },
+      'the orphaned sleep to end and be reaped',
+      { timeoutMs: 10_000, intervalMs: 100 },
+    ).catch(() => undefined);
     expect(zombies).toBe('');
   });
 });

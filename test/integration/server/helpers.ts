@@ -8,6 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
+import { pollUntil } from '../../helpers/poll.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const BIN = path.join(ROOT, 'dist', 'cli', 'agent-kernel.js');
@@ -130,10 +131,7 @@ export async function startHttpServe(
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   let stdout = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  // Called from beforeAll, where expect.poll is not available.
-  for (const began = Date.now(); !/at (http:\/\/\S+\/mcp)/.test(stderr) && child.exitCode === null && Date.now() - began < 30_000; ) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await pollUntil(() => /at (http:\/\/\S+\/mcp)/.test(stderr) || child.exitCode !== null, 'serve --http to print its URL', { timeoutMs: 30_000 }).catch(() => undefined);
   const url = /at (http:\/\/\S+\/mcp)/.exec(stderr)?.[1];
   if (!url) throw new Error(`serve --http did not start: ${stderr}`);
   return {

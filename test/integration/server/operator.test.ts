@@ -55,6 +55,25 @@ describeWithEngine('the operator view: agent-kernel ls and attach (real containe
     await expect.poll(async () => (await tmux('has-session', '-t', 'ro').then(() => true, () => false)), { timeout: 10_000 }).toBe(false);
   });
 
+  it('a read-only attach ended by Ctrl-c, Ctrl-b d or a hang-up leaves no tmux client running in the container', async () => {
+    const readOnlyClients = async () =>
+      (await run('docker', ['exec', containerName(test.name), 'ps', '-eo', 'args='])).stdout.split('\n').filter((line) => /^tmux .* attach -r /.test(line));
+    expect(await readOnlyClients()).toEqual([]);
+    for (const [session, end] of [
+      ['ro-c', () => tmux('send-keys', '-t', 'ro-c', 'C-c')],
+      ['ro-d', () => tmux('send-keys', '-t', 'ro-d', 'C-b', 'd')],
+      // The person closes the terminal window.
+      ['ro-hup', () => tmux('kill-session', '-t', 'ro-hup')],
+    ] as const) {
+      await tmux('new-session', '-d', '-s', session, '-x', '100', '-y', '20', `${process.execPath} ${BIN} attach ${test.dataDir} 0`);
+      await expect.poll(() => screen(session), { timeout: 30_000 }).toMatch(/^marker-23$/m);
+      expect(await readOnlyClients()).toHaveLength(1);
+      await end();
+      await expect.poll(async () => tmux('has-session', '-t', session).then(() => true, () => false), { timeout: 10_000 }).toBe(false);
+      await expect.poll(readOnlyClients, { timeout: 10_000 }).toEqual([]);
+    }
+  });
+
   it('attach --write lets the person type', async () => {
     await tmux('send-keys', '-t', 'rw', 'echo typed-by-a-person-$((2*3))', 'Enter');
     await expect.poll(() => screen('rw'), { timeout: 30_000 }).toMatch(/^typed-by-a-person-6$/m);

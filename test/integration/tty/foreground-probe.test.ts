@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -10,6 +10,7 @@ import { type ForegroundProcess, classifyForeground, waitTimerMs } from '../../.
 import { tmuxArgv, tmuxSocketName } from '../../../src/tty/host/tmux-server.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type Terminals, startTerminals, waitFor } from './helpers/terminals.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 // The probe reads timers and poll fds from the memory of processes in the hardened container (root, no ptrace capability).
 describeWithEngine('the foreground probe reads timed waits and poll fds in the container', () => {
@@ -22,7 +23,7 @@ describeWithEngine('the foreground probe reads timed waits and poll fds in the c
     return sample?.processes.find((p) => p.name === name);
   };
 
-  const backToShell = () => expect.poll(async () => (await t.manager.wait(5)).reason, { timeout: 30_000 }).toBe('command-finished');
+  const backToShell = () => expect.poll(async () => (await t.manager.wait({ timeoutMs: 5000 })).reason, { timeout: 30_000 }).toBe('command-finished');
 
   beforeAll(async () => {
     t = await startTerminals('docker');
@@ -55,21 +56,21 @@ describeWithEngine('the foreground probe reads timed waits and poll fds in the c
       // Never the time left that the kernel writes back when a wait ends (0 after a timeout): only timers vim set.
       for (const ms of timers) if (ms !== undefined) expect([25, 100, 1000, 4000], `timer ${ms} ms`).toContain(ms);
     } finally {
-      await t.manager.wait(1);
+      await t.manager.wait({ timeoutMs: 1000 });
       await t.manager.type({ tty, expect: 'vi', text: ':q!' });
       await backToShell();
     }
   }, 90_000);
 
   it('tells a poll on the terminal from `tail -f` polling its inotify fd (a file in the data dir)', async () => {
-    await t.manager.wait(1);
+    await t.manager.wait({ timeoutMs: 1000 });
     await t.manager.type({ tty, expect: 'bash', text: `seq 3 > ${t.test.dataDir}/follow.txt; tail -f ${t.test.dataDir}/follow.txt` });
     await expect.poll(async () => (await foreground('tail'))?.pollsTerminal, { timeout: 30_000 }).toBe(false);
     expect(classifyForeground((await probe.sample([panePid]))?.get(panePid))).toBe('busy');
     await t.manager.type({ tty, expect: 'tail', text: 'C-c' });
     await backToShell();
     // python's input() blocks in read on fd 0: no W line, and waiting for input.
-    await t.manager.wait(1);
+    await t.manager.wait({ timeoutMs: 1000 });
     await t.manager.type({ tty, expect: 'bash', text: `python3 -c 'input("name? ")'` });
     await expect.poll(async () => classifyForeground((await probe.sample([panePid]))?.get(panePid)), { timeout: 30_000 }).toBe('input');
     expect((await foreground('python3'))?.pollsTerminal).toBeUndefined();
@@ -96,7 +97,7 @@ describe('the probe script on the host', () => {
     panePid = Number(tmux('list-panes', '-F', '#{pane_pid}').trim());
     // bash's own read with a timeout waits in pselect6 with a 100 s timer.
     tmux('send-keys', 'read -t 100 answer', 'Enter');
-    for (const until = Date.now() + 20_000; classifyForeground(probe()) !== 'input-timed' && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 50));
+    await pollUntil(() => classifyForeground(probe()) === 'input-timed', 'bash to wait in read -t', { timeoutMs: 20_000 });
   }, 30_000);
   afterAll(() => {
     try {
@@ -164,8 +165,11 @@ describe('the probe script on the host', () => {
       expect(await ask()).toBeUndefined();
       expect(await ask()).toBeGreaterThan(1000);
       expect(await ask()).toBeGreaterThan(1000);
+      // The kernel counts each time the process is run (schedstat's third field): wait until the signal made it run.
+      const runs = () => readFileSync(`/proc/${panePid}/schedstat`, 'utf8').split(' ')[2];
+      const before = runs();
       process.kill(panePid, 'SIGWINCH');
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await pollUntil(() => runs() !== before, 'bash to run after SIGWINCH', { timeoutMs: 5000, intervalMs: 5 });
       // It ran: read again (dd now lies), so no timer.
       expect(await ask()).toBeUndefined();
       expect(await ask()).toBeUndefined();

@@ -31,14 +31,14 @@ describe('terminal manager', () => {
     const { tty } = await t.manager.open();
     await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
     await t.manager.type({ tty, expect: 'bash', text: 'echo event-$((6*7)); false' });
-    await t.manager.wait(20);
+    await t.manager.wait({ timeoutMs: 20_000 });
     expect(bytes).toContain('event-42');
     expect(seen).toContain(`opened ${tty}`);
     expect(seen).toContain(`started ${tty}`);
     expect(seen).toContain(`finished ${tty} 1`);
     expect(seen).toContain(`waiting ${tty} bash`);
     await t.manager.type({ tty, expect: 'bash', text: 'exit 3' });
-    const ended = reportOf(await t.manager.wait(20), tty);
+    const ended = reportOf(await t.manager.wait({ timeoutMs: 20_000 }), tty);
     expect(ended.alive).toBe(false);
     expect(seen).toContain(`died ${tty} 3`);
     expect(seen).toContain(`closed ${tty}`);
@@ -46,7 +46,7 @@ describe('terminal manager', () => {
     for (const s of subscriptions) s.dispose();
     const count = seen.length;
     const again = await t.manager.open();
-    await t.manager.wait(10);
+    await t.manager.wait({ timeoutMs: 10_000 });
     await t.manager.close(again.tty);
     expect(seen).toHaveLength(count);
   });
@@ -60,7 +60,7 @@ describe('terminal manager', () => {
     t.manager = lowered;
     expect(lowered.adoptReport.adopted).toEqual([5]);
     await lowered.type({ tty: 5, expect: 'bash', text: 'echo still-$((40+2))' });
-    expect(reportOf(await lowered.wait(20), 5).text).toContain('still-42');
+    expect(reportOf(await lowered.wait({ timeoutMs: 20_000 }), 5).text).toContain('still-42');
     const refused = await lowered.open({ tty: 6 }).catch((error: unknown) => error);
     expect(isKernelError(refused) && refused.code).toBe('TTY_OUT_OF_RANGE');
     const closed = await lowered.close(5);

@@ -15,7 +15,7 @@ const LIMIT = 1000;
 async function reportsUntil(manager: TtyManager, tty: number, last: RegExp, into: Array<{ text: string }>): Promise<void> {
   const until = Date.now() + 60_000;
   while (Date.now() < until) {
-    const report = (await manager.wait(5)).changed.find((r) => r.tty === tty);
+    const report = (await manager.wait({ timeoutMs: 5000 })).changed.find((r) => r.tty === tty);
     if (report) into.push({ text: report.text });
     if (report && last.test(report.text)) return;
   }

@@ -24,7 +24,7 @@ describe('the first command after a takeover', () => {
     const manager = await t.restart();
     const started: string[] = [];
     manager.events.onCommandStarted(({ command }) => started.push(command));
-    await manager.wait(1);
+    await manager.wait({ timeoutMs: 1000 });
     await manager.type({ tty, expect: 'bash', text: 'echo first-after-takeover' });
     await waitFor(manager, tty, (text) => text.includes('first-after-takeover'));
     await manager.type({ tty, expect: 'bash', text: 'echo second' });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type Terminals, reportOf, waitFor } from './helpers/terminals.js';
 import { hostView } from '../../../src/config/paths.js';
+import { sleep } from '../../../src/util/sleep.js';
 import type { TerminalHost } from '../../../src/tty/host/terminal-host.js';
 import { closeAll, codeOf, openShell, run } from './helpers/suite-steps.js';
 
@@ -30,7 +31,7 @@ export function terminalIoTests(use: () => Terminals): void {
       // Text needs the real foreground program; C-c may name the shell that owns the job.
       await expect(t.manager.type({ tty, expect: 'bash', text: 'echo no' })).rejects.toThrow(/running sleep, not bash/);
       await t.manager.type({ tty, expect: 'bash', text: 'C-c' });
-      const interrupted = await t.manager.wait(10);
+      const interrupted = await t.manager.wait({ timeoutMs: 10_000 });
       expect(interrupted.reason).toBe('command-finished');
       expect(reportOf(interrupted, tty).exitCode).toBe(130);
       await closeAll(t);
@@ -93,32 +94,33 @@ export function terminalIoTests(use: () => Terminals): void {
         for (let pause = 0; pause < 3 && !held; pause++) {
           throttle(true);
           try {
-            // What is already in pipes and buffers on the way drains first: then seq stops.
+            // What is already in pipes and buffers on the way drains first (seq still for three looks); then seq
+            // waits on its terminal, writing nothing for six more looks (0.9 s), while the server takes a trickle
+            // at most (unthrottled, this is megabytes a second).
             let last = await written();
-            for (let stable = 0, until = Date.now() + 5_000; stable < 3 && Date.now() < until; ) {
-              await new Promise((resolve) => setTimeout(resolve, 150));
+            let still = 0;
+            let drained: number | undefined;
+            for (const until = Date.now() + 8_000; still < 9 && Date.now() < until; ) {
+              await sleep(150);
               const now = await written();
-              stable = now === last ? stable + 1 : 0;
+              still = now === last ? still + 1 : 0;
+              if (still === 3) drained = bytes;
               last = now;
             }
-            const [before, wrote] = [bytes, await written()];
-            await new Promise((resolve) => setTimeout(resolve, 1000));
-            // The server takes a trickle at most (unthrottled, this is megabytes a second)...
-            expect(bytes - before).toBeLessThan(1024 * 1024);
-            // ...and seq waits on its terminal.
-            held = (await written()) === wrote;
+            held = still >= 9;
+            if (drained !== undefined) expect(bytes - drained).toBeLessThan(1024 * 1024);
           } finally {
             throttle(false);
           }
-          if (!held) await new Promise((resolve) => setTimeout(resolve, 200));
+          if (!held) await sleep(200);
         }
         expect(held).toBe(true);
         const resumed = bytes;
         await expect.poll(() => bytes > resumed + 500_000, { timeout: 10_000 }).toBe(true);
         subscription.dispose();
         await t.manager.type({ tty, expect: 'bash', text: 'C-c' });
-        let done = await t.manager.wait(20);
-        for (const until = Date.now() + 60_000; done.reason !== 'command-finished' && Date.now() < until; ) done = await t.manager.wait(20);
+        let done = await t.manager.wait({ timeoutMs: 20_000 });
+        for (const until = Date.now() + 60_000; done.reason !== 'command-finished' && Date.now() < until; ) done = await t.manager.wait({ timeoutMs: 20_000 });
         expect(done.reason).toBe('command-finished');
         const scrollback = await readFile(hostView(t.test.instance.paths, reportOf(done, tty).files.scrollback), 'utf8');
         const numbers = scrollback.split('\n').filter((l) => /^\d+$/.test(l));
@@ -145,37 +147,37 @@ export function terminalIoTests(use: () => Terminals): void {
     it('returns the whole screen of full-screen programs (vi, less)', async () => {
       const tty = await openShell(t);
       await t.manager.type({ tty, expect: 'bash', text: 'seq 1 200 | less' });
-      const less = reportOf(await t.manager.wait(10), tty);
+      const less = reportOf(await t.manager.wait({ timeoutMs: 10_000 }), tty);
       expect(less.fullScreen).toBe(true);
       expect(less.program).toBe('less');
       expect(less.text.split('\n').slice(0, 3)).toEqual(['1', '2', '3']);
       await t.manager.type({ tty, expect: 'less', text: 'q', enter: false });
-      const back = reportOf(await t.manager.wait(10), tty);
+      const back = reportOf(await t.manager.wait({ timeoutMs: 10_000 }), tty);
       expect(back.fullScreen).toBe(false);
       // A pager whose input is still being written (seq waits on the full pipe) asks for keys at once, as less;
       // the pipeline's first command may be named too.
       await t.manager.type({ tty, expect: 'bash', text: 'seq 1 1000000 | less' });
-      const paging = await t.manager.wait(10);
+      const paging = await t.manager.wait({ timeoutMs: 10_000 });
       expect(paging.reason).toBe('input');
       expect(reportOf(paging, tty).program).toBe('less');
       await t.manager.type({ tty, expect: 'seq', text: 'G', enter: false });
-      expect(reportOf(await t.manager.wait(10), tty).text).toMatch(/^1000000$/m);
+      expect(reportOf(await t.manager.wait({ timeoutMs: 10_000 }), tty).text).toMatch(/^1000000$/m);
       await t.manager.type({ tty, expect: 'less', text: 'q', enter: false });
-      expect(reportOf(await t.manager.wait(10), tty).fullScreen).toBe(false);
+      expect(reportOf(await t.manager.wait({ timeoutMs: 10_000 }), tty).fullScreen).toBe(false);
 
       // Its own file: the host and pty suites run in parallel on this machine, and a second vim on one file stops at the swap-file question.
       await t.manager.type({ tty, expect: 'bash', text: `vi /tmp/agent-kernel-vi-test-${process.pid}.txt` });
-      const vi = reportOf(await t.manager.wait(10), tty);
+      const vi = reportOf(await t.manager.wait({ timeoutMs: 10_000 }), tty);
       expect(vi.fullScreen).toBe(true);
       expect(vi.text).toMatch(/^~/m);
       await t.manager.type({ tty, expect: vi.program, text: 'ihello from vi', enter: false });
-      const typed = reportOf(await t.manager.wait(10), tty);
+      const typed = reportOf(await t.manager.wait({ timeoutMs: 10_000 }), tty);
       expect(typed.fullScreen).toBe(true);
       expect(typed.text.split('\n')[0]).toBe('hello from vi');
       await t.manager.type({ tty, expect: vi.program, text: 'Escape' });
-      await t.manager.wait(5);
+      await t.manager.wait({ timeoutMs: 5000 });
       await t.manager.type({ tty, expect: vi.program, text: ':q!' });
-      const quit = reportOf(await t.manager.wait(10), tty);
+      const quit = reportOf(await t.manager.wait({ timeoutMs: 10_000 }), tty);
       expect(quit.fullScreen, quit.text.slice(-200)).toBe(false);
       await closeAll(t);
     });
@@ -183,24 +185,24 @@ export function terminalIoTests(use: () => Terminals): void {
     it('drives a python REPL: returns at its prompt, pastes multi-line text', async () => {
       const tty = await openShell(t);
       await t.manager.type({ tty, expect: 'bash', text: 'python3 -q' });
-      const started = await t.manager.wait(15);
+      const started = await t.manager.wait({ timeoutMs: 15_000 });
       expect(started.reason).toBe('input');
       expect(reportOf(started, tty).text).toMatch(/>>> $/m);
       await t.manager.type({ tty, expect: 'python3', text: '6 * 7' });
-      expect(reportOf(await t.manager.wait(10), tty).text).toMatch(/^42$/m);
+      expect(reportOf(await t.manager.wait({ timeoutMs: 10_000 }), tty).text).toMatch(/^42$/m);
       await t.manager.type({ tty, expect: 'python', text: 'def f(x):\n    return x + 1\n' });
-      await t.manager.wait(10);
+      await t.manager.wait({ timeoutMs: 10_000 });
       await t.manager.type({ tty, expect: 'python3', text: '\n' });
-      await t.manager.wait(10);
+      await t.manager.wait({ timeoutMs: 10_000 });
       await t.manager.type({ tty, expect: 'python3', text: 'f(99)' });
-      expect(reportOf(await t.manager.wait(10), tty).text).toMatch(/^100$/m);
+      expect(reportOf(await t.manager.wait({ timeoutMs: 10_000 }), tty).text).toMatch(/^100$/m);
       // A pasted script comes back without its echo: only what it printed, then the prompt.
       await t.manager.type({ tty, expect: 'python3', text: 'for i in range(3):\n    print(i * 11)\n' });
-      const pasted = reportOf(await t.manager.wait(10), tty).text;
+      const pasted = reportOf(await t.manager.wait({ timeoutMs: 10_000 }), tty).text;
       expect(pasted).toMatch(/^0\n11\n22$/m);
       expect(pasted).not.toContain('range(3)');
       await t.manager.type({ tty, expect: 'python3', text: 'C-d' });
-      const exited = await t.manager.wait(10);
+      const exited = await t.manager.wait({ timeoutMs: 10_000 });
       expect(exited.open.find((o) => o.tty === tty)?.program).toBe('bash');
       await closeAll(t);
     });
@@ -208,20 +210,23 @@ export function terminalIoTests(use: () => Terminals): void {
     it('refuses to act before the agent has looked, and names what really runs', async () => {
       const a = await openShell(t);
       const b = await openShell(t);
+      const finished = new Promise<void>((resolve) => {
+        const subscription = t.manager.events.onCommandFinished((e) => {
+          if (e.tty !== a) return;
+          subscription.dispose();
+          resolve();
+        });
+      });
       await t.manager.type({ tty: a, expect: 'bash', text: 'echo unseen-output' });
-      const refused = await codeOf(
-        (async () => {
-          // Let the output arrive first.
-          await new Promise((resolve) => setTimeout(resolve, 300));
-          return t.manager.type({ tty: b, expect: 'bash', text: 'echo no' });
-        })(),
-      );
+      // The command has ended on a (news the agent has not seen) before b is typed into.
+      await finished;
+      const refused = await codeOf(t.manager.type({ tty: b, expect: 'bash', text: 'echo no' }));
       expect(refused.code).toBe('UNSEEN_OUTPUT');
       expect(refused.message).toContain(`TTY ${a}`);
       expect(refused.message).toContain('wait()');
       expect(t.manager.hasUnseen()).toBe(true);
       expect(t.manager.unseenSummary()).toContain(`TTY ${a}`);
-      expect(reportOf(await t.manager.wait(5), a).text).toContain('unseen-output');
+      expect(reportOf(await t.manager.wait({ timeoutMs: 5000 }), a).text).toContain('unseen-output');
       const mismatch = await codeOf(t.manager.type({ tty: b, expect: 'python3', text: 'print(1)' }));
       expect(mismatch.code).toBe('EXPECT_MISMATCH');
       expect(mismatch.message).toContain('running bash');
@@ -231,33 +236,33 @@ export function terminalIoTests(use: () => Terminals): void {
     it('lets C-c stop a runaway loop whose output never stops arriving, but not typing text into it', async () => {
       const tty = await openShell(t);
       await t.manager.type({ tty, expect: 'bash', text: 'while :; do echo tick; done' });
-      await t.manager.wait(0.5);
+      await t.manager.wait({ timeoutMs: 500 });
       await expect.poll(() => t.manager.list().find((info) => info.tty === tty)?.unseenLines ?? 0).toBeGreaterThan(0);
       expect((await codeOf(t.manager.type({ tty, expect: 'bash', text: 'echo no' }))).code).toBe('UNSEEN_OUTPUT');
       await t.manager.type({ tty, expect: 'bash', text: 'C-c' });
-      const stopped = await t.manager.wait(10);
+      const stopped = await t.manager.wait({ timeoutMs: 10_000 });
       expect(reportOf(stopped, tty).exitCode).toBe(130);
       expect(reportOf(await run(t, tty, 'echo after-the-loop'), tty).text).toContain('after-the-loop');
     });
 
     it('serves type and wait called together (wait first), and an aborted wait marks nothing seen', async () => {
       const tty = await openShell(t);
-      const [result] = await Promise.all([t.manager.wait(10), t.manager.type({ tty, expect: 'bash', text: 'echo together' })]);
+      const [result] = await Promise.all([t.manager.wait({ timeoutMs: 10_000 }), t.manager.type({ tty, expect: 'bash', text: 'echo together' })]);
       expect(result.reason).toBe('command-finished');
       expect(reportOf(result, tty).text).toContain('together');
 
       await t.manager.type({ tty, expect: 'bash', text: 'sleep 0.3; echo after-abort; sleep 30' });
       const controller = new AbortController();
-      const aborted = t.manager.wait(20, controller.signal);
+      const aborted = t.manager.wait({ timeoutMs: 20_000, signal: controller.signal });
       await expect.poll(() => t.manager.hasUnseen()).toBe(true);
       await expect.poll(() => t.manager.list()[0]?.unseenLines ?? 0).toBeGreaterThanOrEqual(2);
       controller.abort();
       await expect(aborted).rejects.toThrow();
       expect(t.manager.hasUnseen()).toBe(true);
-      const seen = await t.manager.wait(1);
+      const seen = await t.manager.wait({ timeoutMs: 1000 });
       expect(reportOf(seen, tty).text).toContain('after-abort');
       await t.manager.type({ tty, expect: 'sleep', text: 'C-c' });
-      await t.manager.wait(5);
+      await t.manager.wait({ timeoutMs: 5000 });
     });
 
     it('answers bad input clearly', async () => {

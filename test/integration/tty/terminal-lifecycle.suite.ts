@@ -26,7 +26,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       let text = '';
       let report: ReturnType<typeof reportOf> | undefined;
       for (let attempt = 0; attempt < 5 && !report; attempt++) {
-        const seen = (await t.manager.wait(10)).changed.find((r) => r.tty === tty);
+        const seen = (await t.manager.wait({ timeoutMs: 10_000 })).changed.find((r) => r.tty === tty);
         text += seen?.text ?? '';
         if (seen && !seen.alive) report = seen;
       }
@@ -46,7 +46,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       const ended = new Map<number, number | undefined>();
       let text = '';
       for (let attempt = 0; attempt < 10 && !ended.has(command); attempt++) {
-        const result = await t.manager.wait(10);
+        const result = await t.manager.wait({ timeoutMs: 10_000 });
         for (const r of result.changed) {
           text += r.text;
           if (!r.alive) ended.set(r.tty, r.exitCode);
@@ -129,7 +129,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       expect(reportOf(await run(t, tty, 'stty size'), tty).text).toContain('40 120');
       const info = await t.manager.resize(tty, 80, 20);
       expect(info).toMatchObject({ tty, cols: 80, rows: 20 });
-      await t.manager.wait(2);
+      await t.manager.wait({ timeoutMs: 2000 });
       expect(reportOf(await run(t, tty, 'stty size'), tty).text).toContain('20 80');
       expect((await codeOf(t.manager.resize(tty, 5, 5))).code).toBe('USAGE');
     });
@@ -163,7 +163,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       const ended = new Set<number>();
       const until = Date.now() + 60_000;
       while (ended.size < 20 && Date.now() < until) {
-        const result = await t.manager.wait(30);
+        const result = await t.manager.wait({ timeoutMs: 30_000 });
         for (const r of result.changed) {
           shown.set(r.tty, `${shown.get(r.tty) ?? ''}${r.text}\n`);
           if (r.alive) continue;
@@ -185,25 +185,25 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
 
     it.runIf(persistent)('reports the end and exit status of a command that a former server saw start', async () => {
       const { tty, manager } = await restartMidCommand(t, 'sleep 3; echo slept-$((6*7)); (exit 7)', { seconds: 1, reason: 'timeout' });
-      let result = await manager.wait(10);
-      for (const until = Date.now() + 15_000; result.reason !== 'command-finished' && Date.now() < until; ) result = await manager.wait(10);
+      let result = await manager.wait({ timeoutMs: 10_000 });
+      for (const until = Date.now() + 15_000; result.reason !== 'command-finished' && Date.now() < until; ) result = await manager.wait({ timeoutMs: 10_000 });
       // Timed by when the server read each mark: a few ms either way.
       expect(expectFinished(result, tty, 7).durationMs).toBeGreaterThanOrEqual(2900);
       // A shell at its prompt after a restart is not taken for a running command.
       await manager.dispose();
       const again = await t.restart();
       await again.type({ tty, expect: 'bash', text: 'echo after-$((6*7))' });
-      expectFinished(await again.wait(10), tty, 0, 'after-42');
+      expectFinished(await again.wait({ timeoutMs: 10_000 }), tty, 0, 'after-42');
     });
 
     it.runIf(persistent)('reports the exit status and duration of a command that ended while no server was attached', async () => {
       // Its end mark is printed to no one while no server is attached: only the shell's title is left to tell.
       const { tty, manager } = await restartMidCommand(t, 'sleep 2; echo slept-$((6*7)); (exit 9)', { seconds: 1, reason: 'timeout', gapMs: 3000 });
-      const report = expectFinished(await manager.wait(10), tty, 9, 'slept-42');
+      const report = expectFinished(await manager.wait({ timeoutMs: 10_000 }), tty, 9, 'slept-42');
       // When it ended, not when this server found out.
       expect(report.durationMs).toBeGreaterThanOrEqual(1900);
       expect(report.durationMs).toBeLessThan(3000);
-      expect((await manager.wait(0.5)).reason).toBe('idle');
+      expect((await manager.wait({ timeoutMs: 500 })).reason).toBe('idle');
     });
 
     it.runIf(persistent)('is not told a command ended by a title the command printed (another key, separators, control bytes)', async () => {
@@ -211,17 +211,17 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       // The first server lists the pane under a title with separators; the next adopts it under one well formed.
       const titles = String.raw`printf '\033]2;ak-x|9\037%s\n\007'; sleep 1.5; printf '\033]2;ak-deadbeef-0-1999999999999999\007'`;
       const { tty, manager } = await restartMidCommand(t, `${titles}; sleep 2.5; (exit 5)`, { seconds: 1, reason: 'timeout', gapMs: 1500 });
-      let result = await manager.wait(10);
-      for (const until = Date.now() + 15_000; result.reason !== 'command-finished' && Date.now() < until; ) result = await manager.wait(10);
+      let result = await manager.wait({ timeoutMs: 10_000 });
+      for (const until = Date.now() + 15_000; result.reason !== 'command-finished' && Date.now() < until; ) result = await manager.wait({ timeoutMs: 10_000 });
       expect(expectFinished(result, tty, 5).durationMs).toBeGreaterThanOrEqual(3900);
     });
 
     it.runIf(persistent)('goes on waiting for a shell builtin that a former server saw start, and reports its end', async () => {
       const { tty, manager } = await restartMidCommand(t, 'read -r answer; echo got-$answer; (exit 4)', { seconds: 5, reason: 'input' });
-      await manager.wait(0.5);
+      await manager.wait({ timeoutMs: 500 });
       // The shell is in the foreground, yet the command it runs has not ended.
       await manager.type({ tty, expect: 'bash', text: 'yes' });
-      expectFinished(await manager.wait(10), tty, 4, 'got-yes');
+      expectFinished(await manager.wait({ timeoutMs: 10_000 }), tty, 4, 'got-yes');
     });
 
     it.runIf(persistent)('still takes shell marks a command prints as forged after a restart, before its shell signs one again', async () => {
@@ -235,7 +235,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       let seen = '';
       let first: string | undefined;
       for (const until = Date.now() + 20_000; !seen.includes('done-42') && Date.now() < until; ) {
-        const text = (await manager.wait(10)).changed.find((r) => r.tty === tty)?.text ?? '';
+        const text = (await manager.wait({ timeoutMs: 10_000 })).changed.find((r) => r.tty === tty)?.text ?? '';
         seen += text;
         if (first === undefined && text.includes('x$')) first = text;
       }
@@ -257,7 +257,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       const manager = await t.restart();
       expect(manager.adoptReport.adopted).toContain(tty);
       expect(manager.hasUnseen()).toBe(true);
-      const report = reportOf(await manager.wait(5), tty);
+      const report = reportOf(await manager.wait({ timeoutMs: 5000 }), tty);
       const lines = report.text.split('\n');
       expect(lines.filter((l) => l.startsWith('detached-'))).toEqual(['detached-1', 'detached-2', 'detached-3']);
       expect(report.text).not.toContain('before-restart');
@@ -273,7 +273,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       await expect
         .poll(async () => (await t.sandbox.run(tmuxArgv(socket, 'capture-pane', '-p', '-t', `kernel:${tty}`), { env: { TMUX: '' } })).stdout)
         .toMatch(/\n5000\n.*[#$]\s*$/);
-      const big = reportOf(await (await t.restart()).wait(5), tty);
+      const big = reportOf(await (await t.restart()).wait({ timeoutMs: 5000 }), tty);
       expect(big.totalLines).toBe(5002);
       const shown = big.text.split('\n');
       expect(shown[0]).toMatch(/seq 1 5000$/);
@@ -291,7 +291,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       try {
         await child.call('type', { tty, expect: 'bash', text: 'for i in $(seq 1 40); do echo "line-$i"; sleep 0.1; done' });
         // Half a second: a few lines, well under the 20 shown whole.
-        first = await child.call<WaitResult>('wait', 0.5);
+        first = await child.call<WaitResult>('wait', { timeoutMs: 500 });
       } finally {
         await child.kill();
       }
@@ -303,7 +303,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       expect(k).toBeLessThan(40);
 
       // The next server: what was printed after the crash, exactly, and nothing the agent saw.
-      const second = reportOf(await (await t.restart()).wait(30), tty);
+      const second = reportOf(await (await t.restart()).wait({ timeoutMs: 30_000 }), tty);
       const [head = '', tail = ''] = second.text.split(/\n… .* left out .*…\n/);
       const headNumbers = numbers(head);
       const tailNumbers = numbers(tail);

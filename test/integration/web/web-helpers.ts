@@ -63,13 +63,3 @@ export async function screenshot(page: Page, name: string, fullPage = true): Pro
   await page.screenshot({ path: file, fullPage });
   return file;
 }
-
-/** Poll `check` until it is true; returns the ms it took. */
-export async function pollUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<number> {
-  const start = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - start;
-    if (Date.now() - start > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -9,7 +9,8 @@ import type { TerminalObserver } from '../../../src/observe/terminal-observer.js
 import { recordTerminals } from '../../../src/server/terminals/record-terminals.js';
 import { typeForPerson } from '../../../src/web/person-keys.js';
 import { type Terminals, startTerminals, waitFor } from '../tty/helpers/terminals.js';
-import { type WebProcess, chromiumAvailable, launchBrowser, pollUntil, screenshot, startWeb } from './web-helpers.js';
+import { type WebProcess, chromiumAvailable, launchBrowser, screenshot, startWeb } from './web-helpers.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 const run = chromiumAvailable() ? describe : describe.skip;
 const PER_INSTANCE = 10;
@@ -71,7 +72,7 @@ run('agent-kernel web with 20 live terminals in 2 instances (real chromium)', ()
     await page.goto(web.url);
     const ids = instances.flatMap(({ t, ttys }) => ttys.map((tty) => `${t.test.name}/${tty}`));
     expect(ids).toHaveLength(20);
-    for (const id of ids) await pollUntil(async () => /[#$]/.test(await cardText(page, id)), 20_000, `the prompt on card ${id}`);
+    for (const id of ids) await pollUntil(async () => /[#$]/.test(await cardText(page, id)), `the prompt on card ${id}`, { timeoutMs: 20_000 });
     for (let round = 0; round < 2; round++) {
       const typedAt = new Map<string, number>();
       for (const { t, ttys } of instances) {
@@ -99,8 +100,8 @@ run('agent-kernel web with 20 live terminals in 2 instances (real chromium)', ()
           }
           return seenAfter.size === ids.length;
         },
-        20_000,
         `all 20 cards showing round ${round}`,
+        { timeoutMs: 20_000, intervalMs: 20 },
       );
       const worst = Math.max(...seenAfter.values());
       console.log(`web view, 20 terminals: round ${round}: slowest card ${worst} ms after its output was typed (median ${[...seenAfter.values()].sort((a, b) => a - b)[10]} ms)`);

@@ -14,7 +14,8 @@ import { createTestInstance, type TestInstance } from '../../helpers/test-instan
 import type { TerminalObserver } from '../../../src/observe/terminal-observer.js';
 import { recordTerminals } from '../../../src/server/terminals/record-terminals.js';
 import { type Terminals, startTerminals, waitFor } from '../tty/helpers/terminals.js';
-import { type WebProcess, chromiumAvailable, launchBrowser, pollUntil, screenshot, startWeb } from './web-helpers.js';
+import { type WebProcess, chromiumAvailable, launchBrowser, screenshot, startWeb } from './web-helpers.js';
+import { pollUntil } from '../../helpers/poll.js';
 
 const XSS_TEXT = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';
 
@@ -125,16 +126,16 @@ run('agent-kernel web (real chromium)', () => {
     await page.goto(`${web.url}#/i/${t.test.name}/terminals`);
     const id = `${t.test.name}/${tty}`;
     await page.locator(`.card[data-id="${id}"] .xterm-rows`).waitFor();
-    await pollUntil(async () => /[#$]/.test(await xtermText(page, id)), 10_000, 'the prompt in the browser');
+    await pollUntil(async () => /[#$]/.test(await xtermText(page, id)), 'the prompt in the browser', { timeoutMs: 10_000 });
     const typed = Date.now();
     await t.manager.type({ tty, expect: 'bash', text: `echo live-$((20+3)) '${XSS_TEXT}'` });
-    const ms = await pollUntil(async () => (await xtermText(page, id)).includes('live-23'), 5000, 'live-23 in the browser');
-    console.log(`web view: output reached the browser ${Date.now() - typed} ms after type() (${ms} ms of polling)`);
+    await pollUntil(async () => (await xtermText(page, id)).includes('live-23'), 'live-23 in the browser', { timeoutMs: 5000, intervalMs: 20 });
+    console.log(`web view: output reached the browser ${Date.now() - typed} ms after type()`);
     expect(Date.now() - typed).toBeLessThan(1000);
-    await pollUntil(async () => (await page.locator(`.card[data-id="${id}"] .state`).innerText().catch(() => '')).includes('exit 0'), 5000, 'the exit code on the card');
+    await pollUntil(async () => (await page.locator(`.card[data-id="${id}"] .state`).innerText().catch(() => '')).includes('exit 0'), 'the exit code on the card', { timeoutMs: 5000 });
     expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
     await screenshot(page, 'terminals');
-    await t.manager.wait(2);
+    await t.manager.wait({ timeoutMs: 2000 });
     await page.close();
   });
 
@@ -149,7 +150,7 @@ run('agent-kernel web (real chromium)', () => {
     expect(status).toBe(403);
     await page.locator('.focus-screen').click();
     await page.keyboard.type('echo sneaked-in\n');
-    const result = await t.manager.wait(1);
+    const result = await t.manager.wait({ timeoutMs: 1000 });
     expect(JSON.stringify(result)).not.toContain('sneaked-in');
     await page.close();
   });
@@ -165,7 +166,7 @@ run('agent-kernel web (real chromium)', () => {
       await page.keyboard.type('echo from-a-person\n');
       await waitFor(t.manager, 0, (text) => text.includes('from-a-person'));
       let notice: string | undefined;
-      await pollUntil(async () => Boolean((notice = await personInputSince(t.test.instance.paths.events))), 5000, 'the person.typed events');
+      await pollUntil(async () => Boolean((notice = await personInputSince(t.test.instance.paths.events))), 'the person.typed events', { timeoutMs: 5000 });
       expect(notice).toMatch(/A person typed into TTY 0/);
       await screenshot(page, 'terminals-write');
       await page.close();
@@ -181,7 +182,7 @@ run('agent-kernel web (real chromium)', () => {
     await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
     const ask = String.raw`\e[?1004h\e[?1000h\e[?1003h\e[?1006h\e[6n\e[>c\e[c\e[=c\eP\$qm\e\\\e]10;?\a\e]11;?\a\e]4;1;?\a\e[?2026\$p\e[>q\e[18t`;
     await t.manager.type({ tty, expect: 'bash', text: `stty raw -echo; (for i in $(seq 240); do printf '${ask}'; sleep 0.25; done) & timeout 90 cat > ${got}` });
-    await pollUntil(async () => (await stat(got).catch(() => undefined)) !== undefined, 10_000, 'the program to start');
+    await pollUntil(async () => (await stat(got).catch(() => undefined)) !== undefined, 'the program to start', { timeoutMs: 10_000 });
     return tty;
   }
 
@@ -249,7 +250,7 @@ run('agent-kernel web (real chromium)', () => {
     await page.locator('.ap-player').waitFor();
     await page.locator('.commands button').first().click();
     const rows = async () => page.evaluate(() => Array.from(document.querySelectorAll('.ap-term .ap-line')).map((l) => (l.textContent ?? '').replace(/\s+$/, '')));
-    await pollUntil(async () => (await rows()).some((r) => r.includes('row 30')), 15_000, 'the end of the replay');
+    await pollUntil(async () => (await rows()).some((r) => r.includes('row 30')), 'the end of the replay', { timeoutMs: 15_000 });
     expect(await rows()).toEqual(expected);
     const boxes = await page.evaluate(() => {
       const term = document.querySelector('.ap-term')!.getBoundingClientRect();
@@ -298,7 +299,7 @@ run('agent-kernel web (real chromium)', () => {
     expect(commands).toContain('echo live-$((20+3))');
     await page.locator('.ap-player').waitFor();
     await page.locator('.commands button').first().click();
-    await pollUntil(async () => (await page.locator('.ap-player').innerText()).includes('live-23'), 10_000, 'the replayed output');
+    await pollUntil(async () => (await page.locator('.ap-player').innerText()).includes('live-23'), 'the replayed output', { timeoutMs: 10_000 });
     expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
     await screenshot(page, 'replay');
     await page.close();
@@ -332,7 +333,7 @@ run('agent-kernel web (real chromium)', () => {
     await screenshot(page, 'transcript');
     await page.goto(`${web.url}#/i/${t.test.name}/events`);
     await page.locator('.events li').first().waitFor();
-    await pollUntil(async () => (await page.locator('.events').innerText()).includes('command.finished'), 5000, 'the events');
+    await pollUntil(async () => (await page.locator('.events').innerText()).includes('command.finished'), 'the events', { timeoutMs: 5000 });
     expect(await page.locator('.events').innerText()).toContain('command.finished');
     await screenshot(page, 'events');
     await page.close();

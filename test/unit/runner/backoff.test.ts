@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, sleep } from '../../../src/runner/backoff.js';
+import { backoffDelay } from '../../../src/runner/backoff.js';
 
 const policy = { initialMs: 10_000, maxMs: 300_000 };
 
@@ -17,14 +17,5 @@ describe('backoffDelay', () => {
     const random = backoffDelay(attempt, policy);
     expect(random).toBeGreaterThanOrEqual(low);
     expect(random).toBeLessThanOrEqual(high);
-  });
-});
-
-describe('sleep', () => {
-  it('ends early when aborted', async () => {
-    const controller = new AbortController();
-    const slept = sleep(3_600_000, controller.signal);
-    controller.abort();
-    await expect(slept).resolves.toBeUndefined();
   });
 });

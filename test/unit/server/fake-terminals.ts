@@ -1,11 +1,13 @@
-import { KernelError } from '../../../src/errors.js';
 import type { Terminals } from '../../../src/server/terminals/terminals.js';
+import { newLinesNews } from '../../../src/tty/type/news.js';
+import { expectMismatch, textTooLong, ttyCapacity, ttyNotOpen, ttyOutOfRange, unseenOutput } from '../../../src/tty/api/tty-errors.js';
+import { sleep } from '../../../src/util/sleep.js';
 import type { AdoptReport, TtyInfo, TtyReport, TypeInput, WaitResult } from '../../../src/tty/api/types.js';
 
 /**
  * A stand-in for the TtyManager, for unit tests of the MCP layer only (the integration
  * tests use the real one). Each terminal echoes what is typed as `$ text` and, for
- * `print N`, prints N numbered lines. Its refusals are the real manager's, word for word:
+ * `print N`, prints N numbered lines. Its refusals are the real manager's (src/tty/api/tty-errors.ts):
  * test/integration/server/terminals-contract.test.ts runs both through the same assertions.
  */
 interface FakeTty {
@@ -45,13 +47,8 @@ export class FakeTerminals implements Terminals {
   private get(tty: number): FakeTty {
     const found = this.ttys.get(tty);
     if (found) return found;
-    if (!Number.isInteger(tty) || tty < 0 || tty >= this.maxTtys) {
-      throw new KernelError('TTY_OUT_OF_RANGE', `There is no TTY ${tty}: terminals are numbered 0 to ${this.maxTtys - 1}.`, { details: { tty, max: this.maxTtys } });
-    }
-    const open = [...this.ttys.keys()].sort((a, b) => a - b);
-    throw new KernelError('TTY_NOT_FOUND', `TTY ${tty} is not open (${open.length > 0 ? `open: ${open.join(', ')}` : 'none is open'}). Open one with open().`, {
-      details: { tty, open },
-    });
+    if (!Number.isInteger(tty) || tty < 0 || tty >= this.maxTtys) throw ttyOutOfRange(tty, this.maxTtys);
+    throw ttyNotOpen(tty, [...this.ttys.keys()].sort((a, b) => a - b));
   }
 
   async open(options: { command?: string; tty?: number; cwd?: string } = {}) {
@@ -59,7 +56,7 @@ export class FakeTerminals implements Terminals {
     let tty = options.tty;
     if (tty === undefined) {
       tty = [...Array(this.maxTtys).keys()].find((n) => !this.ttys.has(n));
-      if (tty === undefined) throw new KernelError('TTY_CAPACITY', `All ${this.maxTtys} terminals are in use. Close one you no longer need with close(tty), then open again.`);
+      if (tty === undefined) throw ttyCapacity(this.maxTtys);
     }
     const command = options.command ?? 'bash';
     this.ttys.set(tty, { command, program: command.split(' ')[0] ?? 'bash', alive: true, unseen: [`started ${command}`] });
@@ -71,26 +68,11 @@ export class FakeTerminals implements Terminals {
     this.take();
     const tty = this.get(input.tty);
     const bytes = Buffer.byteLength(input.text);
-    if (bytes > 16_384) {
-      throw new KernelError(
-        'TEXT_TOO_LONG',
-        `The text is ${bytes} bytes; type() sends at most 16384 (tty.max_text_bytes). Send it in smaller parts (to write a file: type "cat > file", then each part, then C-d).`,
-      );
-    }
+    if (bytes > 16_384) throw textTooLong(bytes, 16_384);
     // Simpler than the real rule (src/tty/type/news.ts): any unseen output anywhere refuses, in its words.
     const unseen = [...this.ttys.entries()].filter(([, t]) => t.unseen.length > 0);
-    if (unseen.length > 0) {
-      const what = ([, t]: [number, FakeTty]) => (t.unseen.length === 1 ? `a new line: \`${t.unseen[0]}\`` : `${t.unseen.length} new lines, the last \`${t.unseen.at(-1)}\``);
-      const news =
-        unseen.length === 1 ? `TTY ${unseen[0]![0]} has news you have not seen: ${what(unseen[0]!)}` : `TTYs ${unseen.map(([n]) => n).join(', ')} have news you have not seen: ${unseen.map((u) => `TTY ${u[0]}, ${what(u)}`).join('; ')}`;
-      throw new KernelError('UNSEEN_OUTPUT', `${news}. Nothing was sent. Call wait() to see it, then type again.`);
-    }
-    if (tty.program !== input.expect) {
-      throw new KernelError(
-        'EXPECT_MISMATCH',
-        `TTY ${input.tty} is running ${tty.program}, not ${input.expect}. Nothing was sent. Check its screen with wait(), then type again with expect: "${tty.program}".`,
-      );
-    }
+    if (unseen.length > 0) throw unseenOutput(unseen.map(([n, t]) => ({ tty: n, what: newLinesNews(t.unseen.length, t.unseen.at(-1)) })));
+    if (tty.program !== input.expect) throw expectMismatch(input.tty, input.expect, tty.program);
     tty.unseen.push(`$ ${input.text}`);
     const print = /^print (\d+)$/.exec(input.text);
     if (print) for (let i = 1; i <= Number(print[1]); i++) tty.unseen.push(`line ${i} ${'x'.repeat(60)}`);
@@ -106,18 +88,12 @@ export class FakeTerminals implements Terminals {
     if (!pending || this.holdWaits) {
       // Nothing new: block until the timeout or the abort, like a real wait on a quiet terminal.
       this.waitsBlocked += 1;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, options.timeoutMs);
-        const onAbort = () => {
-          clearTimeout(timer);
-          this.waitsAborted += 1;
-          resolve();
-        };
-        if (options.signal?.aborted) onAbort();
-        else options.signal?.addEventListener('abort', onAbort, { once: true });
-      });
+      await sleep(options.timeoutMs, options.signal);
       this.waitsBlocked -= 1;
-      if (options.signal?.aborted) throw new Error('wait aborted');
+      if (options.signal?.aborted) {
+        this.waitsAborted += 1;
+        throw new Error('wait aborted');
+      }
     }
     const changed: TtyReport[] = [];
     for (const [n, tty] of this.ttys) {

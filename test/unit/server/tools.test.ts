@@ -227,6 +227,25 @@ describe('the five tools over a linked in-memory transport', () => {
     await session.close();
   });
 
+  it('answers a call that comes as the server shuts down with SHUTTING_DOWN and the next step, not an internal error', async () => {
+    await writeFile(path.join(dataDir, 'system', 'startup.json'), JSON.stringify({ terminals: [] }));
+    const fake = new FakeTerminals(dataDir);
+    const session = await connect(() => Promise.resolve(fake));
+    await session.call('login');
+    await session.runtime.dispose();
+    expect(fake.disposed).toBe(true);
+    for (const [name, args] of [
+      ['login', {}],
+      ['open', {}],
+      ['wait', { timeout: 0 }],
+    ] as const) {
+      const result = await session.call(name, args);
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(/^SHUTTING_DOWN: This server is stopping .*nothing was done\. .*call login\(\) again in a few seconds/);
+    }
+    await session.close();
+  });
+
   it('tells a client that asked for progress that a long wait is still working, so its request timeout never fires', async () => {
     await writeFile(path.join(dataDir, 'system', 'startup.json'), JSON.stringify({ terminals: [] }));
     const session = await connect(() => Promise.resolve(new FakeTerminals(dataDir)));

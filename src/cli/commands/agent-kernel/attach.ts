@@ -49,13 +49,21 @@ export const attachCommand: Command = {
   },
 };
 
+/** tmux's own detach, its prefix then d: the client exits, in the container too. */
+const DETACH_KEYS = '\x02d';
+/** A client that has not detached by then is killed here (its process in the container may then live on). */
+const DETACH_GRACE_MS = 3000;
+const ENDING_SIGNALS = ['SIGHUP', 'SIGINT', 'SIGTERM'] as const;
+
 /**
  * Run the attach in a PTY of this process and pass its output to the person's terminal through
  * TerminalOutputFilter. The `tmux` that draws it runs in the container, where the agent is root
  * and can replace it: raw, its output could write the person's clipboard (OSC 52) or title, or
  * ask the terminal to answer into the person's input. Resizes go the other way; keys too with
  * `write`. Read-only is kept here, not by that tmux: keys stay on the host, and Ctrl-b d or
- * Ctrl-c ends the attach.
+ * Ctrl-c ends the attach. It ends by tmux's own detach (a read-only client still obeys it), as
+ * does a hang-up or a kill of this process: killing the docker CLI would leave its `tmux attach`
+ * running in the container.
  */
 async function attachThroughFilter(argv: string[], env: NodeJS.ProcessEnv, write: boolean): Promise<number> {
   const { default: nodePty } = await import('node-pty');
@@ -63,14 +71,16 @@ async function attachThroughFilter(argv: string[], env: NodeJS.ProcessEnv, write
   const term = nodePty.spawn(argv[0] as string, argv.slice(1), { name: 'xterm-256color', ...size(), env, encoding: null });
   const filter = new TerminalOutputFilter();
   let prefix = false;
-  let detached = false;
+  let ending: NodeJS.Timeout | undefined;
+  const end = (): void => {
+    if (ending) return;
+    term.write(DETACH_KEYS);
+    ending = setTimeout(() => term.kill(), DETACH_GRACE_MS);
+  };
   const onInput = (data: Buffer): void => {
     if (write) return term.write(data);
     for (const byte of data) {
-      if (byte === 0x03 || (prefix && byte === 0x64)) {
-        detached = true;
-        return term.kill();
-      }
+      if (byte === 0x03 || (prefix && byte === 0x64)) return end();
       prefix = byte === 0x02;
     }
   };
@@ -81,14 +91,29 @@ async function attachThroughFilter(argv: string[], env: NodeJS.ProcessEnv, write
   process.stdin.setRawMode(true);
   process.stdin.on('data', onInput);
   process.stdout.on('resize', onResize);
-  term.onData((data) => process.stdout.write(filter.push(data as unknown as Buffer)));
+  for (const signal of ENDING_SIGNALS) process.on(signal, end);
+  // A terminal that hung up fails reads and writes: end the same way (unhandled, the error would kill this process).
+  process.stdin.on('error', end);
+  process.stdout.on('error', end);
+  // Once ending, the person's terminal may be gone (a hang-up): nothing more is written to it.
+  term.onData((data) => {
+    if (!ending) process.stdout.write(filter.push(data as unknown as Buffer));
+  });
   return new Promise<number>((resolve) => {
     term.onExit(({ exitCode }) => {
+      clearTimeout(ending);
+      for (const signal of ENDING_SIGNALS) process.off(signal, end);
+      process.stdin.off('error', end);
+      process.stdout.off('error', end);
       process.stdin.off('data', onInput);
       process.stdout.off('resize', onResize);
-      process.stdin.setRawMode(false);
+      try {
+        process.stdin.setRawMode(false);
+      } catch {
+        // The person's terminal hung up.
+      }
       process.stdin.pause();
-      resolve(detached ? EXIT.OK : (exitCode ?? EXIT.FAILED));
+      resolve(ending ? EXIT.OK : (exitCode ?? EXIT.FAILED));
     });
   });
 }

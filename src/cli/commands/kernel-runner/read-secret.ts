@@ -1,11 +1,6 @@
+import { text } from 'node:stream/consumers';
 import { KernelError } from '../../../errors.js';
 import { err } from '../command.js';
-
-async function readAll(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /**
  * A secret from stdin: piped, all of it; typed or pasted at a terminal, one line read with
@@ -13,7 +8,7 @@ async function readAll(): Promise<string> {
  */
 export async function readSecretInput(prompt: string): Promise<string> {
   const stdin = process.stdin;
-  if (!stdin.isTTY) return readAll();
+  if (!stdin.isTTY) return text(stdin);
   err(prompt);
   stdin.setRawMode(true);
   stdin.resume();

@@ -1,3 +1,4 @@
+import { text as readAll } from 'node:stream/consumers';
 import { resolveInstance } from '../../../config/instance.js';
 import { sendOperatorMessage } from '../../../runner/mail/operator-send.js';
 import { prepareMailbox } from '../../../runner/mail/post-office.js';
@@ -5,12 +6,6 @@ import { readPaused } from '../../../runner/tick/paused.js';
 import { type AgentStatus, queryAgentStatus } from '../../../runner/watch/service/status-api.js';
 import { parseCommandArgs, usageError } from '../args.js';
 import { type Command, EXIT, out } from '../command.js';
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 const USAGE = 'send <name> [--from <label>] [--reply-to <id>] [--] [message...]   (no message: read it from stdin)';
 
@@ -58,7 +53,7 @@ export const sendCommand: Command = {
     let text = message.join(' ');
     if (message.length === 0) {
       if (process.stdin.isTTY) throw usageError(usage, 'No message: give it after the name, or pipe it in.');
-      text = await readStdin();
+      text = await readAll(process.stdin);
     }
     const label = values.from;
     const replyTo = values['reply-to'];

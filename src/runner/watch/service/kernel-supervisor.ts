@@ -7,7 +7,7 @@ import { kernelHealth, kernelRequest } from '../../../kernel/link.js';
 import type { KernelHealth } from '../../../kernel/protocol.js';
 import { kernelSocketPath } from '../../../kernel/socket-path.js';
 import { isProcessAlive } from '../../../util/pid-lock.js';
-import { sleep } from '../../backoff.js';
+import { sleep } from '../../../util/sleep.js';
 import { kernelFiles } from '../../kernel-files.js';
 import { processStartTime, signalGroup } from '../../process-group.js';
 import { serverEnv } from '../../session/tick-files.js';

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { configHome } from '../../../config/registry.js';
 import { KernelError } from '../../../errors.js';
 import type { KernelStatus } from './kernel-supervisor.js';
+import { requestSocketJson } from '../../../util/socket-json.js';
 
 /**
  * The read-only status API of a watch process: HTTP over a unix socket (mode 0660), one
@@ -168,22 +169,7 @@ export async function startStatusServer(socketPath: string, snapshot: () => Agen
 
 /** GET a path from a watch process's socket. Rejects when nothing answers within `timeoutMs`. */
 export function queryStatusSocket(socketPath: string, urlPath: string, timeoutMs = 2000): Promise<{ status: number; body: unknown }> {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ socketPath, path: urlPath, timeout: timeoutMs }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        try {
-          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown });
-        } catch (error) {
-          reject(new Error(`${socketPath} answered ${urlPath} with something that is not JSON: ${(error as Error).message}`));
-        }
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error(`${socketPath} did not answer within ${timeoutMs} ms`)));
-    req.on('error', reject);
-  });
+  return requestSocketJson(socketPath, urlPath, { timeoutMs, who: socketPath });
 }
 
 /**

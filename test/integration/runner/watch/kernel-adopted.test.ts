@@ -6,7 +6,8 @@ import { createLogger } from '../../../../src/log/logger.js';
 import { type RunningWatch, runWatch } from '../../../../src/runner/watch/run-watch.js';
 import { describeWithEngine } from '../../../helpers/engine.js';
 import { BIN } from '../../server/helpers.js';
-import { KERNEL_RUNNER_BIN, type TickTestInstance, isAlive, pollUntil, tickTestInstance } from '../tick-helpers.js';
+import { KERNEL_RUNNER_BIN, type TickTestInstance, isAlive, tickTestInstance } from '../tick-helpers.js';
+import { pollUntil } from '../../../helpers/poll.js';
 import { type KernelClient, expectNothingLost, startPrinter, stdioClient } from './kernel-clients.js';
 
 /**
@@ -39,10 +40,10 @@ describeWithEngine('an adopted kernel', () => {
 
     // A first watch, a real process, starts the kernel; then it is killed outright.
     first = spawn(process.execPath, [KERNEL_RUNNER_BIN, 'watch', t.name], { env: t.env, stdio: 'ignore' });
-    await pollUntil(async () => (await health())?.terminals.state === 'ready', 'the first watch\'s kernel ready', 120_000);
+    await pollUntil(async () => (await health())?.terminals.state === 'ready', 'the first watch\'s kernel ready', { timeoutMs: 120_000 });
     const orphan = (await health())!.pid;
     first.kill('SIGKILL');
-    await pollUntil(() => first!.exitCode !== null || first!.signalCode !== null, 'the first watch gone', 10_000);
+    await pollUntil(() => first!.exitCode !== null || first!.signalCode !== null, 'the first watch gone', { timeoutMs: 10_000 });
     first = undefined;
     expect(isAlive(orphan)).toBe(true);
 
@@ -50,7 +51,7 @@ describeWithEngine('an adopted kernel', () => {
     const logger = createLogger({ process: `watch-${t.name}`, logDir: t.instance.paths.logs, stderr: false });
     watching = await runWatch(t.name, { env: t.env, pollMs: 250, logger });
     const kernel = watching.kernel!;
-    await pollUntil(() => kernel.status().state === 'ready', 'the kernel adopted', 30_000);
+    await pollUntil(() => kernel.status().state === 'ready', 'the kernel adopted', { timeoutMs: 30_000 });
     expect(kernel.status()).toMatchObject({ pid: orphan, restarts: 0 });
 
     client = await stdioClient(BIN, t.dataDir, t.env);
@@ -59,9 +60,9 @@ describeWithEngine('an adopted kernel', () => {
     // It hangs: missed heartbeats, killed (it is not watch's child), another started.
     const began = Date.now();
     process.kill(orphan, 'SIGSTOP');
-    await pollUntil(() => kernel.status().restarts === 1 && kernel.status().state === 'ready' && kernel.status().pid !== orphan, 'a kernel of its own after the adopted one hung', 60_000);
+    await pollUntil(() => kernel.status().restarts === 1 && kernel.status().state === 'ready' && kernel.status().pid !== orphan, 'a kernel of its own after the adopted one hung', { timeoutMs: 60_000 });
     expect(Date.now() - began).toBeLessThan(30_000);
-    await pollUntil(() => !isAlive(orphan), 'the hung kernel gone', 10_000);
+    await pollUntil(() => !isAlive(orphan), 'the hung kernel gone', { timeoutMs: 10_000 });
     expect(kernel.status().lastExit).toMatch(/stopped answering its heartbeat/);
     expect((await health())?.pid).toBe(kernel.status().pid);
 

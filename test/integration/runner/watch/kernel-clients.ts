@@ -5,7 +5,7 @@ import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.j
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
 import { type NothingLostVerdict, checkNothingLost } from '../../../../bench/lib/nothing-lost.mjs';
-import { pollUntil } from '../tick-helpers.js';
+import { pollUntil } from '../../../helpers/poll.js';
 
 /**
  * Clients of an instance's kernel for the tests that restart, hang or replace it: one MCP
@@ -69,7 +69,7 @@ export async function startPrinter(call: Call): Promise<Printer> {
   return {
     tty,
     look,
-    loginAgain: () => pollUntil(async () => !(await call('login')).isError, 'login through the same session after the restart', 60_000),
+    loginAgain: async () => void await pollUntil(async () => !(await call('login')).isError, 'login through the same session after the restart', { timeoutMs: 60_000 }),
     async finish() {
       await call('type', { tty, expect: 'bash', text: 'C-c' });
       for (let i = 0; i < 5; i++) await look();

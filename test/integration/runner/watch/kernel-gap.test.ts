@@ -7,7 +7,8 @@ import { loadState } from '../../../../src/state/runner-state.js';
 import { type AgentStatus, queryStatusSocket, statusSocketPath } from '../../../../src/runner/watch/service/status-api.js';
 import { describeWithEngine } from '../../../helpers/engine.js';
 import { chromiumAvailable, launchBrowser, startWeb } from '../../web/web-helpers.js';
-import { KERNEL_RUNNER_BIN, type TickTestInstance, pollUntil, readJsonLines, tickTestInstance } from '../tick-helpers.js';
+import { KERNEL_RUNNER_BIN, type TickTestInstance, readJsonLines, tickTestInstance } from '../tick-helpers.js';
+import { pollUntil } from '../../../helpers/poll.js';
 
 /** Polls for ticks: generous, the machine is shared; nothing here is timed. */
 const LONG = 180_000;
@@ -60,11 +61,11 @@ describeWithEngine('the kernel keeps the terminals between ticks', () => {
     let stderr = '';
     watch.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     const status = async () => (await queryStatusSocket(statusSocketPath(t!.name, t!.env), `/v1/agents/${t!.name}`).catch(() => undefined))?.body as AgentStatus | undefined;
-    await pollUntil(async () => (await status())?.kernel?.state === 'ready', 'the kernel ready under watch', 60_000);
+    await pollUntil(async () => (await status())?.kernel?.state === 'ready', 'the kernel ready under watch', { timeoutMs: 60_000 });
 
     // Tick 1 starts the printer on TTY 0 and ends; the printer goes on.
     await sendOperatorMessage(t.instance, { text: '[fake:start-command] start the long job' });
-    await pollUntil(async () => (await loadState(t!.instance.paths.state)).last?.tick === 1, 'tick 1 to end', LONG);
+    await pollUntil(async () => (await loadState(t!.instance.paths.state)).last?.tick === 1, 'tick 1 to end', { timeoutMs: LONG });
     expect((await loadState(t.instance.paths.state)).last?.status).toBe('ok');
     const tick1 = (await readJsonLines(results)) as unknown as ToolCall[];
     const lastSeen = Math.max(...tick1.filter((c) => c.tool === 'wait').flatMap((c) => c.result.structuredContent?.changed?.flatMap((d) => numbers(d.diff)) ?? []));
@@ -85,23 +86,23 @@ describeWithEngine('the kernel keeps the terminals between ticks', () => {
         const rows = page.locator(`.card[data-id="${t.name}/0"] .xterm-rows`);
         await rows.waitFor();
         const shown = async () => Math.max(0, ...numbers((await rows.innerText()).replace(/\s+$/gm, '')));
-        await pollUntil(async () => (webBefore = await shown()) > 0, 'the web view to show the printer', 20_000);
+        await pollUntil(async () => (webBefore = await shown()) > 0, 'the web view to show the printer', { timeoutMs: 20_000 });
         // Past anything written before the gap began (the page replays the recording's end first).
-        await pollUntil(async () => (webAfter = await shown()) > Math.max(webBefore, screenAtGapStart) + 500, 'the web view to move on between ticks', 60_000);
+        await pollUntil(async () => (webAfter = await shown()) > Math.max(webBefore, screenAtGapStart) + 500, 'the web view to move on between ticks', { timeoutMs: 60_000 });
       } finally {
         await browser.close();
         await web.stop();
       }
     }
     // More lines than tmux keeps have been printed since tick 1 last looked.
-    await pollUntil(async () => (await screenNumber()) > lastSeen + 3 * HISTORY_LIMIT, 'the printer to outrun tty.history_limit', LONG);
+    await pollUntil(async () => (await screenNumber()) > lastSeen + 3 * HISTORY_LIMIT, 'the printer to outrun tty.history_limit', { timeoutMs: LONG });
     expect(await screenNumber()).toBeGreaterThan(screenAtGapStart);
     if (chromiumAvailable()) expect(webAfter).toBeGreaterThan(screenAtGapStart);
     expect((await status())?.running).toBe(false);
 
     // Tick 2: its first wait shows what happened since the agent last looked: every line, counted, none gone.
     await sendOperatorMessage(t.instance, { text: '[fake:look] what did the job print?' });
-    await pollUntil(async () => (await loadState(t!.instance.paths.state)).last?.tick === 2, 'tick 2 to end', LONG);
+    await pollUntil(async () => (await loadState(t!.instance.paths.state)).last?.tick === 2, 'tick 2 to end', { timeoutMs: LONG });
     const calls = (await readJsonLines(results)) as unknown as ToolCall[];
     const tick2 = calls.filter((c) => c.session !== tick1[0]!.session);
     const firstWait = tick2.find((c) => c.tool === 'wait')?.result.structuredContent?.changed?.find((d) => d.tty === 0);

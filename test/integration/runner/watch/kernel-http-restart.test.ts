@@ -3,7 +3,8 @@ import { createLogger } from '../../../../src/log/logger.js';
 import { type RunningWatch, runWatch } from '../../../../src/runner/watch/run-watch.js';
 import { describeWithEngine } from '../../../helpers/engine.js';
 import { startHttpServe, textOf } from '../../server/helpers.js';
-import { type TickTestInstance, isAlive, pollUntil, tickTestInstance } from '../tick-helpers.js';
+import { type TickTestInstance, isAlive, tickTestInstance } from '../tick-helpers.js';
+import { pollUntil } from '../../../helpers/poll.js';
 import { type KernelClient, expectNothingLost, httpClient, startPrinter } from './kernel-clients.js';
 
 /**
@@ -34,7 +35,7 @@ describeWithEngine('serve --http through the kernel, across its restarts', () =>
     const logger = createLogger({ process: `watch-${t.name}`, logDir: t.instance.paths.logs, stderr: false });
     watching = await runWatch(t.name, { env: t.env, pollMs: 250, logger });
     const kernel = watching.kernel!;
-    await pollUntil(() => kernel.status().state === 'ready' && kernel.status().terminalsState === 'ready', 'the kernel ready', 60_000);
+    await pollUntil(() => kernel.status().state === 'ready' && kernel.status().terminalsState === 'ready', 'the kernel ready', { timeoutMs: 60_000 });
 
     const token = 'kernel-http-restart-test-token-0123456789';
     serve = await startHttpServe(t.dataDir, [], { ...(t.env as Record<string, string>), AGENT_KERNEL_TOKEN: token });
@@ -43,8 +44,8 @@ describeWithEngine('serve --http through the kernel, across its restarts', () =>
     const printer = await startPrinter(client.call);
 
     const restarted = async (how: 'SIGKILL' | 'SIGSTOP', pid: number, restarts: number) => {
-      await pollUntil(() => kernel.status().restarts === restarts + 1 && kernel.status().state === 'ready' && kernel.status().pid !== pid, `a new kernel after ${how}`, 60_000);
-      await pollUntil(() => !isAlive(pid), 'the old kernel gone', 10_000);
+      await pollUntil(() => kernel.status().restarts === restarts + 1 && kernel.status().state === 'ready' && kernel.status().pid !== pid, `a new kernel after ${how}`, { timeoutMs: 60_000 });
+      await pollUntil(() => !isAlive(pid), 'the old kernel gone', { timeoutMs: 10_000 });
     };
 
     // 1. The kernel dies during a wait (it is surely running there once its first progress notice came).

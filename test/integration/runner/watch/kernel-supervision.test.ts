@@ -7,7 +7,8 @@ import { type RunningWatch, runWatch } from '../../../../src/runner/watch/run-wa
 import { checkNothingLost } from '../../../../bench/lib/nothing-lost.mjs';
 import { describeWithEngine } from '../../../helpers/engine.js';
 import { BIN } from '../../server/helpers.js';
-import { type TickTestInstance, isAlive, pollUntil, tickTestInstance } from '../tick-helpers.js';
+import { type TickTestInstance, isAlive, tickTestInstance } from '../tick-helpers.js';
+import { pollUntil } from '../../../helpers/poll.js';
 
 /**
  * watch supervises the kernel (seed 003): a dead kernel and a hung one are replaced within
@@ -33,7 +34,7 @@ describeWithEngine("watch's supervision of the kernel", () => {
     const logger = createLogger({ process: `watch-${t.name}`, logDir: t.instance.paths.logs, stderr: false });
     watching = await runWatch(t.name, { env: t.env, pollMs: 250, logger });
     const kernel = watching.kernel!;
-    await pollUntil(() => kernel.status().state === 'ready' && kernel.status().terminalsState === 'ready', 'the kernel ready', 60_000);
+    await pollUntil(() => kernel.status().state === 'ready' && kernel.status().terminalsState === 'ready', 'the kernel ready', { timeoutMs: 60_000 });
 
     const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'serve', t.dataDir], env: t.env as Record<string, string>, stderr: 'pipe' });
     client = new Client({ name: 'supervision-test', version: '1.0.0' });
@@ -59,12 +60,12 @@ describeWithEngine("watch's supervision of the kernel", () => {
       const restarts = kernel.status().restarts;
       const began = Date.now();
       process.kill(pid, how);
-      await pollUntil(() => kernel.status().restarts === restarts + 1 && kernel.status().state === 'ready' && kernel.status().pid !== pid, `a new kernel after ${how}`, 60_000);
+      await pollUntil(() => kernel.status().restarts === restarts + 1 && kernel.status().state === 'ready' && kernel.status().pid !== pid, `a new kernel after ${how}`, { timeoutMs: 60_000 });
       // Dead: at once; hung: after 3 missed heartbeats of 2 s.
       expect(Date.now() - began).toBeLessThan(how === 'SIGKILL' ? 10_000 : 20_000);
-      await pollUntil(() => !isAlive(pid), `the ${how === 'SIGSTOP' ? 'hung' : 'killed'} kernel gone`, 10_000);
+      await pollUntil(() => !isAlive(pid), `the ${how === 'SIGSTOP' ? 'hung' : 'killed'} kernel gone`, { timeoutMs: 10_000 });
       // The same client, through the same bridge: log in again and carry on.
-      await pollUntil(async () => !(await call('login')).isError, 'login through the reconnected bridge', 60_000);
+      await pollUntil(async () => !(await call('login')).isError, 'login through the reconnected bridge', { timeoutMs: 60_000 });
       await look();
     }
     await call('type', { tty, expect: 'bash', text: 'C-c' });

@@ -9,7 +9,8 @@ import { kernelSocketPath } from '../../../../src/kernel/socket-path.js';
 import { createLogger } from '../../../../src/log/logger.js';
 import { KernelSupervisor } from '../../../../src/runner/watch/service/kernel-supervisor.js';
 import { describeWithEngine } from '../../../helpers/engine.js';
-import { type TickTestInstance, isAlive, pollUntil, tickTestInstance } from '../tick-helpers.js';
+import { type TickTestInstance, isAlive, tickTestInstance } from '../tick-helpers.js';
+import { pollUntil } from '../../../helpers/poll.js';
 import { type KernelClient, expectNothingLost, startPrinter, stdioClient } from './kernel-clients.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
@@ -73,7 +74,7 @@ describeWithEngine('upgrading agent-kernel under watch', () => {
     supervisor = new KernelSupervisor({ instance: t.instance, env: t.env, logger, tickRunning: () => tickRunning, bin: install.bin, heartbeatMs: 500 });
     supervisor.start();
     const kernel = supervisor;
-    await pollUntil(() => kernel.status().state === 'ready' && kernel.status().terminalsState === 'ready', 'the kernel ready', 120_000);
+    await pollUntil(() => kernel.status().state === 'ready' && kernel.status().terminalsState === 'ready', 'the kernel ready', { timeoutMs: 120_000 });
     const old = kernel.status().pid!;
 
     client = await stdioClient(install.bin, t.dataDir, t.env);
@@ -82,13 +83,13 @@ describeWithEngine('upgrading agent-kernel under watch', () => {
     // A newer build lands during a tick: the kernel serving that tick stays until the tick ends.
     tickRunning = true;
     await install.upgrade();
-    await pollUntil(() => kernel.status().upgradePending === true, 'the newer build noticed', 10_000);
+    await pollUntil(() => kernel.status().upgradePending === true, 'the newer build noticed', { timeoutMs: 10_000 });
     for (let i = 0; i < 3; i++) await printer.look();
     expect(kernel.status()).toMatchObject({ pid: old, restarts: 0, upgradePending: true });
 
     tickRunning = false;
-    await pollUntil(() => kernel.status().restarts === 1 && kernel.status().state === 'ready' && kernel.status().pid !== old, "the new build's kernel", 120_000);
-    await pollUntil(() => !isAlive(old), 'the old kernel stopped', 10_000);
+    await pollUntil(() => kernel.status().restarts === 1 && kernel.status().state === 'ready' && kernel.status().pid !== old, "the new build's kernel", { timeoutMs: 120_000 });
+    await pollUntil(() => !isAlive(old), 'the old kernel stopped', { timeoutMs: 10_000 });
     expect(kernel.status().lastExit).toMatch(/replaced by a newer build/);
     expect(kernel.status().upgradePending).toBeUndefined();
     expect((await kernelHealth(kernelSocketPath(t.instance.paths.stateRoot, t.env))).build).toBe(bundleIdentity(install.bin));

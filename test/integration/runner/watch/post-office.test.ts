@@ -13,7 +13,8 @@ import { type RunningWatch, runWatch } from '../../../../src/runner/watch/run-wa
 import { queryStatusSocket, statusSocketPath } from '../../../../src/runner/watch/service/status-api.js';
 import { openSandbox } from '../../../../src/sandbox/container/open-sandbox.js';
 import { describeWithEngine } from '../../../helpers/engine.js';
-import { KERNEL_RUNNER_BIN, type TickTestInstance, pollUntil, tickTestInstance } from '../tick-helpers.js';
+import { KERNEL_RUNNER_BIN, type TickTestInstance, tickTestInstance } from '../tick-helpers.js';
+import { pollUntil } from '../../../helpers/poll.js';
 
 const run = promisify(execFile);
 /** Polls for ticks: generous, the machine is shared; nothing here is timed. */
@@ -56,7 +57,7 @@ describeWithEngine('the post office between two instances under watch', () => {
     watches.push(await runWatch(t.name, { env, pollMs: 250, logger: createLogger({ process: 'watch', logDir: t.instance.paths.logs, stderr: false }) }));
     const sent = await run(process.execPath, [KERNEL_RUNNER_BIN, 'send', t.name, 'Deploy once the build is green.'], { env });
     const id = /^(m-\S+):/.exec(sent.stdout)![1]!;
-    await pollUntil(async () => (await loadState(t.instance.paths.state)).last?.tick === 2, 'the tick after the failed one', LONG);
+    await pollUntil(async () => (await loadState(t.instance.paths.state)).last?.tick === 2, 'the tick after the failed one', { timeoutMs: LONG });
     const state = await loadState(t.instance.paths.state);
     expect(state.history.map((h) => h.status)).toEqual(['failed', 'ok']);
     // Tick 1 had it in its prompt; its model never did.
@@ -118,7 +119,7 @@ describeWithEngine('the post office between two instances under watch', () => {
     const written = Number(flood.stdout.trim());
     expect(written).toBeGreaterThan(500);
     // Let the watches settle, then stop them for a still picture.
-    await pollUntil(async () => ![a, b].some((t) => watches.find((w) => w.watch.status().name === t.name)!.watch.status().running), 'no tick running', LONG);
+    await pollUntil(async () => ![a, b].some((t) => watches.find((w) => w.watch.status().name === t.name)!.watch.status().running), 'no tick running', { timeoutMs: LONG });
     const started = { a: (await loadState(a.instance.paths.state)).tick, b: (await loadState(b.instance.paths.state)).tick };
     for (const w of watches.splice(0)) await w.stop();
 
@@ -168,7 +169,7 @@ describeWithEngine('the post office between two instances under watch', () => {
     expect(sent.stdout).toMatch(new RegExp(`^m-\\S+: queued for ${a.name} in .*/kernel/mail/queue \\(host-private: the container cannot write there\\)\\.\\nwatch \\(pid ${process.pid}\\) is (idle|starting): it starts a tick for it now\\.\\n$`));
 
     // B's first tick: the question, from A, as the kernel stamped it.
-    await pollUntil(async () => (await loadState(b.instance.paths.state)).last?.tick === 1, "B's tick", LONG);
+    await pollUntil(async () => (await loadState(b.instance.paths.state)).last?.tick === 1, "B's tick", { timeoutMs: LONG });
     const question = (await readRecords(b.instance.paths.mail.delivered)).records[0]!;
     expect(question).toMatchObject({ from: { kind: 'agent', name: a.name }, to: b.name, text: 'What is six times seven?', expects_reply: true });
     const toB = await promptOf(b, 1);
@@ -177,7 +178,7 @@ describeWithEngine('the post office between two instances under watch', () => {
     expect(toB).toContain('| What is six times seven?');
 
     // A's second tick: B's answer, correlated with A's question.
-    await pollUntil(async () => (await loadState(a.instance.paths.state)).last?.tick === 2, "A's tick with the answer", LONG);
+    await pollUntil(async () => (await loadState(a.instance.paths.state)).last?.tick === 2, "A's tick with the answer", { timeoutMs: LONG });
     const answer = (await readRecords(a.instance.paths.mail.delivered)).records.find((r) => r.reply_to === question.id)!;
     expect(answer).toMatchObject({ from: { kind: 'agent', name: b.name }, to: a.name, text: `the answer to ${question.id} is 42`, question: { id: question.id, text: 'What is six times seven?' } });
     const toA = await promptOf(a, 2);

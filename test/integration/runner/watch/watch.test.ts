@@ -11,7 +11,8 @@ import { sendOperatorMessage } from '../../../../src/runner/mail/operator-send.j
 import { type RunningWatch, runWatch } from '../../../../src/runner/watch/run-watch.js';
 import { type AgentStatus, queryStatusSocket, statusSocketPath } from '../../../../src/runner/watch/service/status-api.js';
 import { describeWithEngine } from '../../../helpers/engine.js';
-import { type TickTestInstance, isAlive, pollUntil, survivors, tickTestInstance } from '../tick-helpers.js';
+import { type TickTestInstance, isAlive, survivors, tickTestInstance } from '../tick-helpers.js';
+import { pollUntil } from '../../../helpers/poll.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
@@ -67,8 +68,8 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     await watch(t);
     await pollUntil(async () => (await status(t!)).state === 'idle', 'watch idle');
     const { id } = await sendOperatorMessage(t.instance, { text: 'please check the build', label: 'alice' });
-    await pollUntil(async () => (await status(t!)).running, 'the tick to start', 10_000);
-    await pollUntil(async () => (await lastTick(t!))?.tick === 1, 'tick 1 to end', LONG);
+    await pollUntil(async () => (await status(t!)).running, 'the tick to start', { timeoutMs: 10_000 });
+    await pollUntil(async () => (await lastTick(t!))?.tick === 1, 'tick 1 to end', { timeoutMs: LONG });
     expect((await lastTick(t))?.status).toBe('ok');
     expect(await tickLog(t, 1, true)).toContain('please check the build');
     expect(await readdir(t.instance.paths.mail.delivered)).toEqual([`${id}.json`]);
@@ -85,9 +86,9 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     t = await tickTestInstance({});
     await watch(t);
     await sendOperatorMessage(t.instance, { text: '[fake:deliver] wait for news' });
-    await pollUntil(async () => (await tickLog(t!, 1)).includes('mcp__agent-kernel__wait'), 'the agent to be at work', LONG);
+    await pollUntil(async () => (await tickLog(t!, 1)).includes('mcp__agent-kernel__wait'), 'the agent to be at work', { timeoutMs: LONG });
     const { id } = await sendOperatorMessage(t.instance, { text: 'the deploy finished', label: 'ops' });
-    await pollUntil(async () => (await lastTick(t!))?.tick === 1, 'tick 1 to end', LONG);
+    await pollUntil(async () => (await lastTick(t!))?.tick === 1, 'tick 1 to end', { timeoutMs: LONG });
     const received = await readFile(path.join(t.dataDir, 'tmp', 'fake-claude-received.txt'), 'utf8');
     expect(received).toContain('the deploy finished');
     expect(received).toContain('From: the operator, signed "ops"');
@@ -103,7 +104,7 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     await watch(t);
     await pollUntil(async () => (await status(t!)).nextWake !== undefined, 'the next wake known');
     expect((await status(t)).nextWake).toEqual({ time: at, reason: `at ${at}: look at the nightly report` });
-    await pollUntil(async () => (await lastTick(t!))?.tick === 1, 'the scheduled tick', LONG);
+    await pollUntil(async () => (await lastTick(t!))?.tick === 1, 'the scheduled tick', { timeoutMs: LONG });
     const tick = await lastTick(t);
     expect(Date.parse(tick!.started)).toBeGreaterThanOrEqual(Date.parse(at));
     expect(await tickLog(t, 1, true)).toContain('look at the nightly report');
@@ -117,12 +118,12 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     await sendOperatorMessage(t.instance, { text: 'anyone home?' });
     await pollUntil(async () => (await status(t!)).pendingMessages === 1, 'the message seen while paused');
     expect(await status(t)).toMatchObject({ state: 'paused', paused: true, reason: 'Invalid API key: fix the secret' });
-    // A few poll rounds: still no tick.
-    const until = Date.now() + 1500;
-    await pollUntil(() => Date.now() > until, 'time to pass');
+    // Five more looks at paused and the inbox: still no tick.
+    const looked = watching!.watch.steps;
+    await pollUntil(() => watching!.watch.steps >= looked + 5, 'five more looks while paused');
     expect((await loadState(t.instance.paths.state)).tick).toBe(0);
     await unlink(t.instance.paths.paused);
-    await pollUntil(async () => (await lastTick(t!))?.tick === 1, 'a tick after resuming', LONG);
+    await pollUntil(async () => (await lastTick(t!))?.tick === 1, 'a tick after resuming', { timeoutMs: LONG });
     expect(await tickLog(t, 1, true)).toContain('anyone home?');
   });
 
@@ -130,15 +131,15 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'not-logged-in' }, restart: 'on-failure', backoff: { initial: '200ms', max: '1s', reset_after: '1h' } });
     await watch(t);
     await sendOperatorMessage(t.instance, { text: 'hello' });
-    await pollUntil(async () => (await status(t!)).state === 'paused', 'watch paused by the fatal tick', LONG);
+    await pollUntil(async () => (await status(t!)).state === 'paused', 'watch paused by the fatal tick', { timeoutMs: LONG });
     const log = await readFile(path.join(t.instance.paths.logs, `watch-${t.name}.log`), 'utf8');
     const ended = log.split('\n').filter((line) => line.includes('"msg":"tick ended ('));
     expect(ended).toHaveLength(1);
     expect(ended[0]).toContain(`tick ended (failed (fatal)); instance paused: no tick until kernel-runner resume ${t.name}`);
     expect(log).not.toMatch(/restart 1 in/);
-    // A few poll rounds: no restart tick while paused.
-    const until = Date.now() + 1500;
-    await pollUntil(() => Date.now() > until, 'time to pass');
+    // Five more looks at paused and the restart policy: no restart tick while paused.
+    const looked = watching!.watch.steps;
+    await pollUntil(() => watching!.watch.steps >= looked + 5, 'five more looks while paused');
     expect((await loadState(t.instance.paths.state)).tick).toBe(1);
   });
 
@@ -153,7 +154,7 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     });
     await watch(t);
     await sendOperatorMessage(t.instance, { text: 'start the long job' });
-    await pollUntil(async () => (await status(t!)).state === 'gave-up', 'watch to give up restarting', LONG);
+    await pollUntil(async () => (await status(t!)).state === 'gave-up', 'watch to give up restarting', { timeoutMs: LONG });
     const state = await loadState(t.instance.paths.state);
     expect(state.tick).toBe(2);
     expect(state.history.map((h) => [h.tick, h.status, h.error_class])).toEqual([
@@ -178,7 +179,7 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     await writeFile(path.join(secrets, '.not-me'), 'hidden\n');
     await watch(t);
     await sendOperatorMessage(t.instance, { text: 'go' });
-    await pollUntil(async () => (await lastTick(t!))?.tick === 1, 'the custom tick', LONG);
+    await pollUntil(async () => (await lastTick(t!))?.tick === 1, 'the custom tick', { timeoutMs: LONG });
     // It never started our MCP server: a tick without the kernel's tools is a failed one (the command still ran).
     expect(await lastTick(t)).toMatchObject({ status: 'failed', error_class: 'mcp' });
     // It ran in its host-private folder, not in the data repo.
@@ -204,11 +205,11 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     };
     let w = start();
     child = w.proc;
-    await pollUntil(async () => (await queryStatusSocket(socket, '/v1/health').catch(() => undefined))?.status === 200, 'the status socket', 20_000);
+    await pollUntil(async () => (await queryStatusSocket(socket, '/v1/health').catch(() => undefined))?.status === 200, 'the status socket', { timeoutMs: 20_000 });
     const { id } = await sendOperatorMessage(t.instance, { text: '[fake:hang] a job that never ends' });
-    await pollUntil(async () => (await tickLog(t!, 1)).includes('mcp__agent-kernel__login'), 'the agent at work', LONG);
+    await pollUntil(async () => (await tickLog(t!, 1)).includes('mcp__agent-kernel__login'), 'the agent at work', { timeoutMs: LONG });
     // Its model has the message: the restart does not get it again.
-    await pollUntil(async () => (await readdir(t!.instance.paths.mail.delivered).catch((): string[] => [])).includes(`${id}.json`), 'the message delivered', LONG);
+    await pollUntil(async () => (await readdir(t!.instance.paths.mail.delivered).catch((): string[] => [])).includes(`${id}.json`), 'the message delivered', { timeoutMs: LONG });
 
     // The runner dies hard. (Under systemd the unit's cgroup is killed with it; here, by hand.)
     w.proc.kill('SIGKILL');
@@ -218,13 +219,13 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
 
     w = start();
     child = w.proc;
-    await pollUntil(async () => (await lastTick(t!))?.tick === 2, 'the restart tick', LONG);
+    await pollUntil(async () => (await lastTick(t!))?.tick === 2, 'the restart tick', { timeoutMs: LONG });
     expect((await lastTick(t))?.status).toBe('ok');
     expect(await tickLog(t, 2, true)).toMatch(/the runner died during tick 1/);
 
     // Graceful stop in the middle of a tick.
     await sendOperatorMessage(t.instance, { text: '[fake:hang] another endless job' });
-    await pollUntil(async () => (await tickLog(t!, 3)).includes('mcp__agent-kernel__login'), 'tick 3 at work', LONG);
+    await pollUntil(async () => (await tickLog(t!, 3)).includes('mcp__agent-kernel__login'), 'tick 3 at work', { timeoutMs: LONG });
     const exited = new Promise<number | null>((r) => w.proc.once('exit', (code) => r(code)));
     w.proc.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -26,11 +26,11 @@ export async function openShell(t: Terminals): Promise<number> {
 /** Run a command in a shell and return the wait result of its completion. */
 export async function run(t: Terminals, tty: number, command: string, timeout = 20): Promise<WaitResult> {
   await t.manager.type({ tty, expect: 'bash', text: command });
-  return t.manager.wait(timeout);
+  return t.manager.wait({ timeoutMs: timeout * 1000 });
 }
 
 export async function closeAll(t: Terminals): Promise<void> {
-  await t.manager.wait(0);
+  await t.manager.wait({ timeoutMs: 0 });
   for (const info of t.manager.list()) await t.manager.close(info.tty);
 }
 
@@ -64,7 +64,7 @@ export async function restartMidCommand(
   } finally {
     subscription.dispose();
   }
-  expect((await t.manager.wait(seconds)).reason).toBe(reason);
+  expect((await t.manager.wait({ timeoutMs: seconds * 1000 })).reason).toBe(reason);
   await t.manager.dispose();
   if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
   return { tty, manager: await t.restart() };

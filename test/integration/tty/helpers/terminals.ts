@@ -57,7 +57,7 @@ export async function waitFor(manager: TtyManager, tty: number, done: (text: str
   const until = Date.now() + timeoutMs;
   let text = '';
   while (Date.now() < until) {
-    const result = await manager.wait(5);
+    const result = await manager.wait({ timeoutMs: 5000 });
     const report = result.changed.find((r) => r.tty === tty);
     if (report) text += `${report.text}\n`;
     if (done(text)) return text;

@@ -13,6 +13,8 @@ import {
   watchInbox,
 } from '../../../../src/runner/mail/inbox.js';
 import { formatInboxNote } from '../../../../src/runner/mail/mail-format.js';
+import { pollUntil } from '../../../helpers/poll.js';
+import { writeUntilWatched } from '../../../helpers/watched-writes.js';
 
 let root: string;
 let paths: { inbox: string; inboxDone: string };
@@ -25,16 +27,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
-
-async function until<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 let counter = 0;
 /** A note the agent's container leaves (atomically: temp name, then rename). */
@@ -123,7 +115,7 @@ describe('the inbox folder', () => {
     try {
       const before = changes;
       await note('new');
-      await until(() => changes > before);
+      await pollUntil(() => changes > before, 'a change seen', { timeoutMs: 10_000 });
     } finally {
       watcher.close();
     }
@@ -135,10 +127,14 @@ describe('the inbox folder', () => {
     const watcher = watchInbox(paths, () => (changes += 1), 600_000);
     try {
       // The watch is set asynchronously: keep sending until one wakes it.
-      await until(async () => {
-        await note('new');
-        return changes > 0 || undefined;
-      });
+      await pollUntil(
+        async () => {
+          await note('new');
+          return changes > 0;
+        },
+        'the watch to wake',
+        { timeoutMs: 10_000, intervalMs: 20 },
+      );
     } finally {
       watcher.close();
     }
@@ -152,12 +148,8 @@ describe('the inbox folder', () => {
       let changes = 0;
       const watcher = watchInbox(paths, () => (changes += 1), 600_000);
       try {
-        for (let i = 0; i < 20; i++) {
-          await writeFile(path.join(hostDir, `busy-${i}`), 'x');
-          await new Promise((r) => setTimeout(r, 10));
-        }
         await mkdir(path.join(hostDir, 'more'));
-        await new Promise((r) => setTimeout(r, 300));
+        await writeUntilWatched(hostDir);
         expect(changes).toBe(0);
       } finally {
         watcher.close();

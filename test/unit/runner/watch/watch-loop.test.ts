@@ -7,8 +7,9 @@ import { instancePaths } from '../../../../src/config/paths.js';
 import { createLogger } from '../../../../src/log/logger.js';
 import { sendOperatorMessage } from '../../../../src/runner/mail/operator-send.js';
 import { Watch } from '../../../../src/runner/watch/watch.js';
-import { TickRecorder, until } from './fake-ticks.js';
+import { TickRecorder } from './fake-ticks.js';
 import { unitPaths } from '../../../helpers/test-instance.js';
+import { pollUntil } from '../../../helpers/poll.js';
 
 let root: string;
 let dataDir: string;
@@ -72,26 +73,26 @@ describe('watch loop (injected tick)', () => {
     await startWatch();
     expect(ticks.ticks).toHaveLength(0);
     const id = await send('please check the build', 'alice');
-    const tick = await until(() => ticks.ticks[0], 'a tick');
+    const tick = await pollUntil(() => ticks.ticks[0], 'a tick');
     expect(tick.messages.join('\n')).toContain('please check the build');
     expect(tick.messages.join('\n')).toContain('From: the operator, signed "alice"');
-    await until(async () => (await readdir(inbox().mail.delivered).catch((): string[] => [])).includes(`${id}.json`), 'message delivered');
+    await pollUntil(async () => (await readdir(inbox().mail.delivered).catch((): string[] => [])).includes(`${id}.json`), 'message delivered');
     tick.finish({ failed: false, status: 'normal' });
-    await until(() => watch!.status().state === 'idle', 'idle after the tick');
+    await pollUntil(() => watch!.status().state === 'idle', 'idle after the tick');
     expect(watch!.status().lastResult).toMatchObject({ status: 'normal', tick: 1 });
   });
 
   it('delivers a message that arrives during a tick to the running agent, not to the next tick', async () => {
     await startWatch();
     await send('first');
-    const tick = await until(() => ticks.ticks[0], 'a tick');
+    const tick = await pollUntil(() => ticks.ticks[0], 'a tick');
     await send('arrived mid-tick', 'bob');
-    await until(() => tick.delivered.length > 0, 'mid-tick delivery');
+    await pollUntil(() => tick.delivered.length > 0, 'mid-tick delivery');
     expect(tick.delivered[0]).toContain('arrived mid-tick');
     expect(tick.delivered[0]).toContain('signed "bob"');
-    await until(async () => (await readdir(inbox().mail.queue)).filter((f) => f.endsWith('.json')).length === 0, 'queue emptied');
+    await pollUntil(async () => (await readdir(inbox().mail.queue)).filter((f) => f.endsWith('.json')).length === 0, 'queue emptied');
     tick.finish({ failed: false, status: 'normal' });
-    await until(() => watch!.status().state === 'idle', 'idle');
+    await pollUntil(() => watch!.status().state === 'idle', 'idle');
     expect(ticks.ticks).toHaveLength(1);
   });
 
@@ -99,9 +100,9 @@ describe('watch loop (injected tick)', () => {
     ticks = new TickRecorder();
     await startWatch();
     await send('one');
-    const tick = await until(() => ticks.ticks[0], 'a tick');
+    const tick = await pollUntil(() => ticks.ticks[0], 'a tick');
     for (let i = 0; i < 3; i++) await send(`more ${i}`);
-    await until(() => tick.delivered.length === 3, 'three deliveries');
+    await pollUntil(() => tick.delivered.length === 3, 'three deliveries');
     expect(ticks.ticks).toHaveLength(1);
     expect(watch!.status()).toMatchObject({ running: true, state: 'ticking', currentTick: { number: 1, trigger: 'message' } });
     tick.finish({ failed: false, status: 'normal' });
@@ -111,14 +112,14 @@ describe('watch loop (injected tick)', () => {
     await writeFile(inbox().paused, 'billing problem: fix the card\n');
     await startWatch();
     await send('are you there?');
-    await until(() => watch!.status().state === 'paused' && watch!.status().pendingMessages === 1, 'paused, one message waiting');
+    await pollUntil(() => watch!.status().state === 'paused' && watch!.status().pendingMessages === 1, 'paused, one message waiting');
     expect(watch!.status()).toMatchObject({ paused: true, reason: 'billing problem: fix the card', pendingMessages: 1 });
     // Watch looks again several times (paused, a message waiting) and still does not tick.
     const looked = watch!.steps;
-    await until(() => watch!.steps >= looked + 3, 'three more looks at paused and the inbox');
+    await pollUntil(() => watch!.steps >= looked + 3, 'three more looks at paused and the inbox');
     expect(ticks.ticks).toHaveLength(0);
     await unlink(inbox().paused);
-    const tick = await until(() => ticks.ticks[0], 'a tick after unpausing');
+    const tick = await pollUntil(() => ticks.ticks[0], 'a tick after unpausing');
     expect(tick.messages.join('\n')).toContain('are you there?');
     tick.finish({ failed: false, status: 'normal' });
   });
@@ -127,27 +128,27 @@ describe('watch loop (injected tick)', () => {
     const at = new Date(Date.now() + 1500).toISOString();
     await writeFile(inbox().schedule, JSON.stringify({ wakes: [{ at, note: 'look at the nightly build' }, { cron: '0 0 1 1 *', note: 'new year' }] }));
     await startWatch();
-    await until(() => watch!.status().nextWake?.time === at, 'next wake reported');
-    const tick = await until(() => ticks.ticks[0], 'a scheduled tick');
+    await pollUntil(() => watch!.status().nextWake?.time === at, 'next wake reported');
+    const tick = await pollUntil(() => ticks.ticks[0], 'a scheduled tick');
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(at));
     expect(tick.messages.join('\n')).toContain('look at the nightly build');
-    const after = await until(async () => {
+    const after = await pollUntil(async () => {
       const file = JSON.parse(await readFile(inbox().schedule, 'utf8')) as { wakes: unknown[] };
       return file.wakes.length === 1 ? file : undefined;
     }, 'the fired wake removed from schedule.json');
     expect(after.wakes).toEqual([{ cron: '0 0 1 1 *', note: 'new year' }]);
     tick.finish({ failed: false, status: 'normal' });
-    await until(() => watch!.status().state === 'idle', 'idle');
+    await pollUntil(() => watch!.status().state === 'idle', 'idle');
     expect(ticks.ticks).toHaveLength(1);
   });
 
   it('keeps running with a broken schedule.json, says why, and still ticks on messages', async () => {
     await writeFile(inbox().schedule, JSON.stringify({ wakes: [{ cron: '99 * * * *' }] }));
     await startWatch();
-    await until(() => watch!.status().reason?.includes('wakes.0.cron'), 'schedule error in status');
+    await pollUntil(() => watch!.status().reason?.includes('wakes.0.cron'), 'schedule error in status');
     expect(watch!.status().reason).toMatch(/minute field: 99 is out of range/);
     await send('still alive?');
-    const tick = await until(() => ticks.ticks[0], 'a tick');
+    const tick = await pollUntil(() => ticks.ticks[0], 'a tick');
     tick.finish({ failed: false, status: 'normal' });
   });
 
@@ -155,19 +156,19 @@ describe('watch loop (injected tick)', () => {
     await writeConfig({ restart: 'no', backoff: { initial: '50ms', max: '200ms', reset_after: '1h' } });
     await startWatch();
     await send('go');
-    const first = await until(() => ticks.ticks[0], 'first tick');
+    const first = await pollUntil(() => ticks.ticks[0], 'first tick');
     first.finish({ failed: true, status: 'abnormal', error: 'harness exited with code 1' });
-    await until(() => watch!.status().failures === 1, 'a failure recorded');
+    await pollUntil(() => watch!.status().failures === 1, 'a failure recorded');
     // Watch decides several times after the failure and, with restart "no", does not tick again.
     const looked = watch!.steps;
-    await until(() => watch!.steps >= looked + 3, 'three more decisions');
+    await pollUntil(() => watch!.steps >= looked + 3, 'three more decisions');
     expect(ticks.ticks).toHaveLength(1);
     await send('again');
-    const second = await until(() => ticks.ticks[1], 'second tick');
+    const second = await pollUntil(() => ticks.ticks[1], 'second tick');
     expect(second.messages[0]).toMatch(/tick 1 ended abnormally \(abnormal: harness exited with code 1\)/);
     expect(second.messages.join('\n')).toContain('again');
     second.finish({ failed: false, status: 'normal' });
-    await until(() => watch!.status().failures === 0, 'failures reset by success');
+    await pollUntil(() => watch!.status().failures === 0, 'failures reset by success');
   });
 
   it('restarts failed ticks with "on-failure", backing off, until max_restarts', async () => {
@@ -175,7 +176,7 @@ describe('watch loop (injected tick)', () => {
     ticks.autoFinish = { failed: true, status: 'abnormal', error: 'boom' };
     await startWatch();
     await send('start');
-    await until(() => watch!.status().state === 'gave-up', 'gave up');
+    await pollUntil(() => watch!.status().state === 'gave-up', 'gave up');
     // The first tick, then two restarts.
     expect(ticks.ticks).toHaveLength(3);
     expect(ticks.ticks[1]!.messages[0]).toMatch(/ended abnormally/);
@@ -183,7 +184,7 @@ describe('watch loop (injected tick)', () => {
     // A message still starts a tick after giving up.
     ticks.autoFinish = { failed: false, status: 'normal' };
     await send('operator says retry');
-    await until(() => ticks.ticks.length === 4, 'a tick for the message');
+    await pollUntil(() => ticks.ticks.length === 4, 'a tick for the message');
   });
 
   it('still says why it gave up after a pause in between (the reason belongs to the state it is in)', async () => {
@@ -191,12 +192,12 @@ describe('watch loop (injected tick)', () => {
     ticks.autoFinish = { failed: true, status: 'abnormal', error: 'boom' };
     await startWatch();
     await send('start');
-    await until(() => watch!.status().state === 'gave-up', 'gave up');
+    await pollUntil(() => watch!.status().state === 'gave-up', 'gave up');
     await writeFile(inbox().paused, 'billing problem: fix the card\n');
-    await until(() => watch!.status().state === 'paused', 'paused');
+    await pollUntil(() => watch!.status().state === 'paused', 'paused');
     expect(watch!.status()).toMatchObject({ paused: true, reason: 'billing problem: fix the card' });
     await unlink(inbox().paused);
-    await until(() => watch!.status().state === 'gave-up', 'gave up again once resumed');
+    await pollUntil(() => watch!.status().state === 'gave-up', 'gave up again once resumed');
     expect(watch!.status()).toMatchObject({ paused: false, reason: expect.stringMatching(/max_restarts \(1\) reached/) as string });
   });
 
@@ -217,7 +218,7 @@ describe('watch loop (injected tick)', () => {
       env: { AGENT_KERNEL_CONFIG_DIR: configDir },
     });
     await watch.start();
-    await until(() => stopping !== undefined, 'the stop requested');
+    await pollUntil(() => stopping !== undefined, 'the stop requested');
     const deadline = new Promise<string>((resolve) => setTimeout(() => resolve('still running after 5 s'), 5000).unref());
     const outcome = await Promise.race([stopping!.then(() => 'stopped'), deadline]);
     // A tick started anyway would never be told to stop: end it, so that the test ends.
@@ -232,7 +233,7 @@ describe('watch loop (injected tick)', () => {
     ticks.autoFinish = { failed: false, status: 'normal' };
     await startWatch();
     await send('start');
-    await until(() => watch!.status().state === 'gave-up', 'gave up');
+    await pollUntil(() => watch!.status().state === 'gave-up', 'gave up');
     expect(ticks.ticks).toHaveLength(4);
     expect(ticks.ticks[1]!.messages[0]).toMatch(/Restarted by the restart policy/);
   });
@@ -242,7 +243,7 @@ describe('watch loop (injected tick)', () => {
     ticks.autoFinish = { failed: false, status: 'normal' };
     await startWatch();
     await send('start');
-    await until(() => ticks.ticks.length >= 8, 'eight ticks');
+    await pollUntil(() => ticks.ticks.length >= 8, 'eight ticks');
   });
 
   it('recovers after giving up: once reset_after passes without a failure, restarts resume', async () => {
@@ -250,28 +251,28 @@ describe('watch loop (injected tick)', () => {
     ticks.autoFinish = { failed: true, status: 'abnormal', error: 'boom' };
     await startWatch();
     await send('start');
-    await until(() => watch!.status().state === 'gave-up', 'gave up');
+    await pollUntil(() => watch!.status().state === 'gave-up', 'gave up');
     expect(ticks.ticks).toHaveLength(2);
     ticks.autoFinish = { failed: false, status: 'normal' };
-    const restarted = await until(() => ticks.ticks[2], 'a restart once the counters reset');
+    const restarted = await pollUntil(() => ticks.ticks[2], 'a restart once the counters reset');
     expect(restarted.messages[0]).toMatch(/ended abnormally/);
-    await until(() => watch!.status().state === 'idle', 'idle after a healthy tick');
+    await pollUntil(() => watch!.status().state === 'idle', 'idle after a healthy tick');
     expect(watch!.status()).toMatchObject({ restarts: 1, failures: 0 });
   });
 
   it('does not restart with "no" after a runner died mid-tick, but tells the next tick', async () => {
     await writeConfig({ restart: 'no' });
     await startWatch({ detect: 'Notice: the runner died during tick 7.' });
-    await until(() => watch!.steps >= 3, 'three decisions');
+    await pollUntil(() => watch!.steps >= 3, 'three decisions');
     expect(ticks.ticks).toHaveLength(0);
     await send('hello');
-    const tick = await until(() => ticks.ticks[0], 'a tick');
+    const tick = await pollUntil(() => ticks.ticks[0], 'a tick');
     expect(tick.messages[0]).toBe('Notice from kernel-runner:\n| Notice: the runner died during tick 7.');
   });
 
   it('restarts at once with "on-failure" after a runner died mid-tick', async () => {
     await startWatch({ detect: 'Notice: the runner died during tick 7.' });
-    const tick = await until(() => ticks.ticks[0], 'a restart tick');
+    const tick = await pollUntil(() => ticks.ticks[0], 'a restart tick');
     expect(tick.messages).toEqual(['Notice from kernel-runner:\n| Notice: the runner died during tick 7.']);
     expect(watch!.status().currentTick?.trigger).toBe('restart');
   });
@@ -281,24 +282,24 @@ describe('watch loop (injected tick)', () => {
     ticks.autoFinish = { failed: false, status: 'normal' };
     await startWatch();
     await send('a');
-    await until(() => ticks.ticks[0], 'tick 1');
+    await pollUntil(() => ticks.ticks[0], 'tick 1');
     expect(ticks.ticks[0]!.env.MODE).toBe('one');
     await writeConfig({ env: { MODE: 'two' } });
     await send('b');
-    await until(() => ticks.ticks[1], 'tick 2');
+    await pollUntil(() => ticks.ticks[1], 'tick 2');
     expect(ticks.ticks[1]!.env.MODE).toBe('two');
   });
 
   it('waits out a broken configuration without dying, then ticks once it is fixed', async () => {
     await startWatch();
     await writeConfig({ restart: 'sometimes' });
-    await until(() => watch!.status().state === 'config-error' && /runner\.restart/.test(watch!.status().reason ?? ''), 'config error naming the field');
+    await pollUntil(() => watch!.status().state === 'config-error' && /runner\.restart/.test(watch!.status().reason ?? ''), 'config error naming the field');
     await send('queued');
     const looked = watch!.steps;
-    await until(() => watch!.steps >= looked + 3, 'three more looks at the broken config');
+    await pollUntil(() => watch!.steps >= looked + 3, 'three more looks at the broken config');
     expect(ticks.ticks).toHaveLength(0);
     await writeConfig({});
-    const tick = await until(() => ticks.ticks[0], 'a tick after the fix');
+    const tick = await pollUntil(() => ticks.ticks[0], 'a tick after the fix');
     expect(tick.messages.join('\n')).toContain('queued');
   });
 
@@ -312,7 +313,7 @@ describe('watch loop (injected tick)', () => {
     await writeConfig({ env: { OVERRIDDEN: 'from-config' } });
     await startWatch();
     await send('use tok-very-secret-1234 please');
-    const tick = await until(() => ticks.ticks[0], 'a tick');
+    const tick = await pollUntil(() => ticks.ticks[0], 'a tick');
     // A value too short to redact reliably is refused: never handed over, never logged.
     expect(tick.env).toEqual({ API_TOKEN: 'tok-very-secret-1234', OVERRIDDEN: 'from-config' });
     watch!.log.info({ leaked: tick.env.API_TOKEN }, 'a log line that carries the secret');
@@ -329,7 +330,7 @@ describe('watch loop (injected tick)', () => {
   it('stops a running tick when watch stops', async () => {
     await startWatch();
     await send('long job');
-    const tick = await until(() => ticks.ticks[0], 'a tick');
+    const tick = await pollUntil(() => ticks.ticks[0], 'a tick');
     await watch!.stop();
     expect(tick.signal.aborted).toBe(true);
     expect(watch!.status().lastResult?.status).toBe('interrupted');
@@ -341,13 +342,13 @@ describe('watch loop: usage limits', () => {
     await writeConfig({ restart: 'no', backoff: { initial: '10ms', max: '20ms', reset_after: '1h' } });
     await startWatch();
     await send('first');
-    const first = await until(() => ticks.ticks[0], 'first tick');
+    const first = await pollUntil(() => ticks.ticks[0], 'first tick');
     first.finish({ failed: true, status: 'failed (rate_limit)', error: 'usage limit reached', retryAfterMs: 1500 });
-    await until(() => watch!.status().lastResult !== undefined, 'first tick recorded');
+    await pollUntil(() => watch!.status().lastResult !== undefined, 'first tick recorded');
     const ended = Date.parse(watch!.status().lastResult!.ended);
     await send('second');
-    await until(() => watch!.status().state === 'backoff', 'backing off');
-    const second = await until(() => ticks.ticks[1], 'second tick after the limit', 10_000);
+    await pollUntil(() => watch!.status().state === 'backoff', 'backing off');
+    const second = await pollUntil(() => ticks.ticks[1], 'second tick after the limit', { timeoutMs: 10_000 });
     expect(Date.now()).toBeGreaterThanOrEqual(ended + 1500);
     second.finish({ failed: false, status: 'ok' });
   });

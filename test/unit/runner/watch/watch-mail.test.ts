@@ -8,7 +8,8 @@ import { createLogger } from '../../../../src/log/logger.js';
 import { readEvents } from '../../../../src/observe/events/event-log.js';
 import { sendOperatorMessage } from '../../../../src/runner/mail/operator-send.js';
 import { Watch } from '../../../../src/runner/watch/watch.js';
-import { TickRecorder, until } from './fake-ticks.js';
+import { TickRecorder } from './fake-ticks.js';
+import { pollUntil } from '../../../helpers/poll.js';
 
 /**
  * Watch and the post office's queue with an injected tick: messages are delivered only once the
@@ -63,24 +64,24 @@ describe('messages reach the model once', () => {
     ticks.modelReads = false;
     await startWatch();
     const id = await send('deploy when the build is green');
-    const first = await until(() => ticks.ticks[0], 'tick 1');
+    const first = await pollUntil(() => ticks.ticks[0], 'tick 1');
     expect(first.messages.join('\n')).toContain('| deploy when the build is green');
     first.finish({ failed: true, status: 'failed (fatal)', error: 'Not logged in', tick: 1 });
-    await until(() => watch!.status().lastResult?.tick === 1, 'tick 1 recorded');
+    await pollUntil(() => watch!.status().lastResult?.tick === 1, 'tick 1 recorded');
     expect(await queued()).toEqual([`${id}.json`]);
     expect(await delivered()).toEqual([]);
 
     ticks.modelReads = true;
-    const second = await until(() => ticks.ticks[1], 'tick 2 for the message still queued');
+    const second = await pollUntil(() => ticks.ticks[1], 'tick 2 for the message still queued');
     const text = second.messages.join('\n');
     expect(text).toContain('| deploy when the build is green');
     expect(text).toContain('Redelivered: tick 1 ended before you had read it.');
     second.finish({ failed: false, status: 'ok', tick: 2 });
-    await until(async () => (await delivered()).length === 1 && (await queued()).length === 0, 'delivered, and out of the queue');
+    await pollUntil(async () => (await delivered()).length === 1 && (await queued()).length === 0, 'delivered, and out of the queue');
     // Once: no third tick for it, one delivery in the event log.
-    await until(() => watch!.status().state === 'idle', 'idle');
+    await pollUntil(() => watch!.status().state === 'idle', 'idle');
     const looked = watch!.steps;
-    await until(() => watch!.steps >= looked + 3, 'three more looks');
+    await pollUntil(() => watch!.steps >= looked + 3, 'three more looks');
     expect(ticks.ticks).toHaveLength(2);
     const events = (await readEvents(paths().events)).events.filter((e) => e.type === 'message.delivered');
     expect(events).toEqual([expect.objectContaining({ id, from: 'operator', to: 'mail', redelivered: 1, tick: 2 })]);
@@ -90,15 +91,15 @@ describe('messages reach the model once', () => {
     await writeConfig({ limits: { min_interval: '0s' } });
     await startWatch();
     await send('first');
-    const first = await until(() => ticks.ticks[0], 'tick 1');
+    const first = await pollUntil(() => ticks.ticks[0], 'tick 1');
     ticks.modelReads = false;
     // Its model takes nothing more: what comes now is handed over, never read.
     await send('arrived late');
-    await until(() => first.delivered.length === 1, 'handed mid-tick');
+    await pollUntil(() => first.delivered.length === 1, 'handed mid-tick');
     first.finish({ failed: false, status: 'ok', tick: 1 });
-    await until(() => watch!.status().lastResult?.tick === 1, 'tick 1 ended');
+    await pollUntil(() => watch!.status().lastResult?.tick === 1, 'tick 1 ended');
     ticks.modelReads = true;
-    const second = await until(() => ticks.ticks[1], 'tick 2');
+    const second = await pollUntil(() => ticks.ticks[1], 'tick 2');
     expect(second.messages.join('\n')).toMatch(/Redelivered: tick 1 ended before you had read it\.\n.*\n\| arrived late/s);
     second.finish({ failed: false, status: 'ok', tick: 2 });
   });
@@ -108,7 +109,7 @@ describe('messages reach the model once', () => {
     for (let i = 0; i < 10; i++) await send(`message ${String(i).padStart(2, '0')}`);
     ticks.autoFinish = { failed: false, status: 'ok' };
     await startWatch();
-    await until(async () => (await delivered()).length === 10, 'all ten delivered');
+    await pollUntil(async () => (await delivered()).length === 10, 'all ten delivered');
     const seen = ticks.ticks.flatMap((t) => [...t.messages, ...t.delivered].flatMap((m) => [...m.matchAll(/\| (message \d\d)/g)].map((x) => x[1])));
     expect(seen).toEqual(Array.from({ length: 10 }, (_, i) => `message ${String(i).padStart(2, '0')}`));
     expect(ticks.ticks.map((t) => t.messages.length)).toEqual([4, 4, 2]);
@@ -121,14 +122,14 @@ describe("the operator's limits", () => {
     ticks.autoFinish = { failed: false, status: 'ok' };
     await startWatch();
     await send('one');
-    await until(() => ticks.ticks.length === 1, 'tick 1');
+    await pollUntil(() => ticks.ticks.length === 1, 'tick 1');
     const started = Date.now();
-    await until(() => watch!.status().state !== 'ticking', 'tick 1 over');
+    await pollUntil(() => watch!.status().state !== 'ticking', 'tick 1 over');
     await send('two');
-    await until(() => watch!.status().state === 'limited', 'held by the limit');
+    await pollUntil(() => watch!.status().state === 'limited', 'held by the limit');
     expect(watch!.status().reason).toMatch(/^runner\.limits\.min_interval \(2s\) since the last tick started/);
     expect(watch!.status().pendingMessages).toBe(1);
-    await until(() => ticks.ticks.length === 2, 'tick 2 once the interval passed', 10_000);
+    await pollUntil(() => ticks.ticks.length === 2, 'tick 2 once the interval passed', { timeoutMs: 10_000 });
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
     expect(ticks.ticks[1]!.messages.join('\n')).toContain('| two');
     const limited = (await readEvents(paths().events)).events.filter((e) => e.type === 'tick.limited');
@@ -141,12 +142,12 @@ describe("the operator's limits", () => {
     await startWatch();
     for (let i = 0; i < 3; i++) {
       await send(`m${i}`);
-      await until(async () => ticks.ticks.length === Math.min(i + 1, 2) && watch!.status().state !== 'ticking', `after message ${i}`);
+      await pollUntil(async () => ticks.ticks.length === Math.min(i + 1, 2) && watch!.status().state !== 'ticking', `after message ${i}`);
     }
-    await until(() => watch!.status().state === 'limited', 'limited');
+    await pollUntil(() => watch!.status().state === 'limited', 'limited');
     expect(watch!.status()).toMatchObject({ pendingMessages: 1, reason: expect.stringMatching(/ticks_per_hour \(2\) reached: 2 ticks started in the last hour/) as string });
     const looked = watch!.steps;
-    await until(() => watch!.steps >= looked + 2, 'two more looks');
+    await pollUntil(() => watch!.steps >= looked + 2, 'two more looks');
     expect(ticks.ticks).toHaveLength(2);
     expect(await queued()).toHaveLength(1);
   });
@@ -158,7 +159,7 @@ describe("the operator's limits", () => {
     await writeFile(paths().state, JSON.stringify({ tick: 1, history: [{ tick: 1, started, status: 'ok', cost_usd: 1.25 }], last: { tick: 1, started, status: 'ok', cost_usd: 1.25 } }));
     await startWatch();
     await send('expensive');
-    await until(() => watch!.status().state === 'limited', 'limited by the budget');
+    await pollUntil(() => watch!.status().state === 'limited', 'limited by the budget');
     expect(watch!.status().reason).toMatch(/daily_budget_usd \(\$1\.00\) reached: ticks of the last 24 hours cost \$1\.25/);
     expect(ticks.ticks).toHaveLength(0);
   });
@@ -179,7 +180,7 @@ describe("the operator's limits", () => {
     const elapsed = Date.now() - began;
     // Starts at least 400 ms apart: at most one more than the flood's length allows.
     expect(ticks.ticks.length).toBeLessThanOrEqual(Math.floor(elapsed / 400) + 1);
-    await until(() => watch!.status().state !== 'ticking', 'the last tick over');
+    await pollUntil(() => watch!.status().state !== 'ticking', 'the last tick over');
     const done = await readdir(path.join(inbox, 'done')).catch((): string[] => []);
     const waiting = (await readdir(inbox)).filter((n) => n.endsWith('.md'));
     expect(done.length + waiting.length).toBe(written);

@@ -27,6 +27,6 @@ describe('KernelRuntime', () => {
     finishStart(fake);
     await disposing;
     expect(fake.disposed).toBe(true);
-    await expect(runtime.terminals()).rejects.toThrow(/shutting down/);
+    await expect(runtime.terminals()).rejects.toMatchObject({ code: 'SHUTTING_DOWN', message: expect.stringMatching(/call login\(\) again/) });
   });
 });

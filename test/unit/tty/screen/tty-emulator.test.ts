@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { UnseenTracker } from '../../../../src/tty/seen/unseen-tracker.js';
 import type { Row } from '../../../../src/observe/screen-source.js';
 import { EMULATOR_SCROLLBACK, type ShellMark, TtyEmulator } from '../../../../src/tty/screen/tty-emulator.js';
+import { pollUntil } from '../../../helpers/poll.js';
 
 function emulator(cols = 20, rows = 5) {
   const left: Row[] = [];
@@ -91,7 +92,7 @@ describe('TtyEmulator', () => {
       setImmediate(feed);
     };
     feed();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await pollUntil(() => emu.backlog > 0, 'a backlog behind the writer', { timeoutMs: 5000, intervalMs: 5 });
     const written = emu.bytesWritten;
     const backlog = emu.backlog;
     expect(backlog).toBeGreaterThan(0);

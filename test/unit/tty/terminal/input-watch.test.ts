@@ -89,12 +89,18 @@ describe('InputWatch: a fence confirms that a program waits for input', () => {
 
   it('falls back to time when the fence fails (tmux gone or too old): two answers 12 ms apart', async () => {
     const { probe } = fakeProbe(() => blocked());
-    const watch = new InputWatch(probe);
+    let now = 1_000_000;
+    const watch = new InputWatch(probe, () => now);
     const tty = quietTty();
     const broken = () => Promise.reject(new Error('tmux is gone'));
-    expect((await watch.waiting([tty], Date.now(), broken)).size).toBe(0);
-    expect((await watch.waiting([tty], Date.now(), broken)).size).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 15));
-    expect((await watch.waiting([tty], Date.now(), broken)).size).toBe(1);
+    expect((await watch.waiting([tty], now, broken)).size).toBe(0);
+    expect((await watch.waiting([tty], now, broken)).size).toBe(0);
+    // Confirmed 12 ms after the first answer, not a millisecond before.
+    expect(watch.recheckInMs).toBe(12);
+    now += 11;
+    expect((await watch.waiting([tty], now, broken)).size).toBe(0);
+    expect(watch.recheckInMs).toBe(1);
+    now += 1;
+    expect((await watch.waiting([tty], now, broken)).size).toBe(1);
   });
 });

@@ -1,0 +1,62 @@
+import { KernelError } from '../../errors.js';
+
+/**
+ * The terminal layer's refusals, each with the facts it is about and the next step. The unit
+ * tests' stand-in for the terminals (test/unit/server/fake-terminals.ts) throws these same ones.
+ */
+
+export function ttyOutOfRange(tty: number, max: number): KernelError {
+  return new KernelError('TTY_OUT_OF_RANGE', `There is no TTY ${tty}: terminals are numbered 0 to ${max - 1}.`, { details: { tty, max } });
+}
+
+export function ttyNotOpen(tty: number, open: readonly number[]): KernelError {
+  return new KernelError('TTY_NOT_FOUND', `TTY ${tty} is not open (${open.length > 0 ? `open: ${open.join(', ')}` : 'none is open'}). Open one with open().`, {
+    details: { tty, open },
+  });
+}
+
+export function ttyCapacity(max: number): KernelError {
+  return new KernelError('TTY_CAPACITY', `All ${max} terminals are in use. Close one you no longer need with close(tty), then open again.`, { details: { max } });
+}
+
+export function textTooLong(bytes: number, max: number): KernelError {
+  return new KernelError(
+    'TEXT_TOO_LONG',
+    `The text is ${bytes} bytes; type() sends at most ${max} (tty.max_text_bytes). Send it in smaller parts (to write a file: type "cat > file", then each part, then C-d).`,
+    { details: { bytes, max } },
+  );
+}
+
+/** What the agent has not seen, per terminal, in a few words ("a command finished with exit code 1"). */
+export interface TtyNews {
+  tty: number;
+  what: string;
+}
+
+export function unseenOutput(news: readonly TtyNews[]): KernelError {
+  return new KernelError('UNSEEN_OUTPUT', `${describeNews(news)}. Nothing was sent. Call wait() to see it, then type again.`, {
+    details: { ttys: news.map((n) => n.tty), news },
+  });
+}
+
+/** "TTY 0 has news you have not seen: a command finished (exit 1)", for one or more terminals. */
+function describeNews(news: readonly TtyNews[]): string {
+  if (news.length === 1) return `TTY ${news[0]!.tty} has news you have not seen: ${news[0]!.what}`;
+  return `TTYs ${news.map((n) => n.tty).join(', ')} have news you have not seen: ${news.map((n) => `TTY ${n.tty}, ${n.what}`).join('; ')}`;
+}
+
+export function expectMismatch(tty: number, expected: string, actual: string): KernelError {
+  return new KernelError(
+    'EXPECT_MISMATCH',
+    `TTY ${tty} is running ${actual || 'an unknown program'}, not ${expected}. Nothing was sent. Check its screen with wait(), then type again with expect: "${actual}".`,
+    { details: { tty, expected, actual } },
+  );
+}
+
+/** A call that came after the server let go of its terminals: it is stopping, or starting them again. */
+export function terminalsShuttingDown(): KernelError {
+  return new KernelError(
+    'SHUTTING_DOWN',
+    'This server is stopping (or starting the terminals again), so nothing was done. The terminals and their output live on: call login() again in a few seconds, then repeat this call.',
+  );
+}
