@@ -3,7 +3,7 @@ import type { Instance } from '../../config/instance.js';
 import { KernelError, describeError } from '../../errors.js';
 import { buildNetwork } from '../egress/proxy.js';
 import type { Engine } from '../engine/engine.js';
-import { remoteAddSources } from './containerfile-sources.js';
+import { namedImages, remoteAddSources } from './containerfile-sources.js';
 import {
   type BuildAttempt,
   CACHE_LAYER_VANISHED,
@@ -15,7 +15,6 @@ import {
   baseMissing,
   currentImageRef,
   ensureBaseImage,
-  imageExists,
   inspectImage,
   readContainerfile,
   runBuild,
@@ -30,14 +29,18 @@ const NETWORK_OF_BUILDS: Record<string, string> = {
 /**
  * The instance's image, built when its build context changed (or when forced). Build output
  * goes to the logger and, line by line, to onProgress. Failures: IMAGE_BUILD_FAILED with the
- * failing step and the tail of its output; BASE_IMAGE_MISSING when FROM cannot be had.
+ * failing step and the tail of its output; BASE_IMAGE_MISSING when FROM cannot be had (the agent's
+ * Containerfile: when an image it names is not on the engine; it is never pulled).
  */
 export async function ensureImage(engine: Engine, instance: Instance, options: EnsureImageOptions): Promise<ImageRef> {
   const { logger, onProgress } = options;
   const { tag, hash, context } = await currentImageRef(instance);
   // One round trip at every start-up: the image, if any, with its labels.
   const existing = options.force ? undefined : await inspectImage(engine, tag);
-  if (existing && (existing.Config?.Labels ?? {})[LABEL.hash] === hash) return { tag, hash };
+  if (existing && (existing.Config?.Labels ?? {})[LABEL.hash] === hash) {
+    refuseKernelLabels(instance, tag, existing.Config?.Labels ?? {});
+    return { tag, hash };
+  }
 
   const containerfileText = await readContainerfile(context);
   const source = context.builtIn ? 'the built-in Containerfile' : path.join(context.dir, context.containerfile);
@@ -51,7 +54,12 @@ export async function ensureImage(engine: Engine, instance: Instance, options: E
       { details: { sources: remote } },
     );
   }
-  for (const base of baseImages(containerfileText)) await ensureBaseImage(engine, base, logger, onProgress);
+  if (context.builtIn) {
+    // The project's own Containerfile: its base may be pulled (or bootstrapped: BASE_IMAGE_MISSING says how).
+    for (const base of baseImages(containerfileText)) await ensureBaseImage(engine, base, logger, onProgress);
+  } else {
+    await refuseImagesToFetch(engine, instance, source, containerfileText);
+  }
 
   onProgress?.(`building ${tag} from ${source}`);
   logger.info({ tag, source }, 'building image');
@@ -90,9 +98,80 @@ export async function ensureImage(engine: Engine, instance: Instance, options: E
       { details: { tag, step, error: message } },
     );
   }
-  if (!(await imageExists(engine, tag))) {
+  const built = await inspectImage(engine, tag);
+  if (built === undefined) {
     throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag} ended without an image. Last output:\n${tail.join('\n')}`);
+  }
+  try {
+    refuseKernelLabels(instance, tag, built.Config?.Labels ?? {});
+  } catch (error) {
+    // This build made the tag: it goes, so no container is ever created from it.
+    await engine.docker.getImage(tag).remove().catch((removal: unknown) => logger.warn({ tag, err: describeError(removal) }, 'removing a refused image failed'));
+    throw error;
   }
   logger.info({ tag }, 'image built');
   return { tag, hash };
+}
+
+/** The labels the host sets on the agent's image; its containers get the image's labels under their own. */
+const OWN_IMAGE_LABELS: ReadonlySet<string> = new Set([LABEL.instance, LABEL.hash]);
+
+/**
+ * One of the host's labels (LABEL) that the host did not set on the image (a LABEL line, or one a
+ * base image carried) would be merged into the container's labels, where prune and the safety
+ * checks read them (an `agent-kernel.egress-role` makes prune pass a container by): such an image
+ * is never used. (Other `agent-kernel.*` labels, such as a bootstrapped base's, are read by nothing.)
+ */
+function refuseKernelLabels(instance: Instance, tag: string, labels: Record<string, string>): void {
+  const hostReads: ReadonlySet<string> = new Set(Object.values(LABEL));
+  const foreign = Object.keys(labels).filter((key) => hostReads.has(key) && !OWN_IMAGE_LABELS.has(key));
+  if (foreign.length === 0) return;
+  throw new KernelError(
+    'IMAGE_BUILD_FAILED',
+    `${tag} carries ${foreign.join(', ')}: that label is the host's own, and only the host sets it, so the image is not used. ` +
+      `Remove that LABEL from ${instance.paths.containerfile} (or start from a base image without it). Then run: agent-kernel container rebuild ${instance.name}`,
+    { details: { tag, labels: foreign } },
+  );
+}
+
+/**
+ * The agent's Containerfile may use only images the engine already has (looked up by the exact
+ * reference, never pulled) and its own earlier stages: anything else the engine's daemon would
+ * fetch by itself, from the host's network, from whatever registry the name says. A base image's
+ * ONBUILD triggers run in this build too, so one that names an image or a URL is refused as well.
+ */
+async function refuseImagesToFetch(engine: Engine, instance: Instance, source: string, containerfileText: string): Promise<void> {
+  const rebuild = `Then run: agent-kernel container rebuild ${instance.name}`;
+  for (const named of namedImages(containerfileText)) {
+    const what = `${named.instruction} ${named.reference}`;
+    if (named.refused !== undefined) {
+      throw new KernelError(
+        'IMAGE_BUILD_FAILED',
+        `${source}: ${what}: ${named.refused}, so it is never built: the engine would fetch it itself, from the host's network. ` +
+          `Name an image the engine already has (docker images lists them) or an earlier stage of the same Containerfile, literally. ${rebuild}`,
+        { details: { instruction: named.instruction, image: named.reference } },
+      );
+    }
+    const image = await inspectImage(engine, named.reference);
+    if (image === undefined) {
+      throw new KernelError(
+        'BASE_IMAGE_MISSING',
+        `${source}: ${what}: that image is not on this engine, and it is never pulled for the agent's Containerfile (the engine would fetch it itself, ` +
+          `from the host's network and whatever registry the name says). The agent's Containerfile may only use images the engine already has, or an ` +
+          `earlier stage of the same Containerfile. An operator can add one: agent-kernel image bootstrap ${named.reference} (Debian, offline), ` +
+          `or docker load -i <file>. ${rebuild}`,
+        { details: { instruction: named.instruction, image: named.reference } },
+      );
+    }
+    const triggers = ((image.Config?.OnBuild ?? []) as unknown[]).map(String).join('\n');
+    const fetched = [...remoteAddSources(triggers), ...namedImages(triggers).map((n) => n.reference)];
+    if (fetched.length > 0) {
+      throw new KernelError(
+        'IMAGE_BUILD_FAILED',
+        `${source}: ${what}: that image's ONBUILD steps would have the engine fetch ${fetched.map((f) => JSON.stringify(f)).join(', ')} itself, from the host's network, ` +
+          `so it is never built. Start from another image the engine has, or an earlier stage. ${rebuild}`,
+        { details: { instruction: named.instruction, image: named.reference, fetched } },
+      );
+    }
+  }
 }
