@@ -18,7 +18,7 @@ const dist = (rel) => import(`${ROOT}/dist/${rel}`);
 const [{ silentLogger }, { openSandbox }, { tmuxArgv, tmuxSocketName }, { TtyManager }, { TmuxControlClient }] = await Promise.all([
   dist('log/logger.js'),
   dist('sandbox/container/open-sandbox.js'),
-  dist('tty/tmux-server.js'),
+  dist('tty/host/tmux-server.js'),
   dist('tty/tty-manager.js'),
   dist('tty/host/control-client.js'),
 ]);

@@ -10,7 +10,7 @@ import { ROOT } from '../lib/paths.mjs';
 import { summary } from '../lib/stats.mjs';
 import { createInstance, engine } from '../lib/instance.mjs';
 
-const [{ openSandbox }, { silentLogger }] = await Promise.all([import(path.join(ROOT, 'dist', 'sandbox', 'open-sandbox.js')), import(path.join(ROOT, 'dist', 'log', 'logger.js'))]);
+const [{ openSandbox }, { silentLogger }] = await Promise.all([import(path.join(ROOT, 'dist', 'sandbox', 'container', 'open-sandbox.js')), import(path.join(ROOT, 'dist', 'log', 'logger.js'))]);
 
 const BIG = 64 * 1024 * 1024;
 
