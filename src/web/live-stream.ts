@@ -6,7 +6,7 @@ import { TranscriptParser } from './transcript.js';
 import { listInstances, listTicks } from './web-data.js';
 import type { InstanceFeed } from './live/instance-feed.js';
 import type { LiveHub } from './live-hub.js';
-import { LineFollower } from './live/line-follower.js';
+import { LineFollower } from '../observe/events/line-follower.js';
 import type { MirrorListener } from './live/terminal-mirror.js';
 
 /** Output sent together (one message per terminal per flush). */

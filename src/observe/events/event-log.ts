@@ -4,6 +4,7 @@ import path from 'node:path';
 import { BatchedWriter } from '../../util/batched-writer.js';
 import { sleep } from '../../util/sleep.js';
 import { readUntrustedRange } from '../../util/untrusted-fs.js';
+import { LineFollower } from './line-follower.js';
 import { type KernelEvent, type NewKernelEvent, parseEventLine } from './event-schema.js';
 
 /** Past this the log is rotated to `events.jsonl.1` (one previous file is kept). */
@@ -119,26 +120,38 @@ export interface FollowOptions {
 }
 
 /**
+ * New events of the log since the last call, from `offset` on (a log that shrank was rotated: its
+ * new file is read from the start). Every reader that follows the log goes through this.
+ */
+export class EventFollower {
+  private readonly lines: LineFollower;
+
+  constructor(file: string, offset: number) {
+    this.lines = new LineFollower(path.dirname(file), path.basename(file), offset);
+  }
+
+  /** Where the log ends now: a follower from here sees only what is written later. */
+  static async atEnd(file: string): Promise<EventFollower> {
+    const end = await readUntrustedRange(path.dirname(file), path.basename(file), { from: 0, maxBytes: 0 }).catch(() => undefined);
+    return new EventFollower(file, end?.size ?? 0);
+  }
+
+  async next(maxBytes = 1024 * 1024): Promise<KernelEvent[]> {
+    const got = await this.lines.read(maxBytes);
+    return (got?.lines ?? []).map(parseEventLine).filter((event): event is KernelEvent => event !== undefined);
+  }
+}
+
+/**
  * Follow the log from `offset`: calls `onEvent` for each new event until `signal` aborts.
  * Polls (every 100 ms): cheap, and works across rotation (the file shrinks: start over).
  */
 export async function followEvents(file: string, offset: number, onEvent: (event: KernelEvent) => void, signal: AbortSignal, options: FollowOptions = {}): Promise<void> {
-  let position = offset;
+  const follower = new EventFollower(file, offset);
   while (!signal.aborted) {
-    const chunk = await readUntrustedRange(path.dirname(file), path.basename(file), { from: position, maxBytes: 1024 * 1024 });
-    if (chunk && chunk.size < position) {
-      position = 0;
-      continue;
-    }
-    if (chunk && chunk.data.length > 0) {
-      const end = completeLinesEnd(chunk.data);
-      for (const line of chunk.data.subarray(0, end).toString('utf8').split('\n')) {
-        const event = parseEventLine(line);
-        if (event) onEvent(event);
-      }
-      position += end;
-      if (end > 0) continue;
-    }
+    const events = await follower.next();
+    for (const event of events) onEvent(event);
+    if (events.length > 0) continue;
     options.onIdle?.();
     await sleep(options.pollMs ?? 100, signal);
   }

@@ -1,9 +1,7 @@
-import path from 'node:path';
 import type { Instance } from '../../config/instance.js';
-import { readEvents } from '../../observe/events/event-log.js';
-import { type KernelEvent, parseEventLine } from '../../observe/events/event-schema.js';
+import { EventFollower, readEvents } from '../../observe/events/event-log.js';
+import type { KernelEvent } from '../../observe/events/event-schema.js';
 import { sleep } from '../../util/sleep.js';
-import { LineFollower } from './line-follower.js';
 import { type TerminalSummary, type TtyActivity, applyEvent, readTerminals } from './terminal-list.js';
 import { TerminalMirror } from './terminal-mirror.js';
 
@@ -35,7 +33,7 @@ export class InstanceFeed {
   private readonly mirrors = new Map<number, TerminalMirror>();
   private readonly listeners = new Set<FeedListener>();
   private readonly stop = new AbortController();
-  private events: LineFollower | undefined;
+  private events: EventFollower | undefined;
   readonly ready: Promise<void>;
 
   constructor(readonly instance: Instance) {
@@ -45,7 +43,7 @@ export class InstanceFeed {
   private async start(): Promise<void> {
     const { events, offset } = await readEvents(this.instance.paths.events);
     for (const event of events) this.take(event, false);
-    this.events = new LineFollower(path.dirname(this.instance.paths.events), path.basename(this.instance.paths.events), offset);
+    this.events = new EventFollower(this.instance.paths.events, offset);
     await this.refreshTerminals();
     void this.loop();
   }
@@ -82,11 +80,7 @@ export class InstanceFeed {
   }
 
   private async pollEvents(): Promise<void> {
-    const got = await this.events?.read();
-    for (const line of got?.lines ?? []) {
-      const event = parseEventLine(line);
-      if (event) this.take(event, true);
-    }
+    for (const event of (await this.events?.next(8 * 1024 * 1024)) ?? []) this.take(event, true);
   }
 
   private async refreshTerminals(): Promise<void> {

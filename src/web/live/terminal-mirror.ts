@@ -1,7 +1,7 @@
 import serializeAddon from '@xterm/addon-serialize';
 import xterm from '@xterm/headless';
 import { parseCastEvent, parseCastHeader } from '../../observe/recording.js';
-import { LineFollower } from './line-follower.js';
+import { LineFollower } from '../../observe/events/line-follower.js';
 
 /** How much of a long recording a mirror starts from (its end: what the screen shows now). */
 const START_MAX_BYTES = 1024 * 1024;

@@ -15,9 +15,9 @@ function filesUnder(dir: string, ext: RegExp): string[] {
 
 /** Every module of dist/ a script names, as `dist('a/b.js')` or `path.join(ROOT, 'dist', 'a', 'b.js')`. */
 function distModulesNamed(text: string): string[] {
-  const named = [...text.matchAll(/\bdist\(\s*['"]([^'"]+\.js)['"]\s*\)/g)].map((m) => m[1]);
+  const named = [...text.matchAll(/\bdist\(\s*['"]([^'"]+\.js)['"]\s*\)/g)].map((m) => m[1] ?? '');
   for (const m of text.matchAll(/'dist'((?:\s*,\s*'[^']+')+)\)/g)) {
-    const parts = [...m[1].matchAll(/'([^']+)'/g)].map((p) => p[1]);
+    const parts = [...(m[1] ?? '').matchAll(/'([^']+)'/g)].map((p) => p[1] ?? '');
     if (parts.at(-1)?.endsWith('.js')) named.push(parts.join('/'));
   }
   return named;

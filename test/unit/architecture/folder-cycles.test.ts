@@ -17,6 +17,7 @@ const SHARED_FILES: SharedFile[] = [
   { name: 'paused', owner: 'runner/tick/paused.ts', generic: true, pathKey: 'paused' },
   { name: 'tick-ledger.json', owner: 'runner/watch/limits/tick-ledger.ts', pathKey: 'tickLedger' },
   { name: 'mcp-config.json', owner: 'runner/harnesses/mcp-server-spec.ts' },
+  { name: 'events.jsonl', owner: 'observe/events/event-log.ts', pathKey: 'events' },
 ];
 
 /** A planted tree: `rel → text`. */
