@@ -80,8 +80,8 @@ export class HarnessSession {
   private stdinOpen = false;
   private promptSent = false;
   private writtenSinceResult = 0;
-  private endedBy: EndReason | undefined;
-  private endDetail: string | undefined;
+  /** Why the session is ending (the first reason wins), and what more to say about it. */
+  private ending: { by: EndReason; detail?: string } | undefined;
   private stopping: Promise<void> | undefined;
   private lastEventAt = Date.now();
   private stderrTail = '';
@@ -102,7 +102,7 @@ export class HarnessSession {
       context: this.context,
       logger: options.logger,
       preStopIssues: () => options.hooks.preStopIssues(),
-      ended: () => this.endedBy !== undefined,
+      ended: () => this.ending !== undefined,
       endForCompaction: () => this.end('context', 'the context was about to be compacted'),
       touch: () => {
         this.lastEventAt = Date.now();
@@ -116,7 +116,7 @@ export class HarnessSession {
    * is sent (the MCP server still connecting) messages wait and follow the prompt.
    */
   deliver(message: string): boolean {
-    if (this.endedBy || !this.options.harness.encodeUserMessage) return false;
+    if (this.ending || !this.options.harness.encodeUserMessage) return false;
     if (this.proc && (!this.stdinOpen || this.proc.hasExited())) return false;
     if (!this.promptSent) {
       this.queued.push(message);
@@ -201,25 +201,25 @@ export class HarnessSession {
     if (this.options.signal?.aborted) onAbort();
 
     try {
-      if (invocation.interactiveStdin && !this.endedBy) await this.connectAndPrompt(proc);
+      if (invocation.interactiveStdin && !this.ending) await this.connectAndPrompt(proc);
       const exit = await proc.exited;
-      if (!harness.encodeUserMessage && exit.code === 0 && !this.endedBy) this.receipts.endedOk();
+      if (!harness.encodeUserMessage && exit.code === 0 && !this.ending) this.receipts.endedOk();
       await this.stopping;
       const noTools = this.tap?.afterExit(instance, logger, (fields) => this.marker(fields));
       // A harness that exited by itself with nothing to report, never having listed our tools, ran a tick without them.
-      if (noTools && exit.code === 0 && !this.endedBy) [this.endedBy, this.endDetail] = ['mcp', noTools];
+      if (noTools && exit.code === 0 && !this.ending) this.ending = { by: 'mcp', detail: noTools };
       await reapGroup(proc);
       // A process that left the group could keep the pipe open: do not wait for it forever.
       await settlesWithin(streamEnded, 5000);
       const { toolCalls, turns } = this.tally;
-      this.marker({ event: 'attempt-end', attempt: this.options.attempt, exit_code: exit.code, signal: exit.signal, ended_by: this.endedBy, tool_calls: toolCalls, turns });
+      this.marker({ event: 'attempt-end', attempt: this.options.attempt, exit_code: exit.code, signal: exit.signal, ended_by: this.ending?.by, tool_calls: toolCalls, turns });
       const transcriptCopy = await copySessionTranscript({ harness, setup, env: invocation.env, instance, tick: this.options.tick, attempt: this.options.attempt, logger });
       return sessionResult({
         sessionId: this.sessionId,
         harness,
         tally: this.tally,
-        endedBy: this.endedBy,
-        endDetail: this.endDetail,
+        endedBy: this.ending?.by,
+        endDetail: this.ending?.detail,
         exitCode: exit.code,
         context: this.context.snapshot(),
         stderrTail: this.stderrTail,
@@ -238,7 +238,7 @@ export class HarnessSession {
   /** Wait until our server is connected (or clearly is not), then send the prompt and what queued behind it. */
   private async connectAndPrompt(proc: GroupProcess): Promise<void> {
     const { harness } = this.options;
-    const gone = (): boolean => this.endedBy !== undefined || proc.hasExited();
+    const gone = (): boolean => this.ending !== undefined || proc.hasExited();
     const wait = await waitForMcpServer({
       harness,
       requests: this.mcpRequests,
@@ -337,7 +337,7 @@ export class HarnessSession {
   }
 
   private checkWatchdogs(): void {
-    if (this.endedBy || !this.proc || this.proc.hasExited()) return;
+    if (this.ending || !this.proc || this.proc.hasExited()) return;
     const runner = this.options.instance.config.runner;
     const now = Date.now();
     if (this.tap) {
@@ -352,9 +352,8 @@ export class HarnessSession {
 
   /** End the session from the runner's side: the harness's stop signal, the grace period, then the whole group is killed. */
   end(reason: EndReason, detail: string): void {
-    if (this.endedBy) return;
-    this.endedBy = reason;
-    this.endDetail = detail;
+    if (this.ending) return;
+    this.ending = { by: reason, detail };
     this.options.logger.warn({ reason, detail }, 'ending the harness session');
     this.marker({ event: 'ending', reason, detail });
     this.mcpRequests.cancelAll();
