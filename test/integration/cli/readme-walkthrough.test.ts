@@ -70,10 +70,13 @@ function login(command: string, options: { input?: string; timeoutMs?: number } 
 }
 
 /** Run `command` at a real terminal (tmux) in a login shell until the screen matches, then end it. */
+let terminals = 0;
 async function atTerminal(command: string, shows: RegExp): Promise<string> {
-  const socket = `ak-readme-${SUFFIX}`;
+  // A tmux server of its own each time: one just killed may still hold the socket name.
+  const socket = `ak-readme-${SUFFIX}-${++terminals}`;
   const tmux = (...args: string[]) => spawnSync('tmux', ['-L', socket, ...args], { encoding: 'utf8', env: { ...process.env, TMUX: '' } });
-  tmux('new-session', '-d', '-x', '120', '-y', '40', '-c', repo, ['env', '-i', ...loginEnv(), 'TERM=xterm-256color', 'bash', '-l'].map(quote).join(' '));
+  const started = tmux('new-session', '-d', '-x', '120', '-y', '40', '-c', repo, ['env', '-i', ...loginEnv(), 'TERM=xterm-256color', 'bash', '-l'].map(quote).join(' '));
+  if (started.status !== 0) throw new Error(`tmux new-session failed (exit ${started.status}): ${started.stderr}`);
   try {
     tmux('send-keys', '-t', '0', command, 'Enter');
     let screen = '';
