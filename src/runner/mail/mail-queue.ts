@@ -106,14 +106,17 @@ export class MailQueue {
 
   /** The tick ended: what its model never had waits for the next tick, marked redelivered. */
   async endTick(tick: number | undefined): Promise<void> {
-    await this.confirming.idle();
     const { paths } = this.instance();
-    for (const [text, item] of this.handed) {
-      if (this.confirmed.has(text) || tick === undefined) continue;
-      if (item.kind === 'mail') await noteHanded(paths.mail, item.record.id, tick).catch((error: unknown) => this.logger.warn({ err: error }, 'could not mark a message redelivered'));
-      else this.noteTicks.set(item.note.name, [...(this.noteTicks.get(item.note.name) ?? []), tick]);
-      this.logger.warn({ id: keyOf(item), tick }, 'the tick ended before its model had a message: it waits for the next tick');
-    }
+    const unread = tick === undefined ? [] : [...this.handed].filter(([text]) => !this.confirmed.has(text)).map(([, item]) => ({ item, tick }));
+    // In the same queue as the deliveries: a record is never rewritten as handed while (or after)
+    // a delivery moves it out of the queue, which would put a delivered message back.
+    await this.confirming.run(async () => {
+      for (const { item, tick } of unread) {
+        if (item.kind === 'mail') await noteHanded(paths.mail, item.record.id, tick).catch((error: unknown) => this.logger.warn({ err: error }, 'could not mark a message redelivered'));
+        else this.noteTicks.set(item.note.name, [...(this.noteTicks.get(item.note.name) ?? []), tick]);
+        this.logger.warn({ id: keyOf(item), tick }, 'the tick ended before its model had a message: it waits for the next tick');
+      }
+    });
     this.handed = new Map();
     this.confirmed = new Set();
     this.offered = new Map();

@@ -6,6 +6,8 @@ export interface StartedTick {
   readonly messages: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly delivered: string[];
+  /** Its model has read the prompt's messages. */
+  read: boolean;
   readonly signal: AbortSignal;
   finish(result: WatchTickResult): void;
 }
@@ -31,13 +33,20 @@ export class TickRecorder {
       resolveDone(result);
     };
     const number = this.ticks.length + 1;
-    const tick: StartedTick = { number, messages: options.messages, env: options.env, delivered: [], signal: options.signal, finish };
+    const tick: StartedTick = { number, messages: options.messages, env: options.env, delivered: [], read: false, signal: options.signal, finish };
     options.signal.addEventListener('abort', () => finish({ failed: true, status: 'interrupted', tick: number }), { once: true });
     this.ticks.push(tick);
     const reads = this.modelReads;
-    // As a real model: it reads the prompt after the tick has started.
-    if (reads) setTimeout(() => options.onInContext?.(options.messages), 0);
-    if (this.autoFinish) finish({ ...this.autoFinish, tick: number });
+    const autoFinish = this.autoFinish;
+    // As a real model: it reads the prompt after the tick has started, and not once its tick has
+    // ended; a tick that ends by itself ends after its model has read.
+    setTimeout(() => {
+      if (reads && !ended) {
+        options.onInContext?.(options.messages);
+        tick.read = true;
+      }
+      if (autoFinish) finish({ ...autoFinish, tick: number });
+    }, 0);
     return Promise.resolve({
       tick: number,
       deliver: (message: string) => {
