@@ -72,6 +72,8 @@ describeWithEngine('the foreground probe reads timed waits and poll fds in the c
     // python's input() blocks in read on fd 0: no W line, and waiting for input.
     await t.manager.wait({ timeoutMs: 1000 });
     await t.manager.type({ tty, expect: 'bash', text: `python3 -c 'input("name? ")'` });
+    // bash at its prompt waits for input too: first python3 in the foreground, then its state.
+    await expect.poll(async () => (await foreground('python3')) !== undefined, { timeout: 30_000 }).toBe(true);
     await expect.poll(async () => classifyForeground((await probe.sample([panePid]))?.get(panePid)), { timeout: 30_000 }).toBe('input');
     expect((await foreground('python3'))?.pollsTerminal).toBeUndefined();
     await t.manager.type({ tty, expect: 'python3', text: 'C-c' });
