@@ -5,8 +5,9 @@ import { loadRegistry } from '../config/registry.js';
 import { describeError } from '../errors.js';
 import { parseCastEvent, parseCastHeader, parseRecordingName } from '../observe/recording.js';
 import { loadState } from '../state/runner-state.js';
+import { countWaiting } from '../runner/mail/mail-queue.js';
 import { type StatusRow, gatherStatus } from '../runner/watch/service/status-view.js';
-import { listUntrustedNames, readUntrustedRange, readUntrustedTail } from '../util/untrusted-fs.js';
+import { readUntrustedRange, readUntrustedTail } from '../util/untrusted-fs.js';
 
 /**
  * What the web view shows, read from files and the watch status API. Files in the data
@@ -29,15 +30,6 @@ export interface InstanceSummary {
   /** The instance's kernel: "ready, up 2h 5m, 3 ttys, 96 MB" (status-view.ts describeKernel). */
   kernel?: string;
   error?: string;
-}
-
-/**
- * Notes waiting in the data directory's inbox (the agent's folder: listed without following links). Names
- * only, as watch counts them: a folder the agent filled with a million entries costs one readdir, not a million lstats.
- */
-async function countInbox(dataDir: string): Promise<number> {
-  const names = (await listUntrustedNames(dataDir, 'inbox')) ?? [];
-  return names.filter((n) => !n.startsWith('.') && !n.endsWith('~') && n !== 'done' && n !== 'invalid').length;
 }
 
 async function summarize(row: StatusRow): Promise<InstanceSummary> {
@@ -66,7 +58,8 @@ async function summarize(row: StatusRow): Promise<InstanceSummary> {
     }
     const tokens = (state.current ?? state.last)?.tokens;
     if (tokens && tokens.context_window > 0) summary.context = { used: tokens.context_used, window: tokens.context_window };
-    if (!live) summary.inboxWaiting = await countInbox(instance.paths.root);
+    // No watch to ask: count what waits for the model, as watch does (queued mail and inbox notes).
+    if (!live) summary.inboxWaiting = await countWaiting(instance.paths);
   } catch (error) {
     summary.error = describeError(error);
   }

@@ -52,10 +52,7 @@ export class MailQueue {
   }
 
   private async recount(): Promise<void> {
-    const { paths } = this.instance();
-    const queued = (await readRecords(paths.mail.queue, 0)).total;
-    const notes = await countPending(paths).catch(() => 0);
-    this.waitingCount = Math.max(0, queued + notes - this.handed.size);
+    this.waitingCount = Math.max(0, (await countWaiting(this.instance().paths)) - this.handed.size);
   }
 
   /**
@@ -156,6 +153,12 @@ export class MailQueue {
     const sender = instancePaths(name, entry.dir, this.env);
     await showSent(sender.mail, record, `${this.instance().name} has read it${tick === undefined ? '' : ` (its tick ${tick})`}`);
   }
+}
+
+/** What waits for an instance's model: its post-office queue and the notes in its inbox. */
+export async function countWaiting(paths: Instance['paths']): Promise<number> {
+  const queued = (await readRecords(paths.mail.queue, 0)).total;
+  return queued + (await countPending(paths).catch(() => 0));
 }
 
 function keyOf(item: Item): string {
