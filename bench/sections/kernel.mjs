@@ -11,7 +11,7 @@ import { ROOT, BIN } from '../lib/paths.mjs';
 import { livePids, rssOf, startServer } from '../lib/server.mjs';
 import { seededRandom } from '../lib/seeded-random.mjs';
 import { median, pollUntil, sleep, summary } from '../lib/stats.mjs';
-import { endFaultRun, printer } from './lifecycle.mjs';
+import { PrinterRun, printer } from './lifecycle.mjs';
 
 const dist = (rel) => import(path.join(ROOT, 'dist', rel));
 const [{ KernelSupervisor }, { kernelHealth }, { kernelSocketPath }, { silentLogger }, { registerInstance, unregisterInstance }] = await Promise.all([
@@ -217,22 +217,15 @@ async function faults(instance, kills, rate, seed) {
   const supervisor = new KernelSupervisor({ instance: instance.instance, env: process.env, logger: silentLogger(), tickRunning: () => false, heartbeatMs: 1000 });
   supervisor.start();
   await supervisor.firstAttempt;
-  const reports = [];
+  const run = new PrinterRun();
+  const { record } = run;
   const recoveries = [];
   const moments = Object.fromEntries(MOMENTS.map((m) => [m, 0]));
-  let tty;
-  const record = (result) => {
-    const report = result?.isError ? undefined : result?.structuredContent?.changed?.find((c) => c.tty === tty);
-    if (report) reports.push({ text: report.diff });
-  };
   const kernelPid = async () => (await pollUntil(() => kernelHealth(socket).catch(() => undefined), { timeoutMs: 60_000, what: 'the kernel' })).pid;
   const session = await startServer(instance.name);
   const began = performance.now();
   try {
-    await session.ok('login');
-    ({ tty } = (await session.ok('open')).structuredContent);
-    await session.ok('wait', { timeout: 10 });
-    await session.ok('type', { tty, expect: 'bash', text: printer(rate) });
+    await run.start(session, rate);
     for (let k = 0; k < kills; k++) {
       const moment = MOMENTS[Math.floor(random() * MOMENTS.length)];
       moments[moment] += 1;
@@ -263,7 +256,7 @@ async function faults(instance, kills, rate, seed) {
       // not the back-off (the run of 2026-11-27 03:33Z, without it: 0.7 s, 0.7 s, 1.1 s, ... 30.8 s).
       await sleep(1_000);
     }
-    const { verdict, printed, unreported } = await endFaultRun(session, tty, record, reports);
+    const { verdict, printed, unreported } = await run.end(session);
     return {
       seed,
       kills,

@@ -58,23 +58,42 @@ export function printer(rate) {
 }
 
 /**
- * The end of a fault run: C-c to the printer, waits until it says `fault-end <last>`, the terminal
- * closed; then the verdict on the reports: `printed` is the last line written, `unreported` how many
- * lines after the last one reported never reached the client.
+ * What the client of a fault run saw of its printer terminal: `start` logs in, opens it and starts
+ * the printer (~`rate` numbered lines a second); `record` keeps each wait's report of it; `end` sends
+ * C-c, waits until the printer says `fault-end <last>`, closes it and gives the verdict: `printed` is
+ * the last line written, `unreported` how many after the last one reported never reached the client.
  */
-export async function endFaultRun(session, tty, record, reports) {
-  await session.ok('type', { tty, expect: 'python3', text: 'C-c' });
-  let end;
-  for (let i = 0; i < 30 && end === undefined; i++) {
-    const result = await session.ok('wait', { timeout: 10 });
-    record(result);
-    end = /fault-end (\d+)/.exec(result.structuredContent.changed.find((c) => c.tty === tty)?.diff ?? '')?.[1];
+export class PrinterRun {
+  tty = undefined;
+  reports = [];
+
+  record = (result) => {
+    const report = result?.isError ? undefined : result?.structuredContent?.changed?.find((c) => c.tty === this.tty);
+    if (report) this.reports.push({ text: report.diff });
+  };
+
+  async start(session, rate) {
+    await session.ok('login');
+    ({ tty: this.tty } = (await session.ok('open')).structuredContent);
+    await session.ok('wait', { timeout: 10 });
+    await session.ok('type', { tty: this.tty, expect: 'bash', text: printer(rate) });
   }
-  await session.ok('close', { tty });
-  const verdict = checkNothingLost(reports);
-  const printed = Number(end ?? NaN);
-  const unreported = Number.isFinite(printed) ? printed - verdict.last : NaN;
-  return { verdict, printed, unreported };
+
+  async end(session) {
+    const { tty } = this;
+    await session.ok('type', { tty, expect: 'python3', text: 'C-c' });
+    let end;
+    for (let i = 0; i < 30 && end === undefined; i++) {
+      const result = await session.ok('wait', { timeout: 10 });
+      this.record(result);
+      end = /fault-end (\d+)/.exec(result.structuredContent.changed.find((c) => c.tty === tty)?.diff ?? '')?.[1];
+    }
+    await session.ok('close', { tty });
+    const verdict = checkNothingLost(this.reports);
+    const printed = Number(end ?? NaN);
+    const unreported = Number.isFinite(printed) ? printed - verdict.last : NaN;
+    return { verdict, printed, unreported };
+  }
 }
 
 const MOMENTS = ['during output', 'during a wait', 'between reply and save', 'during adoption'];
@@ -87,21 +106,14 @@ const MOMENTS = ['during output', 'during a wait', 'between reply and save', 'du
  */
 export async function faults({ instance, kills = 100, rate = 1000, seed = Number(process.env.FAULT_SEED ?? Date.now() % 100_000) }) {
   const random = seededRandom(seed);
-  const reports = [];
+  const run = new PrinterRun();
+  const { record } = run;
   const recoveries = [];
   const moments = Object.fromEntries(MOMENTS.map((m) => [m, 0]));
-  let tty;
-  const record = (result) => {
-    const report = result?.isError ? undefined : result?.structuredContent?.changed?.find((c) => c.tty === tty);
-    if (report) reports.push({ text: report.diff });
-  };
   let session = await startServer(instance.dataDir);
   const began = performance.now();
   try {
-    await session.ok('login');
-    ({ tty } = (await session.ok('open')).structuredContent);
-    await session.ok('wait', { timeout: 10 });
-    await session.ok('type', { tty, expect: 'bash', text: printer(rate) });
+    await run.start(session, rate);
     for (let k = 0; k < kills; k++) {
       const moment = MOMENTS[Math.floor(random() * MOMENTS.length)];
       moments[moment] += 1;
@@ -138,7 +150,7 @@ export async function faults({ instance, kills = 100, rate = 1000, seed = Number
       }
     }
     await session.ok('login');
-    const { verdict, printed, unreported } = await endFaultRun(session, tty, record, reports);
+    const { verdict, printed, unreported } = await run.end(session);
     return {
       seed,
       kills,
@@ -154,7 +166,7 @@ export async function faults({ instance, kills = 100, rate = 1000, seed = Number
       labelledRepeats: verdict.labelledRepeats,
       inconsistentElisions: verdict.inconsistentElisions,
       recovery: summary(recoveries),
-      ...(verdict.lost.length + verdict.unlabelledRepeats.length + verdict.wrongGoneCounts + verdict.inconsistentElisions > 0 || unreported !== 0 ? { reports } : {}),
+      ...(verdict.lost.length + verdict.unlabelledRepeats.length + verdict.wrongGoneCounts + verdict.inconsistentElisions > 0 || unreported !== 0 ? { reports: run.reports } : {}),
       pass: Number.isFinite(printed) && unreported === 0 && verdict.lost.length === 0 && verdict.unlabelledRepeats.length === 0 && verdict.inconsistentElisions === 0 && verdict.wrongGoneCounts === 0,
     };
   } finally {

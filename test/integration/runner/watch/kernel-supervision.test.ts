@@ -4,7 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createLogger } from '../../../../src/log/logger.js';
 import { type RunningWatch, runWatch } from '../../../../src/runner/watch/run-watch.js';
-import { checkNothingLost } from '../../../../bench/lib/nothing-lost.mjs';
+import { expectNothingLost, startPrinter } from './kernel-clients.js';
 import { describeWithEngine } from '../../../helpers/engine.js';
 import { BIN } from '../../server/helpers.js';
 import { type TickTestInstance, isAlive, tickTestInstance } from '../tick-helpers.js';
@@ -40,20 +40,8 @@ describeWithEngine("watch's supervision of the kernel", () => {
     client = new Client({ name: 'supervision-test', version: '1.0.0' });
     await client.connect(transport);
     const call = async (name: string, args: Record<string, unknown> = {}) => (await client!.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as CallToolResult;
-    expect((await call('login')).isError).toBeFalsy();
-    const { tty } = (await call('open')).structuredContent as { tty: number };
-    await call('wait', { timeout: 5 });
-    // noflsh -echoctl: the C-c that ends the printer must not throw away lines tmux has not read yet nor echo ^C
-    // into them (a terminal does both by default: CI once counted such a line lost; the fault bench's printer does the same).
-    await call('type', { tty, expect: 'bash', text: `stty noflsh -echoctl; for i in $(seq 1 100000); do echo L-$i; sleep 0.02; done` });
-    const reports: Array<{ text: string }> = [];
-    const look = async () => {
-      const result = await call('wait', { timeout: 1 });
-      const mine = result.isError ? undefined : (result.structuredContent as { changed: Array<{ tty: number; diff: string }> }).changed.find((c) => c.tty === tty);
-      if (mine) reports.push({ text: mine.diff });
-      return result;
-    };
-    await look();
+    const printer = await startPrinter(call);
+    const { tty } = printer;
 
     for (const how of ['SIGKILL', 'SIGSTOP'] as const) {
       const pid = kernel.status().pid!;
@@ -65,15 +53,11 @@ describeWithEngine("watch's supervision of the kernel", () => {
       expect(Date.now() - began).toBeLessThan(how === 'SIGKILL' ? 10_000 : 20_000);
       await pollUntil(() => !isAlive(pid), `the ${how === 'SIGSTOP' ? 'hung' : 'killed'} kernel gone`, { timeoutMs: 10_000 });
       // The same client, through the same bridge: log in again and carry on.
-      await pollUntil(async () => !(await call('login')).isError, 'login through the reconnected bridge', { timeoutMs: 60_000 });
-      await look();
+      await printer.loginAgain();
+      await printer.look();
     }
-    await call('type', { tty, expect: 'bash', text: 'C-c' });
-    for (let i = 0; i < 5; i++) await look();
     // Every line, in order: none lost, none repeated without the "possibly repeated" label.
-    const verdict = checkNothingLost(reports);
-    expect(verdict).toMatchObject({ lost: [], unlabelledRepeats: [], inconsistentElisions: 0, wrongGoneCounts: 0 });
-    expect(verdict.last).toBeGreaterThan(100);
+    expectNothingLost(await printer.finish());
 
     // Stopping watch stops the kernel gracefully; the terminals stay in the container for the next one.
     const lastPid = kernel.status().pid!;
