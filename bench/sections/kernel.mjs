@@ -157,8 +157,8 @@ async function sample(pid, instance) {
 /**
  * Continuous output that nobody waits for (the gap between ticks) for `minutes`: the kernel's RSS
  * every 30 s, compared between half-way and the end (its heap grows to its working size in the
- * first minutes: a 20-minute run of 2026-11-27 went 90 MB at 30 s, 101 MB at 2 min, 115.5 MB at
- * 6.5 min, then 116.1 MB at 20 min), and the disk the instance's files take.
+ * first minutes: the run of 2026-11-27 04:56Z went 92 MB at 30 s, 102 MB at 2 min, 116.4 MB at
+ * 6 min, then 117.4 MB at 20 min), and the disk the instance's files take.
  */
 export function kernelSoak({ instance, minutes, rate = 2000 }) {
   return asRegistered(instance, () => soak(instance, minutes, rate));
