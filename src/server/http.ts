@@ -5,7 +5,6 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describeError } from '../errors.js';
 import { createKernelServer, type KernelServerDeps } from './create-server.js';
-import { reportDeliveries } from './deliveries.js';
 import { checkBearer, checkHost, checkOrigin, type Refusal } from './http-auth.js';
 
 /**
@@ -24,7 +23,6 @@ export type SessionBackend = (transport: StreamableHTTPServerTransport) => Promi
 export function localSessions(deps: KernelServerDeps): SessionBackend {
   return async (transport) => {
     const { server, cleanup } = createKernelServer(deps);
-    reportDeliveries(transport, deps.runtime);
     await server.connect(transport);
     return { cleanup };
   };

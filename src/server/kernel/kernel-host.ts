@@ -5,7 +5,6 @@ import { describeError, isKernelError } from '../../errors.js';
 import { CLIENT_HEADER, HELLO_HEADER, type KernelHealth, type KernelHello, MCP_UPGRADE } from '../../kernel/protocol.js';
 import { ensurePrivateSocketDir } from '../../kernel/socket-path.js';
 import { createKernelServer, type KernelServerDeps } from '../create-server.js';
-import { reportDeliveries } from '../deliveries.js';
 import { SocketServerTransport } from './socket-transport.js';
 
 /**
@@ -84,7 +83,6 @@ export async function startKernelHost(options: KernelHostOptions): Promise<Kerne
     sessions.set(transport, end);
     transport.onerror = (error) => logger.debug({ err: error, session: transport.sessionId }, 'kernel session error');
     transport.onclose = () => void end();
-    reportDeliveries(transport, options.runtime);
     mcp.connect(transport).then(
       () => logger.info({ session: transport.sessionId, client, sessions: sessions.size }, 'kernel session opened'),
       (error: unknown) => {

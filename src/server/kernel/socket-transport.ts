@@ -9,8 +9,8 @@ import { MAX_LINE_BYTES, parseReceipt } from '../../kernel/protocol.js';
  * One MCP session on the kernel's socket (src/kernel/protocol.ts): JSON-RPC lines both ways,
  * and the client's receipts. A reply's send() resolves only once the client says the line
  * reached its own client (its stdout pipe, its HTTP socket); it rejects when the connection
- * ends first. So reportDeliveries (deliveries.ts), which marks a wait's output seen after
- * send() resolves, keeps its guarantee across this extra hop.
+ * ends first. So the delivery receipts (create-server.ts), which mark a wait's output seen after
+ * send() resolves, keep their guarantee across this extra hop.
  */
 export class SocketServerTransport implements Transport {
   readonly sessionId = randomUUID();
