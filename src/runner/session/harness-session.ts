@@ -12,6 +12,7 @@ import { DeliveryReceipts } from './delivery-receipts.js';
 import { type HookChannel, hookSocketPath, listenHookChannel } from '../hooks/hook-channel.js';
 import { type Harness, type HarnessEvent, type HarnessSetup, isProgress } from '../harnesses/harness.js';
 import { privateTmp } from '../harnesses/harness-env.js';
+import { mcpServerSpec } from '../harnesses/mcp-server-spec.js';
 import { kernelFiles } from '../kernel-files.js';
 import { McpStatusRequests, mcpFailureMessage, serverStatus, waitForMcpServer } from './mcp-handshake.js';
 import { midTickMessage } from './prompt.js';
@@ -19,7 +20,7 @@ import { type GroupProcess, reapGroup, spawnGroup, stopGroup } from '../process-
 import { type EndReason, type SessionResult, copySessionTranscript, refusedSession, sessionResult } from './session-result.js';
 import { SessionHookHandler } from './session-hooks.js';
 import { emptyTally, tallyEvent } from './session-tally.js';
-import { hookSettings, mcpServerSpec, writeHookSettings, writeInvocationFiles } from './tick-files.js';
+import { hookSettings, writeHookSettings, writeInvocationFiles } from './tick-files.js';
 import { TapWatch, credentialsContext } from './session-mcp.js';
 import { stampLine } from './transcript-records.js';
 

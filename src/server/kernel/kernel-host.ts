@@ -2,6 +2,7 @@ import { chmod, unlink } from 'node:fs/promises';
 import http from 'node:http';
 import type net from 'node:net';
 import { describeError, isKernelError } from '../../errors.js';
+import { sendJson } from '../../util/http-json.js';
 import { CLIENT_HEADER, HELLO_HEADER, type KernelHealth, type KernelHello, MCP_UPGRADE } from '../../kernel/protocol.js';
 import { ensurePrivateSocketDir } from '../../kernel/socket-path.js';
 import { createKernelServer, type KernelServerDeps } from '../create-server.js';
@@ -31,12 +32,6 @@ export interface KernelHost {
 }
 
 const DEFAULT_MAX_SESSIONS = 64;
-
-function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
-  const text = `${JSON.stringify(body)}\n`;
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
 
 export async function startKernelHost(options: KernelHostOptions): Promise<KernelHost> {
   const { logger } = options;

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { configHome } from '../../../config/registry.js';
 import { KernelError } from '../../../errors.js';
 import type { KernelStatus } from './kernel-supervisor.js';
+import { sendJson } from '../../../util/http-json.js';
 import { requestSocketJson } from '../../../util/socket-json.js';
 
 /**
@@ -82,12 +83,6 @@ export function runtimeDir(env: NodeJS.ProcessEnv = process.env): string {
 
 export function statusSocketPath(name: string, env: NodeJS.ProcessEnv = process.env): string {
   return path.join(runtimeDir(env), `${name}.sock`);
-}
-
-function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body) + '\n';
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
 }
 
 /** Pure routing: path and method → status code and body. */

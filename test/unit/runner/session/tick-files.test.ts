@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { hookSettings, mcpServerSpec, serverEnv, shellQuote } from '../../../../src/runner/session/tick-files.js';
+import { mcpServerSpec } from '../../../../src/runner/harnesses/mcp-server-spec.js';
+import { hookSettings, serverEnv } from '../../../../src/runner/session/tick-files.js';
+import { shellQuote } from '../../../../src/util/shell-quote.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
