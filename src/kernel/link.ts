@@ -1,5 +1,5 @@
 import { KernelError, describeError } from '../errors.js';
-import { requestSocketJson } from '../util/socket-json.js';
+import { requestSocketJson } from '../util/net/socket-json.js';
 import type { KernelHealth } from './protocol.js';
 import { ensurePrivateSocketDir } from './socket-path.js';
 

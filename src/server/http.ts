@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describeError } from '../errors.js';
-import { BodyTooLarge, readBody, sendJson } from '../util/http-json.js';
+import { BodyTooLarge, readBody, sendJson } from '../util/net/http-json.js';
 import { createKernelServer, type KernelServerDeps } from './create-server.js';
 import { checkBearer, checkHost, checkOrigin, type Refusal } from './http-auth.js';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Instance } from '../config/instance.js';
 import { describeError, isKernelError } from '../errors.js';
-import { sendJson as answerJson, readBody } from '../util/http-json.js';
+import { sendJson as answerJson, readBody } from '../util/net/http-json.js';
 import { readUntrustedRange, readUntrustedTail, relativeInside } from '../util/untrusted-fs.js';
 import { MAX_PERSON_INPUT_BYTES, typeForPerson } from './person-keys.js';
 import { LiveHub } from './live-hub.js';

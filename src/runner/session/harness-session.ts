@@ -13,10 +13,10 @@ import { type HookChannel, hookSocketPath, listenHookChannel } from '../hooks/ho
 import { type Harness, type HarnessEvent, type HarnessSetup, isProgress } from '../harnesses/harness.js';
 import { privateTmp } from '../harnesses/harness-env.js';
 import { mcpServerSpec } from '../harnesses/mcp-server-spec.js';
-import { kernelFiles } from '../kernel-files.js';
+import { kernelFiles } from '../../config/package-files.js';
 import { McpStatusRequests, mcpFailureMessage, serverStatus, waitForMcpServer } from './mcp-handshake.js';
 import { midTickMessage } from './prompt.js';
-import { type GroupProcess, reapGroup, spawnGroup, stopGroup } from '../process-group.js';
+import { type GroupProcess, reapGroup, spawnGroup, stopGroup } from '../../util/process/process-group.js';
 import { type EndReason, type SessionResult, copySessionTranscript, refusedSession, sessionResult } from './session-result.js';
 import { SessionHookHandler } from './session-hooks.js';
 import { emptyTally, tallyEvent } from './session-tally.js';
@@ -48,7 +48,7 @@ export interface SessionOptions {
   attempt: number;
   prompt: string;
   env: NodeJS.ProcessEnv;
-  /** What our server needs to find the runner's own instance registry and state (tick-files.ts serverEnv). */
+  /** What our server needs to find the runner's own instance registry and state (config/server-env.ts). */
   serverEnv: Record<string, string>;
   /** Where this tick's generated files go (`<state>/kernel/tick-NNN`). */
   workDir: string;

@@ -6,7 +6,7 @@ import { kernelSocketPath } from '../../kernel/socket-path.js';
 import { attachSandbox, openSandbox } from '../../sandbox/container/open-sandbox.js';
 import type { ProgressCallback } from '../../sandbox/engine/image.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
-import { isProcessAlive } from '../../util/pid-lock.js';
+import { isProcessAlive } from '../../util/process/pid-lock.js';
 import { tryServerLock } from '../../tty/server-lock.js';
 import { sleep } from '../../util/sleep.js';
 

@@ -2,7 +2,7 @@ import { chmod, unlink } from 'node:fs/promises';
 import http from 'node:http';
 import type net from 'node:net';
 import { describeError, isKernelError } from '../../errors.js';
-import { sendJson } from '../../util/http-json.js';
+import { sendJson } from '../../util/net/http-json.js';
 import { CLIENT_HEADER, HELLO_HEADER, type KernelHealth, type KernelHello, MCP_UPGRADE } from '../../kernel/protocol.js';
 import { ensurePrivateSocketDir } from '../../kernel/socket-path.js';
 import { createKernelServer, type KernelServerDeps } from '../create-server.js';

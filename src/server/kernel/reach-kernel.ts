@@ -1,4 +1,4 @@
-import { isProcessAlive } from '../../util/pid-lock.js';
+import { isProcessAlive } from '../../util/process/pid-lock.js';
 import type { Instance } from '../../config/instance.js';
 import type { Logger } from '../../log/logger.js';
 import { isNoKernel } from '../../kernel/link.js';

@@ -6,7 +6,7 @@ import type { KernelHealth } from '../../kernel/protocol.js';
 import { kernelSocketPath } from '../../kernel/socket-path.js';
 import { openSandboxInStages } from '../../sandbox/container/open-sandbox.js';
 import { type ServerLock, acquireServerLock, tryServerLock } from '../../tty/server-lock.js';
-import { readLockHolder } from '../../util/pid-lock.js';
+import { readLockHolder } from '../../util/process/pid-lock.js';
 import { KernelRuntime } from '../terminals/runtime.js';
 import { SERVER_VERSION } from '../version.js';
 import { type KernelHost, startKernelHost } from './kernel-host.js';

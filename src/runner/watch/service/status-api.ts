@@ -6,8 +6,8 @@ import { z } from 'zod';
 import { configHome } from '../../../config/registry.js';
 import { KernelError } from '../../../errors.js';
 import type { KernelStatus } from './kernel-supervisor.js';
-import { sendJson } from '../../../util/http-json.js';
-import { requestSocketJson } from '../../../util/socket-json.js';
+import { sendJson } from '../../../util/net/http-json.js';
+import { requestSocketJson } from '../../../util/net/socket-json.js';
 
 /**
  * The read-only status API of a watch process: HTTP over a unix socket (mode 0660), one

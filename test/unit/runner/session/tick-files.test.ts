@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mcpServerSpec } from '../../../../src/runner/harnesses/mcp-server-spec.js';
-import { hookSettings, serverEnv } from '../../../../src/runner/session/tick-files.js';
+import { serverEnv } from '../../../../src/config/server-env.js';
+import { hookSettings } from '../../../../src/runner/session/tick-files.js';
 import { shellQuote } from '../../../../src/util/shell-quote.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
