@@ -1,7 +1,7 @@
 import type { Instance } from '../../config/instance.js';
 import { KernelError, type ErrorCode } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
-import { isNoKernel, kernelRequest } from '../../kernel/link.js';
+import { isNoKernel, kernelRequest } from '../../kernel/client/link.js';
 import { kernelSocketPath } from '../../kernel/socket-path.js';
 import { attachSandbox, openSandbox } from '../../sandbox/container/open-sandbox.js';
 import type { ProgressCallback } from '../../sandbox/engine/image.js';

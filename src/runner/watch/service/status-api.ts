@@ -5,7 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { configHome } from '../../../config/registry.js';
 import { KernelError } from '../../../errors.js';
-import type { KernelStatus } from './kernel-supervisor.js';
+import type { KernelStatus } from '../../../kernel/supervisor/kernel-supervisor.js';
 import { sendJson } from '../../../util/net/http-json.js';
 import { requestSocketJson } from '../../../util/net/socket-json.js';
 

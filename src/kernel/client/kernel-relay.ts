@@ -1,7 +1,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../log/logger.js';
-import { LastingSession } from '../../kernel/lasting-session.js';
-import type { SessionBackend } from '../http.js';
+import { LastingSession } from './lasting-session.js';
+import type { SessionBackend } from '../../server/http.js';
 
 /**
  * `serve --http` while the instance's kernel runs: each HTTP session is one lasting session on

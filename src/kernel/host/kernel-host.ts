@@ -3,9 +3,9 @@ import http from 'node:http';
 import type net from 'node:net';
 import { describeError, isKernelError } from '../../errors.js';
 import { sendJson } from '../../util/net/http-json.js';
-import { CLIENT_HEADER, HELLO_HEADER, type KernelHealth, type KernelHello, MCP_UPGRADE } from '../../kernel/protocol.js';
-import { ensurePrivateSocketDir } from '../../kernel/socket-path.js';
-import { createKernelServer, type KernelServerDeps } from '../create-server.js';
+import { CLIENT_HEADER, HELLO_HEADER, type KernelHealth, type KernelHello, MCP_UPGRADE } from '../protocol.js';
+import { ensurePrivateSocketDir } from '../socket-path.js';
+import { createKernelServer, type KernelServerDeps } from '../../server/create-server.js';
 import { SocketServerTransport } from './socket-transport.js';
 
 /**

@@ -1,6 +1,6 @@
 import { type KernelLink, connectKernel } from './session-link.js';
-import { LineSplitter } from './lines.js';
-import { type KernelClientKind, MAX_LINE_BYTES } from './protocol.js';
+import { LineSplitter } from '../lines.js';
+import { type KernelClientKind, MAX_LINE_BYTES } from '../protocol.js';
 
 /**
  * One MCP client's session on the instance's kernel that outlives the kernel. The client's

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type net from 'node:net';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import { LineSplitter } from '../../kernel/lines.js';
-import { MAX_LINE_BYTES, parseReceipt } from '../../kernel/protocol.js';
+import { LineSplitter } from '../lines.js';
+import { MAX_LINE_BYTES, parseReceipt } from '../protocol.js';
 
 /**
  * One MCP session on the kernel's socket (src/kernel/protocol.ts): JSON-RPC lines both ways,

@@ -1,7 +1,7 @@
 import net from 'node:net';
-import { KernelError } from '../errors.js';
-import { CLIENT_HEADER, HELLO_HEADER, type KernelClientKind, type KernelHello, MCP_UPGRADE } from './protocol.js';
-import { ensurePrivateSocketDir } from './socket-path.js';
+import { KernelError } from '../../errors.js';
+import { CLIENT_HEADER, HELLO_HEADER, type KernelClientKind, type KernelHello, MCP_UPGRADE } from '../protocol.js';
+import { ensurePrivateSocketDir } from '../socket-path.js';
 
 /**
  * One MCP session on the kernel's socket (protocol.ts): the upgrade asked for and answered on a
