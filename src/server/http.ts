@@ -16,7 +16,7 @@ import { checkBearer, checkHost, checkOrigin, type Refusal } from './http-auth.j
 /**
  * Serves one HTTP session: given its transport, connect it to an MCP server and say how to
  * end that. By default a server of this process on its own terminals (localSessions); with a
- * kernel running, the kernel's (kernel-relay.ts).
+ * kernel running, the kernel's (kernel/client/kernel-relay.ts).
  */
 export type SessionBackend = (transport: StreamableHTTPServerTransport) => Promise<{ cleanup: () => Promise<void> }>;
 

@@ -7,7 +7,7 @@ import { ensurePrivateSocketDir } from '../socket-path.js';
  * One MCP session on the kernel's socket (protocol.ts): the upgrade asked for and answered on a
  * plain socket. `serve` does this first, before anything else is loaded, at every tick's start:
  * node:http would add its whole client (a few ms at every login) for one request and one answer
- * whose form the kernel fixes (kernel-host.ts). The small JSON requests are link.ts's.
+ * whose form the kernel fixes (host/kernel-host.ts). The small JSON requests are link.ts's.
  */
 
 export interface KernelLink {
