@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Make sure this machine can run agent-kernel's containers:
 #   1. install Debian's docker.io, tmux and mmdebstrap when missing (apt-get update once first),
-#      and chromium and asciinema (the web view's browser tests, recording checks);
+#      and chromium, asciinema and shellcheck (the web view's browser tests, recording checks, the check of assets/*.sh);
 #   2. start dockerd in the background when no engine answers (log in .engine/dockerd.log), with
 #      --userns-remap=default: root in the agent's containers is then an unprivileged host uid
 #      (the second boundary under the hardening; README, Security). An engine that already
@@ -29,6 +29,7 @@ install_packages() {
   command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
   command -v asciinema >/dev/null 2>&1 || missing+=(asciinema)
+  command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
   if [ ${#missing[@]} -eq 0 ]; then return; fi
   command -v apt-get >/dev/null 2>&1 || die "missing ${missing[*]} and there is no apt-get: install them with your package manager"
   local start; start=$(now)

@@ -15,8 +15,8 @@ import { PrinterRun, printer } from './lifecycle.mjs';
 
 const dist = (rel) => import(path.join(ROOT, 'dist', rel));
 const [{ KernelSupervisor }, { kernelHealth }, { kernelSocketPath }, { silentLogger }, { registerInstance, unregisterInstance }] = await Promise.all([
-  dist('runner/watch/service/kernel-supervisor.js'),
-  dist('kernel/link.js'),
+  dist('kernel/supervisor/kernel-supervisor.js'),
+  dist('kernel/client/link.js'),
   dist('kernel/socket-path.js'),
   dist('log/logger.js'),
   dist('config/registry.js'),

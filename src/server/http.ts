@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describeError } from '../errors.js';
+import { BodyTooLarge, readBody, sendJson } from '../util/net/http-json.js';
 import { createKernelServer, type KernelServerDeps } from './create-server.js';
-import { reportDeliveries } from './deliveries.js';
 import { checkBearer, checkHost, checkOrigin, type Refusal } from './http-auth.js';
 
 /**
@@ -16,7 +16,7 @@ import { checkBearer, checkHost, checkOrigin, type Refusal } from './http-auth.j
 /**
  * Serves one HTTP session: given its transport, connect it to an MCP server and say how to
  * end that. By default a server of this process on its own terminals (localSessions); with a
- * kernel running, the kernel's (kernel-relay.ts).
+ * kernel running, the kernel's (kernel/client/kernel-relay.ts).
  */
 export type SessionBackend = (transport: StreamableHTTPServerTransport) => Promise<{ cleanup: () => Promise<void> }>;
 
@@ -24,7 +24,6 @@ export type SessionBackend = (transport: StreamableHTTPServerTransport) => Promi
 export function localSessions(deps: KernelServerDeps): SessionBackend {
   return async (transport) => {
     const { server, cleanup } = createKernelServer(deps);
-    reportDeliveries(transport, deps.runtime);
     await server.connect(transport);
     return { cleanup };
   };
@@ -60,8 +59,6 @@ const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 const DEFAULT_MAX_SESSIONS = 16;
 const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 
-class BodyTooLarge extends Error {}
-
 interface Session {
   transport: StreamableHTTPServerTransport;
   cleanup: () => Promise<void>;
@@ -73,40 +70,12 @@ export function nextSlotFrees(lastUsed: readonly number[], idleMs: number, now: 
   return Math.max(now, Math.min(...lastUsed) + idleMs);
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (res.headersSent) return;
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body) + '\n');
-}
-
 function refuse(res: ServerResponse, refusal: Refusal): void {
   sendJson(res, refusal.status, { error: refusal.error, message: refusal.message }, refusal.status === 401 ? { 'www-authenticate': 'Bearer' } : {});
 }
 
 function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
   sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
-}
-
-function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    if (Number(req.headers['content-length'] ?? 0) > maxBytes) {
-      reject(new BodyTooLarge());
-      return;
-    }
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) {
-        reject(new BodyTooLarge());
-        req.pause();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 function isLoopbackAddress(host: string): boolean {

@@ -1,6 +1,5 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createKernelServer, type KernelServerDeps } from './create-server.js';
-import { reportDeliveries } from './deliveries.js';
 
 /**
  * MCP over this process's stdin and stdout (what Claude Code and Claude Desktop start).
@@ -23,7 +22,6 @@ export async function serveStdio(deps: KernelServerDeps): Promise<{ closed: Prom
     deps.logger.info('stdin closed: the client went away');
     markClosed();
   });
-  reportDeliveries(transport, deps.runtime);
   await server.connect(transport);
   deps.logger.info('serving MCP over stdio');
   return {

@@ -1,6 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { type CallToolResult, type JSONRPCMessage, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, type JSONRPCMessage, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { TOOL_ARGUMENTS, describeArguments } from './tools/context.js';
 
 /** A call that works, per tool: what the model should try next after a malformed one. */
@@ -12,10 +10,8 @@ const EXAMPLES: Readonly<Record<string, string>> = {
   close: 'close({tty: 0})',
 };
 
-const VALIDATION = /^(?:MCP error -?\d+: )?Input validation error: Invalid arguments for tool (\S+): ([\s\S]*)$/;
-const UNKNOWN_TOOL = /^(?:MCP error -?\d+: )?Tool (.*) (not found|disabled)$/;
-
-function unknownTool(name: unknown, tools: readonly string[]): string {
+/** A tool name no tool has, in the tools' own words. */
+export function unknownTool(name: unknown, tools: readonly string[]): string {
   const quoted = typeof name === 'string' ? JSON.stringify(name.length > 60 ? `${name.slice(0, 60)}…` : name) : '';
   const what = name === undefined ? 'The request names no tool' : `There is no tool ${typeof name === 'string' ? (name === '' ? 'with an empty name' : quoted) : `named by ${kindOf(name)}`}`;
   return `UNKNOWN_TOOL: ${what}. The tools are ${tools.join(', ')}: call login() first, then wait() to look and type() to act.`;
@@ -34,17 +30,11 @@ function kindOf(value: unknown): string {
 }
 
 /**
- * The SDK's wording for a call it refused before any tool ran, in the tools' own words:
- * what was wrong (each problem once, without the SDK's "at field" suffixes), that nothing
- * happened, and a call that works. Anything else passes unchanged.
+ * A call whose arguments the tool's schema refused, in the tools' own words: what was wrong
+ * (each problem once), that nothing happened, and a call that works.
  */
-export function explainToolError(message: string, tools: readonly string[]): string {
-  const unknown = UNKNOWN_TOOL.exec(message);
-  if (unknown) return unknownTool(unknown[1] ?? '', tools);
-  const invalid = VALIDATION.exec(message);
-  if (!invalid) return message;
-  const tool = invalid[1] ?? '';
-  const problems = [...new Set((invalid[2] ?? '').split('\n').map((line) => line.replace(/ at [\w.[\]]+$/, '').trim()).filter(Boolean))];
+export function invalidArguments(tool: string, issues: ReadonlyArray<{ message: string }>): string {
+  const problems = [...new Set(issues.flatMap((issue) => issue.message.split('\n')).map((line) => line.trim()).filter(Boolean))];
   return usage(tool, problems.join('; '));
 }
 
@@ -96,45 +86,22 @@ export function invalidRequestReply(message: unknown): JSONRPCMessage | undefine
   };
 }
 
-/** The JSON-RPC handler the SDK keeps per method; it parses the raw request itself. */
-type RawHandler = (request: unknown, extra: unknown) => Promise<unknown>;
-
 /**
- * The SDK turns a refused call into a result through McpServer's createToolError, which
- * TypeScript calls private but is an ordinary method: wrap it so every refusal reads like
- * the tools' own errors. Requests the SDK cannot parse (it answers them with a schema dump
- * as an internal error) are answered first, from the raw tools/call handler it keeps; messages
- * it does not take for requests at all get a JSON-RPC error instead of no answer.
- * test/unit/server/fuzz.test.ts fails if an SDK update bypasses either.
+ * The answer to a message the SDK would answer with a raw schema dump, lose, or not answer at
+ * all, given before the SDK sees it (ScreenedTransport calls this on every message); undefined
+ * for anything the SDK and the tools explain themselves. A tools/call whose name or arguments
+ * are malformed gets an isError result in the tools' words; a message with an id and a method
+ * that is not a request the SDK accepts gets a JSON-RPC error.
  */
-export function explainRefusedCalls(server: McpServer, tools: readonly string[]): void {
-  const target = server as unknown as { createToolError: (message: string) => CallToolResult };
-  const original = target.createToolError.bind(server);
-  target.createToolError = (message: string) => original(explainToolError(message, tools));
-  const handlers = (server.server as unknown as { _requestHandlers?: Map<string, RawHandler> })._requestHandlers;
-  const callTool = handlers?.get('tools/call');
-  if (!handlers || !callTool) throw new Error('@modelcontextprotocol/sdk changed: no tools/call handler to guard (pinned 1.32.2)');
-  const protocol = server.server as unknown as { connect: (transport: Transport) => Promise<void> };
-  const connect = protocol.connect.bind(protocol);
-  protocol.connect = (transport) => {
-    // Called first by the SDK's own handler (it keeps the one set before connect).
-    transport.onmessage = (message) => {
-      const reply = invalidRequestReply(message);
-      if (reply) transport.send(reply).catch(() => undefined);
-    };
-    return connect(transport);
-  };
-  handlers.set('tools/call', async (request, extra) => {
-    const malformed = malformedCall(request, tools);
-    if (malformed) return original(malformed);
-    try {
-      return await callTool(request, extra);
-    } catch (error) {
-      // Anything else the SDK's request schema refuses (a _meta that is not an object...): said plainly, not as an internal error.
-      const issues = (error as { issues?: Array<{ path?: PropertyKey[]; code?: string; expected?: unknown }> }).issues;
-      if (!Array.isArray(issues)) throw error;
-      const name = String((request as { params?: { name?: unknown } }).params?.name);
-      return original(usage(name, `the tools/call request is malformed (${[...new Set(issues.map(describeIssue))].join('; ')})`));
-    }
-  });
+export function screenMessage(message: JSONRPCMessage, tools: readonly string[]): JSONRPCMessage | undefined {
+  if (!isJSONRPCRequest(message)) return invalidRequestReply(message);
+  if (message.method !== 'tools/call') return undefined;
+  const refused = (text: string): JSONRPCMessage => ({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text }], isError: true } });
+  const malformed = malformedCall(message, tools);
+  if (malformed) return refused(malformed);
+  const parsed = CallToolRequestSchema.safeParse(message);
+  if (parsed.success) return undefined;
+  // Anything else the SDK's request schema refuses (a _meta that is not an object...): said plainly, not as an internal error.
+  const name = String((message.params as { name?: unknown } | undefined)?.name);
+  return refused(usage(name, `the tools/call request is malformed (${[...new Set(parsed.error.issues.map(describeIssue))].join('; ')})`));
 }

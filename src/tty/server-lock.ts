@@ -1,5 +1,5 @@
 import { KernelError, isKernelError } from '../errors.js';
-import { type LockHolder, acquirePidLock, readLockHolder, type PidLock } from '../util/pid-lock.js';
+import { type LockHolder, acquirePidLock, readLockHolder, type PidLock } from '../util/process/pid-lock.js';
 
 export type ServerLock = PidLock;
 

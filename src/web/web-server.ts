@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Instance } from '../config/instance.js';
 import { describeError, isKernelError } from '../errors.js';
+import { sendJson as answerJson, readBody } from '../util/net/http-json.js';
 import { readUntrustedRange, readUntrustedTail, relativeInside } from '../util/untrusted-fs.js';
 import { MAX_PERSON_INPUT_BYTES, typeForPerson } from './person-keys.js';
 import { LiveHub } from './live-hub.js';
@@ -98,23 +99,12 @@ function send(res: http.ServerResponse, status: number, body: string | Buffer, t
 }
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
-  send(res, status, JSON.stringify(body));
+  answerJson(res, status, body, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
 }
 
 function refusalPage(message: string): string {
   const escaped = message.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
   return `<!doctype html><meta charset="utf-8"><title>agent-kernel</title><link rel="stylesheet" href="/style.css"><main><h1>agent-kernel</h1><p>${escaped}</p></main>`;
-}
-
-async function readBody(req: http.IncomingMessage, max: number): Promise<string> {
-  let size = 0;
-  const chunks: Buffer[] = [];
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) throw new Error('request body too large');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 export async function startWebServer(options: WebServerOptions): Promise<WebServer> {

@@ -1,6 +1,11 @@
 import path from 'node:path';
 import { MCP_SERVER_NAME, type McpServerSpec } from './harness.js';
 
+/** Pure: how a harness starts our server for this data dir, over stdio (it writes this in its own config format). */
+export function mcpServerSpec(options: { nodePath: string; serverBin: string; dataDir: string; env?: Record<string, string> }): McpServerSpec {
+  return { command: options.nodePath, args: [options.serverBin, 'serve', path.resolve(options.dataDir)], env: options.env ?? {} };
+}
+
 /**
  * Pure: our server in the `mcpServers` JSON format Claude Code reads (`--mcp-config`), which is
  * also what a custom harness gets as `{mcp_config}`. Every other harness writes the same

@@ -10,7 +10,7 @@ import { ensurePrivateDir } from '../../config/private-dir.js';
 import { KernelError, isKernelError } from '../../errors.js';
 import { kindOfUntrusted, relativeInside } from '../../util/untrusted-fs.js';
 import { makeUntrustedDirs, writeUntrustedNew } from '../../util/untrusted-write.js';
-import { kernelFiles } from '../kernel-files.js';
+import { kernelFiles } from '../../config/package-files.js';
 
 const run = promisify(execFile);
 

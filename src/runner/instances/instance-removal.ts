@@ -10,7 +10,7 @@ import { KernelError, describeError } from '../../errors.js';
 import { type Engine, connectEngine } from '../../sandbox/engine/engine.js';
 import { LABEL } from '../../sandbox/engine/image.js';
 import { removeInstanceResources } from '../../sandbox/container/remove-instance.js';
-import { isProcessAlive, readLockHolder } from '../../util/pid-lock.js';
+import { isProcessAlive, readLockHolder } from '../../util/process/pid-lock.js';
 import { removeUntrustedTree } from '../../util/untrusted-remove.js';
 import { isWithin } from '../../util/within.js';
 

@@ -12,14 +12,15 @@ import { DeliveryReceipts } from './delivery-receipts.js';
 import { type HookChannel, hookSocketPath, listenHookChannel } from '../hooks/hook-channel.js';
 import { type Harness, type HarnessEvent, type HarnessSetup, isProgress } from '../harnesses/harness.js';
 import { privateTmp } from '../harnesses/harness-env.js';
-import { kernelFiles } from '../kernel-files.js';
+import { mcpServerSpec } from '../harnesses/mcp-server-spec.js';
+import { kernelFiles } from '../../config/package-files.js';
 import { McpStatusRequests, mcpFailureMessage, serverStatus, waitForMcpServer } from './mcp-handshake.js';
 import { midTickMessage } from './prompt.js';
-import { type GroupProcess, reapGroup, spawnGroup, stopGroup } from '../process-group.js';
+import { type GroupProcess, reapGroup, spawnGroup, stopGroup } from '../../util/process/process-group.js';
 import { type EndReason, type SessionResult, copySessionTranscript, refusedSession, sessionResult } from './session-result.js';
 import { SessionHookHandler } from './session-hooks.js';
 import { emptyTally, tallyEvent } from './session-tally.js';
-import { hookSettings, mcpServerSpec, writeHookSettings, writeInvocationFiles } from './tick-files.js';
+import { hookSettings, writeHookSettings, writeInvocationFiles } from './tick-files.js';
 import { TapWatch, credentialsContext } from './session-mcp.js';
 import { stampLine } from './transcript-records.js';
 
@@ -47,7 +48,7 @@ export interface SessionOptions {
   attempt: number;
   prompt: string;
   env: NodeJS.ProcessEnv;
-  /** What our server needs to find the runner's own instance registry and state (tick-files.ts serverEnv). */
+  /** What our server needs to find the runner's own instance registry and state (config/server-env.ts). */
   serverEnv: Record<string, string>;
   /** Where this tick's generated files go (`<state>/kernel/tick-NNN`). */
   workDir: string;

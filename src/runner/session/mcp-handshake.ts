@@ -3,7 +3,7 @@ import type { Instance } from '../../config/instance.js';
 import type { Logger } from '../../log/logger.js';
 import { sleep } from '../../util/sleep.js';
 import { type Harness, MCP_SERVER_NAME, type McpServerStatus } from '../harnesses/harness.js';
-import { kernelFiles } from '../kernel-files.js';
+import { kernelFiles } from '../../config/package-files.js';
 
 /** How long our MCP server may take to connect before the tick gives up. */
 export const MCP_CONNECT_TIMEOUT_MS = 60_000;

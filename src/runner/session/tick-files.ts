@@ -1,34 +1,7 @@
 import path from 'node:path';
-import { stateHome } from '../../config/paths.js';
-import { configHome } from '../../config/registry.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
+import { shellQuote } from '../../util/shell-quote.js';
 import type { HookEventKind } from '../hooks/hook-channel.js';
-import type { McpServerSpec } from '../harnesses/harness.js';
-
-/** Quote one word for the POSIX shell Claude Code runs hook commands with. */
-export function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
-/** How the runner reaches the engine: passed to the server explicitly, as some harnesses give MCP servers only a few variables of their own. */
-const ENGINE_VARIABLES = ['DOCKER_HOST', 'DOCKER_CONTEXT', 'DOCKER_CERT_PATH', 'DOCKER_TLS_VERIFY', 'AGENT_KERNEL_LOG_LEVEL'] as const;
-
-/**
- * The server finds the same instance registry and host-private state as the runner, even
- * when the harness runs it with another HOME or XDG dirs (both are pinned, never inherited),
- * the same engine (Codex CLI gives an MCP server only PATH, HOME and a few more), and tells the instance's
- * kernel that it is a tick's (the tick's agent takes the agent's role).
- */
-export function serverEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const engine: Record<string, string> = {};
-  for (const name of ENGINE_VARIABLES) if (env[name]) engine[name] = env[name];
-  return { ...engine, AGENT_KERNEL_CONFIG_DIR: configHome(env), AGENT_KERNEL_STATE_DIR: stateHome(env), AGENT_KERNEL_CLIENT: 'tick' };
-}
-
-/** Pure: how a harness starts our server for this data dir, over stdio (it writes this in its own config format). */
-export function mcpServerSpec(options: { nodePath: string; serverBin: string; dataDir: string; env?: Record<string, string> }): McpServerSpec {
-  return { command: options.nodePath, args: [options.serverBin, 'serve', path.resolve(options.dataDir)], env: options.env ?? {} };
-}
 
 /**
  * Pure: the settings that install the runner's hooks. PreCompact blocks every compaction
@@ -36,7 +9,7 @@ export function mcpServerSpec(options: { nodePath: string; serverBin: string; da
  * the pre-stop checks.
  */
 export function hookSettings(options: { nodePath: string; hookCli: string; socketPath: string }) {
-  const command = (kind: HookEventKind) => [options.nodePath, options.hookCli, kind, options.socketPath].map(shellQuote).join(' ');
+  const command = (kind: HookEventKind) => [options.nodePath, options.hookCli, kind, options.socketPath].map((word) => shellQuote(word)).join(' ');
   return {
     hooks: {
       PreCompact: [{ hooks: [{ type: 'command', command: command('pre-compact'), timeout: 30 }] }],

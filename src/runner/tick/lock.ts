@@ -1,5 +1,5 @@
 import { KernelError } from '../../errors.js';
-import { acquirePidLock, type PidLock } from '../../util/pid-lock.js';
+import { acquirePidLock, type PidLock } from '../../util/process/pid-lock.js';
 
 export type TickLock = PidLock;
 

@@ -1,6 +1,6 @@
 import type { Instance } from '../../config/instance.js';
 import type { Logger } from '../../log/logger.js';
-import { groupAlive, signalOwnGroup } from '../process-group.js';
+import { groupAlive, signalOwnGroup } from '../../util/process/process-group.js';
 import { loadState } from '../../state/runner-state.js';
 
 /** A runner that died mid-tick may have left its harness (and MCP server) running: stop that group first. */

@@ -1,12 +1,12 @@
 import type { Instance } from '../../config/instance.js';
 import { KernelError, type ErrorCode } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
-import { isNoKernel, kernelRequest } from '../../kernel/link.js';
+import { isNoKernel, kernelRequest } from '../../kernel/client/link.js';
 import { kernelSocketPath } from '../../kernel/socket-path.js';
 import { attachSandbox, openSandbox } from '../../sandbox/container/open-sandbox.js';
 import type { ProgressCallback } from '../../sandbox/engine/image.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
-import { isProcessAlive } from '../../util/pid-lock.js';
+import { isProcessAlive } from '../../util/process/pid-lock.js';
 import { tryServerLock } from '../../tty/server-lock.js';
 import { sleep } from '../../util/sleep.js';
 

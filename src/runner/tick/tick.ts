@@ -13,10 +13,10 @@ import type { ErrorClass } from '../harnesses/classify.js';
 import { HarnessSession, type SessionResult } from '../session/harness-session.js';
 import type { Harness } from '../harnesses/harness.js';
 import { getHarness } from '../harnesses/index.js';
-import { serverEnv } from '../session/tick-files.js';
+import { serverEnv } from '../../config/server-env.js';
 import { openTickSandbox } from './tick-sandbox.js';
 import { HOOK_TIMEOUT_MS, type HookKind, preStopIssues, runHooks } from '../hooks/hooks.js';
-import { assertBuilt } from '../kernel-files.js';
+import { assertBuilt } from '../../config/package-files.js';
 import { acquireTickLock, type TickLock } from './lock.js';
 import { openTerminalIssues, readOpenTerminals } from './open-terminals.js';
 import { assertNotPaused, writePaused } from './paused.js';
@@ -26,7 +26,7 @@ import { pushAgentBranch } from '../git/push.js';
 import { checkHarnessAvailable } from '../harnesses/harness-check.js';
 import { beginTickRecord, finishTickRecord, type TickRecord, type TickTokens, updateTickRecord } from '../../state/runner-state.js';
 import { killOrphanedHarness } from './orphaned-harness.js';
-import { processStartTime } from '../process-group.js';
+import { processStartTime } from '../../util/process/process-group.js';
 import { addSessionTokens, retryDelay, tickVerdict } from './tick-verdict.js';
 
 /**

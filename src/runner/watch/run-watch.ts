@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import { resolveInstance } from '../../config/instance.js';
 import { type Logger, createLogger } from '../../log/logger.js';
 import { checkHarnessAvailable } from '../harnesses/harness-check.js';
-import { KernelSupervisor } from './service/kernel-supervisor.js';
+import { KernelSupervisor } from '../../kernel/supervisor/kernel-supervisor.js';
 import { type StatusServer, startStatusServer, statusSocketPath } from './service/status-api.js';
 import { detectInterruptedTick, realStartTick } from './tick-adapter.js';
 import { Watch } from './watch.js';

@@ -2,7 +2,7 @@ import { loadState } from '../../state/runner-state.js';
 import { type TickOutcome, startTick } from '../tick/tick.js';
 import type { Instance } from '../../config/instance.js';
 import type { StartTickFn, WatchTickResult } from './watch-tick.js';
-import { isProcessAlive } from '../../util/pid-lock.js';
+import { isProcessAlive } from '../../util/process/pid-lock.js';
 
 /** Pure: what watch makes of a tick's outcome. Runner-side ends that are not the agent's fault (context, limits, stop) are not failures. */
 export function watchResultOf(outcome: TickOutcome): WatchTickResult {

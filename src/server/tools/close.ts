@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { renderClose } from './render.js';
 import { agentTerminals, guarded, toolInput, type ToolDeps, TTY_FIELD_MESSAGE } from './context.js';
@@ -14,8 +14,8 @@ export const closeOutputSchema = z.object({
   capacity: z.object({ used: z.number(), max: z.number() }),
 });
 
-export function registerCloseTool(server: McpServer, deps: ToolDeps): void {
-  server.registerTool(
+export function registerCloseTool(server: McpServer, deps: ToolDeps): RegisteredTool {
+  return server.registerTool(
     'close',
     {
       title: 'Close a terminal',

@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { loadStartup } from '../../config/startup.js';
 import { describeError, isKernelError } from '../../errors.js';
@@ -38,8 +38,8 @@ export const loginOutputSchema = z.object({
     .describe('the network policy the operator chose for this computer'),
 });
 
-export function registerLoginTool(server: McpServer, deps: ToolDeps): void {
-  server.registerTool(
+export function registerLoginTool(server: McpServer, deps: ToolDeps): RegisteredTool {
+  return server.registerTool(
     'login',
     {
       title: 'Log in (call first every session)',

@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { renderOpen } from './render.js';
 import { agentTerminals, guarded, toolInput, type ToolDeps } from './context.js';
@@ -16,8 +16,8 @@ export const openOutputSchema = z.object({
   capacity: z.object({ used: z.number(), max: z.number() }),
 });
 
-export function registerOpenTool(server: McpServer, deps: ToolDeps): void {
-  server.registerTool(
+export function registerOpenTool(server: McpServer, deps: ToolDeps): RegisteredTool {
+  return server.registerTool(
     'open',
     {
       title: 'Open a terminal',

@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { renderType } from './render.js';
 import { agentTerminals, guarded, toolInput, type ToolDeps, TTY_FIELD_MESSAGE } from './context.js';
@@ -19,8 +19,8 @@ export const typeOutputSchema = z.object({
   enter: z.boolean().describe('whether Enter followed the text'),
 });
 
-export function registerTypeTool(server: McpServer, deps: ToolDeps): void {
-  server.registerTool(
+export function registerTypeTool(server: McpServer, deps: ToolDeps): RegisteredTool {
+  return server.registerTool(
     'type',
     {
       title: 'Type into a terminal',

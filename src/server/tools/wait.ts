@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { personInputSince } from '../../observe/person-input.js';
 import { MAX_WAIT_SECONDS } from '../../tty/api/types.js';
@@ -59,8 +59,8 @@ function withNotices<T extends { text: string; structured: object }>(rendered: T
   return { ...rendered, text: `${rendered.text}\n${notices.join('\n')}`, structured: { ...rendered.structured, notices } };
 }
 
-export function registerWaitTool(server: McpServer, deps: ToolDeps): void {
-  server.registerTool(
+export function registerWaitTool(server: McpServer, deps: ToolDeps): RegisteredTool {
+  return server.registerTool(
     'wait',
     {
       title: 'Wait and see what changed',

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { writeFileAtomic } from '../../util/atomic-write.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 /**
  * The rcfile of the shells the kernel starts. It sources the user's own startup file first
@@ -98,7 +99,7 @@ export async function writeBashRcfile(kernelStateDir: string): Promise<string> {
 
 /** The command line of the default terminal: an interactive bash with the integration. */
 export function integratedShellCommand(shell: string, rcfile: string): string {
-  return `exec ${shell} --rcfile '${rcfile.replace(/'/g, `'\\''`)}' -i`;
+  return `exec ${shell} --rcfile ${shellQuote(rcfile, true)} -i`;
 }
 
 /**
@@ -121,5 +122,5 @@ export const JOBS_OSC = 7134;
  */
 export function commandLine(command: string, key: string): string {
   const script = `set -m\n${command}\nstatus=$?; printf '\\033]${EXIT_STATUS_OSC};${key};%d\\007' "$status"; sleep ${EXIT_LINGER_SECONDS}; exit $status`;
-  return `exec bash -c '${script.replace(/'/g, `'\\''`)}'`;
+  return `exec bash -c ${shellQuote(script, true)}`;
 }

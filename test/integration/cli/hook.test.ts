@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type HookChannel, type HookEventKind, hookSocketPath, listenHookChannel } from '../../../src/runner/hooks/hook-channel.js';
-import { kernelFiles } from '../../../src/runner/kernel-files.js';
+import { kernelFiles } from '../../../src/config/package-files.js';
 
 const HOOK_CLI = kernelFiles().hookCli;
 

@@ -3,7 +3,7 @@ import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { kernelFiles } from '../../../src/runner/kernel-files.js';
+import { kernelFiles } from '../../../src/config/package-files.js';
 
 const TAP = kernelFiles().mcpTapCli;
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
-import { ForegroundProbe, parseProbeReply, probeScript } from '../../../src/tty/probe/foreground-probe.js';
+import { ForegroundProbe, parseProbeReply, probeCommand } from '../../../src/tty/probe/foreground-probe.js';
 import { type ForegroundProcess, classifyForeground, waitTimerMs } from '../../../src/tty/probe/input-wait.js';
 import { tmuxArgv, tmuxSocketName } from '../../../src/tty/host/tmux-server.js';
 import { describeWithEngine } from '../../helpers/engine.js';
@@ -88,7 +88,7 @@ describe('the probe script on the host', () => {
   const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8', env: { ...process.env, TMUX: '' } });
   // Two questions, the second's answer: a select's timer is read after the first answer, for the next question.
   const probe = (env: NodeJS.ProcessEnv = process.env) => {
-    const out = execFileSync('bash', ['--noprofile', '--norc', '-c', probeScript()], { input: `${panePid}\n${panePid}\n`, encoding: 'utf8', env, timeout: 10_000 });
+    const out = execFileSync('bash', probeCommand().slice(1), { input: `${panePid}\n${panePid}\n`, encoding: 'utf8', env, timeout: 10_000 });
     const replies = out.split('E\n');
     return parseProbeReply(replies[1]!.split('\n')).get(panePid);
   };
@@ -151,7 +151,7 @@ describe('the probe script on the host', () => {
     const used = path.join(evil, 'dd-used');
     writeFileSync(path.join(evil, 'dd'), `#!/bin/sh\nif [ -e ${used} ]; then echo junk; exit 0; fi\n: > ${used}\nexec /usr/bin/dd "$@"\n`, { mode: 0o755 });
     writeFileSync(path.join(evil, 'od'), '#!/bin/sh\nexec /usr/bin/od "$@"\n', { mode: 0o755 });
-    const child = spawn('bash', ['--noprofile', '--norc', '-c', probeScript()], { env: { ...process.env, PATH: `${evil}:${process.env.PATH}` } });
+    const child = spawn('bash', probeCommand().slice(1), { env: { ...process.env, PATH: `${evil}:${process.env.PATH}` } });
     const lines = createInterface({ input: child.stdout });
     const reply: string[] = [];
     const replies: string[][] = [];

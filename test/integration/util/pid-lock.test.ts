@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acquirePidLock, readLockHolder } from '../../../src/util/pid-lock.js';
+import { acquirePidLock, readLockHolder } from '../../../src/util/process/pid-lock.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const TAKER = path.join(ROOT, 'test', 'fixtures', 'util', 'lock-taker.mjs');

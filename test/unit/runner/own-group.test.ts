@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { expect, it } from 'vitest';
-import { groupAlive, processStartTime, signalOwnGroup } from '../../../src/runner/process-group.js';
+import { groupAlive, processStartTime, signalOwnGroup } from '../../../src/util/process/process-group.js';
 
 it('signals a recorded process group only while its leader is the very process recorded', async () => {
   const child = spawn('sleep', ['60'], { detached: true, stdio: 'ignore' });

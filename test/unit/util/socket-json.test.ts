@@ -3,7 +3,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { requestSocketJson } from '../../../src/util/socket-json.js';
+import { requestSocketJson } from '../../../src/util/net/socket-json.js';
 
 let dir: string;
 let server: http.Server;

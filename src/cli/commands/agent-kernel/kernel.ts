@@ -1,7 +1,7 @@
 import { resolveInstance } from '../../../config/instance.js';
 import { createLogger } from '../../../log/logger.js';
 import { readyLine } from '../../../kernel/protocol.js';
-import { runKernel } from '../../../server/kernel/run-kernel.js';
+import { runKernel } from '../../../kernel/host/run-kernel.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT, err, out } from '../command.js';
 

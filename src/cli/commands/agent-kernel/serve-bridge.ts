@@ -1,8 +1,8 @@
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
-import { bridgeStdio } from '../../../kernel/bridge.js';
-import { type KernelLink, connectKernel } from '../../../kernel/session-link.js';
-import { locateKernel } from '../../../kernel/locate.js';
+import { bridgeStdio } from '../../../kernel/client/bridge.js';
+import { type KernelLink, connectKernel } from '../../../kernel/client/session-link.js';
+import { locateKernel } from '../../../kernel/client/locate.js';
 import type { KernelClientKind } from '../../../kernel/protocol.js';
 import { isWithin } from '../../../util/within.js';
 

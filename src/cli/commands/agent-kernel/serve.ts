@@ -4,7 +4,7 @@ import { createLogger, registerSecrets } from '../../../log/logger.js';
 import type { Instance } from '../../../config/instance.js';
 import type { Logger } from '../../../log/logger.js';
 import type { KernelServerDeps } from '../../../server/create-server.js';
-import { chooseServeMode } from '../../../server/kernel/reach-kernel.js';
+import { chooseServeMode } from '../../../kernel/client/reach-kernel.js';
 import { KernelRuntime } from '../../../server/terminals/runtime.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT, err } from '../command.js';
@@ -77,7 +77,7 @@ async function openTransport(options: ServeArgs, sessions: Sessions): Promise<Tr
     const [{ resolveToken, TOKEN_ENV }, { startHttpServer }, { kernelSessions }] = await Promise.all([
       import('../../../server/http-auth.js'),
       import('../../../server/http.js'),
-      import('../../../server/kernel/kernel-relay.js'),
+      import('../../../kernel/client/kernel-relay.js'),
     ]);
     const token = await resolveToken({
       env: process.env,

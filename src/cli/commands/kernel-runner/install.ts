@@ -4,7 +4,7 @@ import path from 'node:path';
 import { resolveInstance } from '../../../config/instance.js';
 import { validateInstanceName } from '../../../config/registry.js';
 import { KernelError } from '../../../errors.js';
-import { kernelFiles } from '../../../runner/kernel-files.js';
+import { kernelFiles } from '../../../config/package-files.js';
 import { enableInstructions, renderUnit, unitEnvironment, unitName, unitPath } from '../../../runner/watch/service/systemd.js';
 import { writeFileAtomic } from '../../../util/atomic-write.js';
 import { parseCommandArgs } from '../args.js';

@@ -5,8 +5,9 @@ import path from 'node:path';
 import { z } from 'zod';
 import { configHome } from '../../../config/registry.js';
 import { KernelError } from '../../../errors.js';
-import type { KernelStatus } from './kernel-supervisor.js';
-import { requestSocketJson } from '../../../util/socket-json.js';
+import type { KernelStatus } from '../../../kernel/supervisor/kernel-supervisor.js';
+import { sendJson } from '../../../util/net/http-json.js';
+import { requestSocketJson } from '../../../util/net/socket-json.js';
 
 /**
  * The read-only status API of a watch process: HTTP over a unix socket (mode 0660), one
@@ -82,12 +83,6 @@ export function runtimeDir(env: NodeJS.ProcessEnv = process.env): string {
 
 export function statusSocketPath(name: string, env: NodeJS.ProcessEnv = process.env): string {
   return path.join(runtimeDir(env), `${name}.sock`);
-}
-
-function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body) + '\n';
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
 }
 
 /** Pure routing: path and method → status code and body. */

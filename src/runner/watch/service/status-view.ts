@@ -4,9 +4,9 @@ import { loadRegistry } from '../../../config/registry.js';
 import { describeError } from '../../../errors.js';
 import { readPaused } from '../../tick/paused.js';
 import { loadState } from '../../../state/runner-state.js';
-import { kernelHealth } from '../../../kernel/link.js';
+import { kernelHealth } from '../../../kernel/client/link.js';
 import { kernelSocketPath } from '../../../kernel/socket-path.js';
-import type { KernelStatus } from './kernel-supervisor.js';
+import type { KernelStatus } from '../../../kernel/supervisor/kernel-supervisor.js';
 import { type AgentStatus, queryAgentStatus } from './status-api.js';
 
 /** One row of `kernel-runner status`: from the watch process when one runs, else from the files. */

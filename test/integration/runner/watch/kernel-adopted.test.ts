@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterEach, expect, it } from 'vitest';
-import { kernelHealth } from '../../../../src/kernel/link.js';
+import { kernelHealth } from '../../../../src/kernel/client/link.js';
 import { kernelSocketPath } from '../../../../src/kernel/socket-path.js';
 import { createLogger } from '../../../../src/log/logger.js';
 import { type RunningWatch, runWatch } from '../../../../src/runner/watch/run-watch.js';

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { hookSettings, mcpServerSpec, serverEnv, shellQuote } from '../../../../src/runner/session/tick-files.js';
+import { mcpServerSpec } from '../../../../src/runner/harnesses/mcp-server-spec.js';
+import { serverEnv } from '../../../../src/config/server-env.js';
+import { hookSettings } from '../../../../src/runner/session/tick-files.js';
+import { shellQuote } from '../../../../src/util/shell-quote.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

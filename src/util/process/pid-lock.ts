@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomic } from './atomic-write.js';
+import { writeFileAtomic } from '../atomic-write.js';
 
 /** Whether a process exists (EPERM means it does, owned by someone else). */
 export function isProcessAlive(pid: number): boolean {

@@ -1,8 +1,8 @@
 import type { Readable, Writable } from 'node:stream';
 import { LastingSession } from './lasting-session.js';
 import type { KernelLink } from './session-link.js';
-import { LineSplitter } from './lines.js';
-import { type KernelClientKind, MAX_LINE_BYTES } from './protocol.js';
+import { LineSplitter } from '../lines.js';
+import { type KernelClientKind, MAX_LINE_BYTES } from '../protocol.js';
 
 /**
  * `agent-kernel serve` while the instance's kernel runs: the MCP client's stdio, passed line

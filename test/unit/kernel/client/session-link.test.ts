@@ -3,8 +3,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HELLO_HEADER, MCP_UPGRADE } from '../../../src/kernel/protocol.js';
-import { connectKernel } from '../../../src/kernel/session-link.js';
+import { HELLO_HEADER, MCP_UPGRADE } from '../../../../src/kernel/protocol.js';
+import { connectKernel } from '../../../../src/kernel/client/session-link.js';
 
 /** A socket server that answers each connection's request with `answer(socket)`. */
 async function listen(socketPath: string, answer: (socket: net.Socket) => void): Promise<net.Server> {

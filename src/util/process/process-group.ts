@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { KernelError } from '../errors.js';
-import { settlesWithin } from '../util/race-timeout.js';
-import { sleep } from '../util/sleep.js';
+import { KernelError } from '../../errors.js';
+import { settlesWithin } from '../race-timeout.js';
+import { sleep } from '../sleep.js';
 
 /**
  * A harness process in its own process group, so that stopping it also stops what it

@@ -2,8 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { KERNEL_RESTARTED, type KernelLines, LastingSession } from '../../../src/kernel/lasting-session.js';
-import { connectKernel } from '../../../src/kernel/session-link.js';
+import { KERNEL_RESTARTED, type KernelLines, LastingSession } from '../../../../src/kernel/client/lasting-session.js';
+import { connectKernel } from '../../../../src/kernel/client/session-link.js';
 import { type FakeKernel, fakeKernel } from './fake-kernel.js';
 
 const INITIALIZE = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } } };

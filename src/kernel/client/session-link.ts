@@ -1,13 +1,13 @@
 import net from 'node:net';
-import { KernelError } from '../errors.js';
-import { CLIENT_HEADER, HELLO_HEADER, type KernelClientKind, type KernelHello, MCP_UPGRADE } from './protocol.js';
-import { ensurePrivateSocketDir } from './socket-path.js';
+import { KernelError } from '../../errors.js';
+import { CLIENT_HEADER, HELLO_HEADER, type KernelClientKind, type KernelHello, MCP_UPGRADE } from '../protocol.js';
+import { ensurePrivateSocketDir } from '../socket-path.js';
 
 /**
  * One MCP session on the kernel's socket (protocol.ts): the upgrade asked for and answered on a
  * plain socket. `serve` does this first, before anything else is loaded, at every tick's start:
  * node:http would add its whole client (a few ms at every login) for one request and one answer
- * whose form the kernel fixes (kernel-host.ts). The small JSON requests are link.ts's.
+ * whose form the kernel fixes (host/kernel-host.ts). The small JSON requests are link.ts's.
  */
 
 export interface KernelLink {

@@ -2,10 +2,10 @@ import { chmod, unlink } from 'node:fs/promises';
 import http from 'node:http';
 import type net from 'node:net';
 import { describeError, isKernelError } from '../../errors.js';
-import { CLIENT_HEADER, HELLO_HEADER, type KernelHealth, type KernelHello, MCP_UPGRADE } from '../../kernel/protocol.js';
-import { ensurePrivateSocketDir } from '../../kernel/socket-path.js';
-import { createKernelServer, type KernelServerDeps } from '../create-server.js';
-import { reportDeliveries } from '../deliveries.js';
+import { sendJson } from '../../util/net/http-json.js';
+import { CLIENT_HEADER, HELLO_HEADER, type KernelHealth, type KernelHello, MCP_UPGRADE } from '../protocol.js';
+import { ensurePrivateSocketDir } from '../socket-path.js';
+import { createKernelServer, type KernelServerDeps } from '../../server/create-server.js';
 import { SocketServerTransport } from './socket-transport.js';
 
 /**
@@ -32,12 +32,6 @@ export interface KernelHost {
 }
 
 const DEFAULT_MAX_SESSIONS = 64;
-
-function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
-  const text = `${JSON.stringify(body)}\n`;
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
 
 export async function startKernelHost(options: KernelHostOptions): Promise<KernelHost> {
   const { logger } = options;
@@ -84,7 +78,6 @@ export async function startKernelHost(options: KernelHostOptions): Promise<Kerne
     sessions.set(transport, end);
     transport.onerror = (error) => logger.debug({ err: error, session: transport.sessionId }, 'kernel session error');
     transport.onclose = () => void end();
-    reportDeliveries(transport, options.runtime);
     mcp.connect(transport).then(
       () => logger.info({ session: transport.sessionId, client, sessions: sessions.size }, 'kernel session opened'),
       (error: unknown) => {

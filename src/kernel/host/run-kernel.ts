@@ -1,14 +1,14 @@
 import type { Instance } from '../../config/instance.js';
 import { describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
-import { bundleIdentity } from '../../kernel/build.js';
-import type { KernelHealth } from '../../kernel/protocol.js';
-import { kernelSocketPath } from '../../kernel/socket-path.js';
+import { bundleIdentity } from '../build.js';
+import type { KernelHealth } from '../protocol.js';
+import { kernelSocketPath } from '../socket-path.js';
 import { openSandboxInStages } from '../../sandbox/container/open-sandbox.js';
 import { type ServerLock, acquireServerLock, tryServerLock } from '../../tty/server-lock.js';
-import { readLockHolder } from '../../util/pid-lock.js';
-import { KernelRuntime } from '../terminals/runtime.js';
-import { SERVER_VERSION } from '../version.js';
+import { readLockHolder } from '../../util/process/pid-lock.js';
+import { KernelRuntime } from '../../server/terminals/runtime.js';
+import { SERVER_VERSION } from '../../server/version.js';
 import { type KernelHost, startKernelHost } from './kernel-host.js';
 
 /**
@@ -60,7 +60,7 @@ export async function runKernel(instance: Instance, options: RunKernelOptions): 
   const started = new Date();
   const build = bundleIdentity(process.argv[1] ?? '');
   const runtime = new KernelRuntime(
-    async () => (await import('../terminals/start-terminals.js')).startTerminals(instance, logger, { lock, ...(options.hostTmux === undefined ? {} : { hostTmux: options.hostTmux }) }),
+    async () => (await import('../../server/terminals/start-terminals.js')).startTerminals(instance, logger, { lock, ...(options.hostTmux === undefined ? {} : { hostTmux: options.hostTmux }) }),
     logger,
   );
   let stopping: Promise<void> | undefined;

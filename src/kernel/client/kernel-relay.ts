@@ -1,11 +1,11 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../log/logger.js';
-import { LastingSession } from '../../kernel/lasting-session.js';
-import type { SessionBackend } from '../http.js';
+import { LastingSession } from './lasting-session.js';
+import type { SessionBackend } from '../../server/http.js';
 
 /**
  * `serve --http` while the instance's kernel runs: each HTTP session is one lasting session on
- * the kernel's socket (kernel/lasting-session.ts), so an HTTP client keeps its session when the
+ * the kernel's socket (lasting-session.ts), so an HTTP client keeps its session when the
  * kernel restarts (watch restarts it, an upgrade replaces it): a call in flight is told to log
  * in again, the next calls reach the new kernel. A reply's receipt (`{"ack":n}`) goes back only
  * once the HTTP transport has written it to the client's socket, so what a wait showed counts as

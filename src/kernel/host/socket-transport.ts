@@ -2,15 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type net from 'node:net';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import { LineSplitter } from '../../kernel/lines.js';
-import { MAX_LINE_BYTES, parseReceipt } from '../../kernel/protocol.js';
+import { LineSplitter } from '../lines.js';
+import { MAX_LINE_BYTES, parseReceipt } from '../protocol.js';
 
 /**
  * One MCP session on the kernel's socket (src/kernel/protocol.ts): JSON-RPC lines both ways,
  * and the client's receipts. A reply's send() resolves only once the client says the line
  * reached its own client (its stdout pipe, its HTTP socket); it rejects when the connection
- * ends first. So reportDeliveries (deliveries.ts), which marks a wait's output seen after
- * send() resolves, keeps its guarantee across this extra hop.
+ * ends first. So the delivery receipts (create-server.ts), which mark a wait's output seen after
+ * send() resolves, keep their guarantee across this extra hop.
  */
 export class SocketServerTransport implements Transport {
   readonly sessionId = randomUUID();

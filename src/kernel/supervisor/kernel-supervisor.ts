@@ -1,16 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { Instance } from '../../../config/instance.js';
-import { describeError } from '../../../errors.js';
-import type { Logger } from '../../../log/logger.js';
-import { bundleIdentity } from '../../../kernel/build.js';
-import { kernelHealth, kernelRequest } from '../../../kernel/link.js';
-import type { KernelHealth } from '../../../kernel/protocol.js';
-import { kernelSocketPath } from '../../../kernel/socket-path.js';
-import { isProcessAlive } from '../../../util/pid-lock.js';
-import { sleep } from '../../../util/sleep.js';
-import { kernelFiles } from '../../kernel-files.js';
-import { processStartTime, signalGroup } from '../../process-group.js';
-import { serverEnv } from '../../session/tick-files.js';
+import type { Instance } from '../../config/instance.js';
+import { describeError } from '../../errors.js';
+import type { Logger } from '../../log/logger.js';
+import { bundleIdentity } from '../build.js';
+import { kernelHealth, kernelRequest } from '../client/link.js';
+import type { KernelHealth } from '../protocol.js';
+import { kernelSocketPath } from '../socket-path.js';
+import { isProcessAlive } from '../../util/process/pid-lock.js';
+import { sleep } from '../../util/sleep.js';
+import { kernelFiles } from '../../config/package-files.js';
+import { processStartTime, signalGroup } from '../../util/process/process-group.js';
+import { serverEnv } from '../../config/server-env.js';
 
 /**
  * watch's supervision of the instance's kernel (seed 003's lifecycle): start `agent-kernel

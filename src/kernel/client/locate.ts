@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { configHome, instanceStateRoot, isInstanceName } from '../config/homes.js';
-import { kernelSocketPath } from './socket-path.js';
+import { configHome, instanceStateRoot, isInstanceName } from '../../config/homes.js';
+import { kernelSocketPath } from '../socket-path.js';
 
 /**
  * Where the kernel of `target` (a registered instance's name or data directory) listens, and

@@ -1,6 +1,6 @@
 import { type KernelLink, connectKernel } from './session-link.js';
-import { LineSplitter } from './lines.js';
-import { type KernelClientKind, MAX_LINE_BYTES } from './protocol.js';
+import { LineSplitter } from '../lines.js';
+import { type KernelClientKind, MAX_LINE_BYTES } from '../protocol.js';
 
 /**
  * One MCP client's session on the instance's kernel that outlives the kernel. The client's
@@ -11,7 +11,7 @@ import { type KernelClientKind, MAX_LINE_BYTES } from './protocol.js';
  * flight are answered with a note, and the session connects again as soon as a kernel answers,
  * repeating the client's initialize: the client keeps its MCP server, its next call is told to
  * log in again, and the next wait shows everything it has not seen. `serve`'s stdio bridge
- * (bridge.ts) holds one; `serve --http` one per HTTP session (server/kernel/kernel-relay.ts).
+ * (bridge.ts) holds one; `serve --http` one per HTTP session (kernel-relay.ts).
  * Node built-ins only: the bridge loads this before anything else.
  */
 

@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bridgeStdio } from '../../../src/kernel/bridge.js';
-import { KERNEL_RESTARTED } from '../../../src/kernel/lasting-session.js';
-import { connectKernel } from '../../../src/kernel/session-link.js';
+import { bridgeStdio } from '../../../../src/kernel/client/bridge.js';
+import { KERNEL_RESTARTED } from '../../../../src/kernel/client/lasting-session.js';
+import { connectKernel } from '../../../../src/kernel/client/session-link.js';
 import { fakeKernel } from './fake-kernel.js';
 
 /** A client's stdout whose writes complete only when the test says so (a pipe the client reads slowly). */

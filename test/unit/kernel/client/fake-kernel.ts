@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type net from 'node:net';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { HELLO_HEADER, MCP_UPGRADE } from '../../../src/kernel/protocol.js';
-import { SocketServerTransport } from '../../../src/server/kernel/socket-transport.js';
+import { HELLO_HEADER, MCP_UPGRADE } from '../../../../src/kernel/protocol.js';
+import { SocketServerTransport } from '../../../../src/kernel/host/socket-transport.js';
 
 export interface FakeKernel {
   sessions: SocketServerTransport[];

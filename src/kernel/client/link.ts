@@ -1,7 +1,7 @@
-import { KernelError, describeError } from '../errors.js';
-import { requestSocketJson } from '../util/socket-json.js';
-import type { KernelHealth } from './protocol.js';
-import { ensurePrivateSocketDir } from './socket-path.js';
+import { KernelError, describeError } from '../../errors.js';
+import { requestSocketJson } from '../../util/net/socket-json.js';
+import type { KernelHealth } from '../protocol.js';
+import { ensurePrivateSocketDir } from '../socket-path.js';
 
 /**
  * The client side of the kernel's socket (protocol.ts): the small JSON requests (health,

@@ -1,10 +1,10 @@
-import { isProcessAlive } from '../../util/pid-lock.js';
+import { isProcessAlive } from '../../util/process/pid-lock.js';
 import type { Instance } from '../../config/instance.js';
 import type { Logger } from '../../log/logger.js';
-import { isNoKernel } from '../../kernel/link.js';
-import { type KernelLink, connectKernel } from '../../kernel/session-link.js';
-import type { KernelClientKind } from '../../kernel/protocol.js';
-import { kernelSocketPath } from '../../kernel/socket-path.js';
+import { isNoKernel } from './link.js';
+import { type KernelLink, connectKernel } from './session-link.js';
+import type { KernelClientKind } from '../protocol.js';
+import { kernelSocketPath } from '../socket-path.js';
 import { type ServerLock, tryServerLock } from '../../tty/server-lock.js';
 
 /**
