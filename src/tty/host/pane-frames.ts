@@ -5,22 +5,26 @@ import { EventEmitter } from 'node:events';
  * copies them (unescaped), each frame headed by the pane's number, the byte offset of its
  * first byte in that pane's stream, and its length, all big-endian:
  *
- *   u32 pane | u64 offset | u32 length | length bytes
+ *   u32 pane | u32 pipe | u64 offset | u32 length | length bytes
+ *
+ * `pipe` numbers the pipes opened on a pane: re-adoption closes a pane's pipe and opens a new
+ * one in the same tmux command group as its capture (the capture holds every byte read before,
+ * the new pipe every byte after), and frames an older pipe still had on its way are dropped.
  *
  * A frame fits one atomic write to a FIFO (PIPE_BUF, 4096 bytes), so the readers of several
  * panes can share one FIFO and one `docker exec` without interleaving.
  */
-export const FRAME_HEADER_BYTES = 16;
+export const FRAME_HEADER_BYTES = 20;
 export const MAX_FRAME_PAYLOAD = 4096 - FRAME_HEADER_BYTES;
 
 /**
  * A writer of this format in Perl (Debian's perl-base, in every Debian image): reads the pane's
- * bytes on stdin (`pipe-pane -O`), takes the pane's number as its argument, writes one frame per
+ * bytes on stdin (`pipe-pane -O`), takes the pane's and the pipe's numbers as arguments, writes one frame per
  * read to stdout. No quote and no `%` in it, so it survives `sh -c '...'` and tmux's strftime.
  */
 export const PANE_FRAMER_PERL =
-  'binmode STDIN; my ($p, $o) = (shift, 0); ' +
-  `while (my $n = sysread(STDIN, my $b, ${MAX_FRAME_PAYLOAD})) { syswrite(STDOUT, pack("NQ>N", $p, $o, $n) . $b); $o += $n }`;
+  'binmode STDIN; my ($p, $g, $o) = (shift, shift, 0); ' +
+  `while (my $n = sysread(STDIN, my $b, ${MAX_FRAME_PAYLOAD})) { syswrite(STDOUT, pack("NNQ>N", $p, $g, $o, $n) . $b); $o += $n }`;
 
 export interface PaneFrameEvents {
   /** A pane's next bytes, starting at `offset` in its stream (always the offset that was due). */
@@ -37,8 +41,9 @@ export interface PaneFrameEvents {
  * terminal can report. Nothing is trusted to size a buffer: at most one frame is held.
  */
 export class PaneFrameDecoder extends EventEmitter<PaneFrameEvents> {
-  /** The next offset due per followed pane. */
-  private readonly next = new Map<number, number>();
+  /** The pipe followed and the next offset due, per pane. */
+  private readonly next = new Map<number, { pipe: number; offset: number }>();
+  private dropped = 0;
   /** The start of a frame split across chunks (never more than one frame). */
   private held: Buffer | undefined;
   private brokenReason: string | undefined;
@@ -47,9 +52,9 @@ export class PaneFrameDecoder extends EventEmitter<PaneFrameEvents> {
     return this.brokenReason;
   }
 
-  /** Expect `pane`'s bytes from `offset` on (a new pipe starts at 0). */
-  follow(pane: number, offset = 0): void {
-    this.next.set(pane, offset);
+  /** Expect `pane`'s bytes from pipe `pipe` from `offset` on (a new pipe starts at 0); older pipes' frames are dropped. */
+  follow(pane: number, pipe: number, offset = 0): void {
+    this.next.set(pane, { pipe, offset });
   }
 
   /** Stop expecting `pane` (its window closed). */
@@ -64,7 +69,12 @@ export class PaneFrameDecoder extends EventEmitter<PaneFrameEvents> {
 
   /** Bytes the pane's stream has delivered so far (the next offset due). */
   offsetOf(pane: number): number | undefined {
-    return this.next.get(pane);
+    return this.next.get(pane)?.offset;
+  }
+
+  /** Bytes dropped because a pipe replaced since sent them (they are in the capture taken then). */
+  get droppedBytes(): number {
+    return this.dropped;
   }
 
   push(chunk: Buffer): void {
@@ -77,29 +87,37 @@ export class PaneFrameDecoder extends EventEmitter<PaneFrameEvents> {
     let at = 0;
     while (data.length - at >= FRAME_HEADER_BYTES) {
       const pane = data.readUInt32BE(at);
-      const offset = data.readBigUInt64BE(at + 4);
-      const length = data.readUInt32BE(at + 12);
-      const problem = this.check(pane, offset, length);
-      if (problem) {
+      const pipe = data.readUInt32BE(at + 4);
+      const offset = data.readBigUInt64BE(at + 8);
+      const length = data.readUInt32BE(at + 16);
+      const problem = this.check(pane, pipe, offset, length);
+      if (typeof problem === 'string') {
         this.breakWith(problem);
         return;
       }
       if (data.length - at < FRAME_HEADER_BYTES + length) break;
       const payload = data.subarray(at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length);
-      const start = Number(offset);
-      this.next.set(pane, start + length);
       at += FRAME_HEADER_BYTES + length;
+      if (problem === false) {
+        this.dropped += length;
+        continue;
+      }
+      const start = Number(offset);
+      this.next.set(pane, { pipe, offset: start + length });
       if (length > 0) this.emit('output', pane, start, payload);
       if (this.brokenReason !== undefined) return;
     }
     if (at < data.length) this.held = Buffer.from(data.subarray(at));
   }
 
-  /** Why a header cannot be from an honest reader, or undefined. */
-  private check(pane: number, offset: bigint, length: number): string | undefined {
-    const due = this.next.get(pane);
-    if (due === undefined) return `a frame for pane %${pane}, which no terminal has`;
+  /** Why a header cannot be from an honest reader; false: from a replaced pipe (skip it); undefined: read it. */
+  private check(pane: number, pipe: number, offset: bigint, length: number): string | false | undefined {
+    const followed = this.next.get(pane);
+    if (followed === undefined) return `a frame for pane %${pane}, which no terminal has`;
     if (length > MAX_FRAME_PAYLOAD) return `a frame of ${length} bytes for pane %${pane} (at most ${MAX_FRAME_PAYLOAD})`;
+    if (pipe < followed.pipe) return false;
+    if (pipe > followed.pipe) return `a frame from pipe ${pipe} of pane %${pane}, which was never opened (pipe ${followed.pipe} is)`;
+    const due = followed.offset;
     if (offset !== BigInt(due)) {
       const said = offset.toString();
       return offset < BigInt(due)

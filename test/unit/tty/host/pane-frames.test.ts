@@ -2,17 +2,18 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { FRAME_HEADER_BYTES, MAX_FRAME_PAYLOAD, PaneFrameDecoder } from '../../../../src/tty/host/pane-frames.js';
 
-function frame(pane: number, offset: number | bigint, payload: Buffer, length = payload.length): Buffer {
+function frame(pane: number, offset: number | bigint, payload: Buffer, length = payload.length, pipe = 1): Buffer {
   const header = Buffer.alloc(FRAME_HEADER_BYTES);
   header.writeUInt32BE(pane, 0);
-  header.writeBigUInt64BE(BigInt(offset), 4);
-  header.writeUInt32BE(length, 12);
+  header.writeUInt32BE(pipe, 4);
+  header.writeBigUInt64BE(BigInt(offset), 8);
+  header.writeUInt32BE(length, 16);
   return Buffer.concat([header, payload]);
 }
 
 function decoder(panes: number[]): { d: PaneFrameDecoder; got: Map<number, Buffer[]>; broken: string[] } {
   const d = new PaneFrameDecoder();
-  for (const p of panes) d.follow(p);
+  for (const p of panes) d.follow(p, 1);
   const got = new Map<number, Buffer[]>();
   const broken: string[] = [];
   d.on('output', (pane, _offset, data) => got.set(pane, [...(got.get(pane) ?? []), Buffer.from(data)]));
@@ -48,12 +49,13 @@ describe('PaneFrameDecoder', () => {
   });
 
   it.each([
-    ['a frame larger than one atomic write', () => frame(0, 5, Buffer.alloc(0), MAX_FRAME_PAYLOAD + 1), /at most 4080/],
+    ['a frame larger than one atomic write', () => frame(0, 5, Buffer.alloc(0), MAX_FRAME_PAYLOAD + 1), /at most 4076/],
     ['a size of 4 GB that would make a host wait for bytes forever', () => frame(0, 5, Buffer.alloc(0), 0xffffffff), /at most/],
     ['the same bytes again (a rewind)', () => frame(0, 2, Buffer.from('llo')), /from offset 2 again \(5 were delivered\)/],
     ['bytes from the start again', () => frame(0, 0, Buffer.from('hello')), /again/],
     ['a jump forward (bytes skipped)', () => frame(0, 9, Buffer.from('x')), /skipping 4 after the 5 delivered/],
     ['an offset past 2^53', () => frame(0, 2n ** 63n, Buffer.from('x')), /skipping/],
+    ['a pipe never opened', () => frame(0, 5, Buffer.from('x'), 1, 2), /pipe 2 of pane %0, which was never opened/],
     ['a pane no terminal has', () => frame(7, 0, Buffer.from('x')), /pane %7, which no terminal has/],
     ['garbage', () => Buffer.from('this is not a frame at all, just text from somewhere'), /no terminal has|at most|again|skipping/],
   ])('breaks the stream on %s, and reads nothing after it', (_name, bad, reason) => {
@@ -112,12 +114,24 @@ describe('PaneFrameDecoder', () => {
 
   it('follows a pane again from the offset it is told, and forgets a closed one', () => {
     const { d, got, broken } = decoder([]);
-    d.follow(3, 100);
+    d.follow(3, 1, 100);
     d.push(frame(3, 100, Buffer.from('ab')));
     expect(d.offsetOf(3)).toBe(102);
     d.forget(3);
     d.push(frame(3, 102, Buffer.from('c')));
     expect(Buffer.concat(got.get(3) ?? []).toString()).toBe('ab');
     expect(broken[0]).toMatch(/no terminal has/);
+  });
+
+  it('drops what a replaced pipe still sends (its bytes are in the capture taken when it was replaced) and reads the new pipe from 0', () => {
+    const { d, got, broken } = decoder([0]);
+    d.push(frame(0, 0, Buffer.from('old ')));
+    // Re-adoption: capture and a new pipe (2) in one tmux command group.
+    d.follow(0, 2);
+    d.push(frame(0, 4, Buffer.from('late'), 4, 1));
+    d.push(frame(0, 0, Buffer.from('new'), 3, 2));
+    expect(broken).toEqual([]);
+    expect(Buffer.concat(got.get(0) ?? []).toString()).toBe('old new');
+    expect(d.droppedBytes).toBe(4);
   });
 });
