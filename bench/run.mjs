@@ -222,6 +222,15 @@ if (tp && !tp.error) {
       `tmux + \`tmux -C\` through docker exec: ${ms(w.tmuxExec.median)} (${w.tmuxExecMBps.toFixed(1)} MB/s)`,
       `${(w.ttyMBps / w.tmuxExecMBps).toFixed(2)}x rate`,
     );
+    if (w.framed) {
+      const f = w.framedCpuPerMB;
+      row(
+        `${label} through the proposed read path (issue 36: \`pipe-pane -O\` into a framer in the container, one FIFO, one docker exec, frames checked and parsed by an emulator on the host; no server), vs tmux alone`,
+        `${ms(w.framed.median)} (${w.framedMBps.toFixed(1)} MB/s); CPU per MB: host ${f.host.toFixed(3)} s, tmux ${f.tmux.toFixed(3)} s, framer ${f.framer.toFixed(3)} s`,
+        `tmux alone: ${w.tmuxAloneMBps.toFixed(1)} MB/s, ${w.cpuPerMB.tmuxAlone.toFixed(3)} s/MB; the server today: ${w.ttyMBps.toFixed(1)} MB/s`,
+        `${(w.framedMBps / w.tmuxAloneMBps).toFixed(2)}x rate${w.framedErrors.length ? ` (errors: ${w.framedErrors.join('; ')})` : ''}`,
+      );
+    }
     const c = w.cpuPerMB;
     row(
       `${label}: CPU seconds per MB of output, server vs tmux (aim: server below tmux)`,

@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { cpuSeconds, tmuxPids, totalCpu } from '../lib/cpu.mjs';
 import { containerOf, engine } from '../lib/instance.mjs';
+import { tmuxFramedThroughExec } from '../lib/framed-reader.mjs';
 import { rawExec } from '../lib/raw-exec.mjs';
 import { startServer, textOf } from '../lib/server.mjs';
 import { median, summary } from '../lib/stats.mjs';
@@ -185,6 +186,7 @@ export async function throughput({ instance, seqRuns, catRuns, rawRuns }) {
       const withClient = [];
       const withPipe = [];
       const throughExec = [];
+      const framed = [];
       for (let i = 0; i < Math.min(2, rawRuns); i++) {
         const r = await tmuxAlone(instance.name, w.command);
         alone.push(r.elapsedMs);
@@ -192,6 +194,7 @@ export async function throughput({ instance, seqRuns, catRuns, rawRuns }) {
         withClient.push((await tmuxAlone(instance.name, w.command, { controlClient: true }).catch(() => ({ elapsedMs: NaN }))).elapsedMs);
         withPipe.push((await tmuxAlone(instance.name, w.command, { pipePane: true }).catch(() => ({ elapsedMs: NaN }))).elapsedMs);
         throughExec.push((await tmuxControlThroughExec(instance.name, w.command).catch(() => ({ elapsedMs: NaN }))).elapsedMs);
+        framed.push(await tmuxFramedThroughExec(instance.name, w.command).catch((error) => ({ elapsedMs: NaN, error: String(error) })));
       }
       const times = [];
       const checks = [];
@@ -225,6 +228,10 @@ export async function throughput({ instance, seqRuns, catRuns, rawRuns }) {
         tmuxPipeMBps: want.bytes / 1e6 / (median(withPipe) / 1000),
         tmuxExec: summary(throughExec),
         tmuxExecMBps: want.bytes / 1e6 / (median(throughExec) / 1000),
+        framed: summary(framed.map((f) => f.elapsedMs)),
+        framedMBps: want.bytes / 1e6 / (median(framed.map((f) => f.elapsedMs)) / 1000),
+        framedCpuPerMB: ['host', 'tmux', 'framer'].reduce((o, k) => ({ ...o, [k]: median(framed.map((f) => f.cpuPerMB?.[k] ?? NaN)) }), {}),
+        framedErrors: framed.flatMap((f) => (f.error ? [f.error] : [])),
         cpuPerMB: { server: perMB(cpu.server), tmux: perMB(cpu.tmux), tmuxAlone: perMB(aloneCpu) },
         checks,
         pass: checks.every((c) => c.pass),

@@ -1,0 +1,135 @@
+import { EventEmitter } from 'node:events';
+
+/**
+ * The frames a pane reader in the container sends: every pane's bytes as tmux's `pipe-pane -O`
+ * copies them (unescaped), each frame headed by the pane's number, the byte offset of its
+ * first byte in that pane's stream, and its length, all big-endian:
+ *
+ *   u32 pane | u32 pipe | u64 offset | u32 length | length bytes
+ *
+ * `pipe` numbers the pipes opened on a pane: re-adoption closes a pane's pipe and opens a new
+ * one in the same tmux command group as its capture (the capture holds every byte read before,
+ * the new pipe every byte after), and frames an older pipe still had on its way are dropped.
+ *
+ * A frame fits one atomic write to a FIFO (PIPE_BUF, 4096 bytes), so the readers of several
+ * panes can share one FIFO and one `docker exec` without interleaving.
+ */
+export const FRAME_HEADER_BYTES = 20;
+export const MAX_FRAME_PAYLOAD = 4096 - FRAME_HEADER_BYTES;
+
+/**
+ * A writer of this format in Perl (Debian's perl-base, in every Debian image): reads the pane's
+ * bytes on stdin (`pipe-pane -O`), takes the pane's and the pipe's numbers as arguments, writes one frame per
+ * read to stdout. No quote and no `%` in it, so it survives `sh -c '...'` and tmux's strftime.
+ */
+export const PANE_FRAMER_PERL =
+  'binmode STDIN; my ($p, $g, $o) = (shift, shift, 0); ' +
+  `while (my $n = sysread(STDIN, my $b, ${MAX_FRAME_PAYLOAD})) { syswrite(STDOUT, pack("NNQ>N", $p, $g, $o, $n) . $b); $o += $n }`;
+
+export interface PaneFrameEvents {
+  /** A pane's next bytes, starting at `offset` in its stream (always the offset that was due). */
+  output: [pane: number, offset: number, data: Buffer];
+  /** The stream said something no honest reader says; nothing more is read from it. */
+  broken: [reason: string];
+}
+
+/**
+ * Reads the frames of one stream. The reader that writes them is the agent's program (root in
+ * its container can replace it or write to its FIFO), so every count is checked before it is
+ * used: a length past one atomic write, an offset that is not the next one due (a repeat, a
+ * rewind or a jump), or a pane nobody follows breaks the stream for good, with a reason the
+ * terminal can report. Nothing is trusted to size a buffer: at most one frame is held.
+ */
+export class PaneFrameDecoder extends EventEmitter<PaneFrameEvents> {
+  /** The pipe followed and the next offset due, per pane. */
+  private readonly next = new Map<number, { pipe: number; offset: number }>();
+  private dropped = 0;
+  /** The start of a frame split across chunks (never more than one frame). */
+  private held: Buffer | undefined;
+  private brokenReason: string | undefined;
+
+  get broken(): string | undefined {
+    return this.brokenReason;
+  }
+
+  /** Expect `pane`'s bytes from pipe `pipe` from `offset` on (a new pipe starts at 0); older pipes' frames are dropped. */
+  follow(pane: number, pipe: number, offset = 0): void {
+    this.next.set(pane, { pipe, offset });
+  }
+
+  /** Stop expecting `pane` (its window closed). */
+  forget(pane: number): void {
+    this.next.delete(pane);
+  }
+
+  /** Bytes held of a frame not complete yet (at most one frame's). */
+  get heldBytes(): number {
+    return this.held?.length ?? 0;
+  }
+
+  /** Bytes the pane's stream has delivered so far (the next offset due). */
+  offsetOf(pane: number): number | undefined {
+    return this.next.get(pane)?.offset;
+  }
+
+  /** Bytes dropped because a pipe replaced since sent them (they are in the capture taken then). */
+  get droppedBytes(): number {
+    return this.dropped;
+  }
+
+  push(chunk: Buffer): void {
+    if (this.brokenReason !== undefined) return;
+    let data = chunk;
+    if (this.held) {
+      data = Buffer.concat([this.held, chunk]);
+      this.held = undefined;
+    }
+    let at = 0;
+    while (data.length - at >= FRAME_HEADER_BYTES) {
+      const pane = data.readUInt32BE(at);
+      const pipe = data.readUInt32BE(at + 4);
+      const offset = data.readBigUInt64BE(at + 8);
+      const length = data.readUInt32BE(at + 16);
+      const problem = this.check(pane, pipe, offset, length);
+      if (typeof problem === 'string') {
+        this.breakWith(problem);
+        return;
+      }
+      if (data.length - at < FRAME_HEADER_BYTES + length) break;
+      const payload = data.subarray(at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length);
+      at += FRAME_HEADER_BYTES + length;
+      if (problem === false) {
+        this.dropped += length;
+        continue;
+      }
+      const start = Number(offset);
+      this.next.set(pane, { pipe, offset: start + length });
+      if (length > 0) this.emit('output', pane, start, payload);
+      if (this.brokenReason !== undefined) return;
+    }
+    if (at < data.length) this.held = Buffer.from(data.subarray(at));
+  }
+
+  /** Why a header cannot be from an honest reader; false: from a replaced pipe (skip it); undefined: read it. */
+  private check(pane: number, pipe: number, offset: bigint, length: number): string | false | undefined {
+    const followed = this.next.get(pane);
+    if (followed === undefined) return `a frame for pane %${pane}, which no terminal has`;
+    if (length > MAX_FRAME_PAYLOAD) return `a frame of ${length} bytes for pane %${pane} (at most ${MAX_FRAME_PAYLOAD})`;
+    if (pipe < followed.pipe) return false;
+    if (pipe > followed.pipe) return `a frame from pipe ${pipe} of pane %${pane}, which was never opened (pipe ${followed.pipe} is)`;
+    const due = followed.offset;
+    if (offset !== BigInt(due)) {
+      const said = offset.toString();
+      return offset < BigInt(due)
+        ? `pane %${pane}'s bytes from offset ${said} again (${due} were delivered)`
+        : `pane %${pane}'s bytes from offset ${said}, skipping ${(offset - BigInt(due)).toString()} after the ${due} delivered`;
+    }
+    return undefined;
+  }
+
+  private breakWith(reason: string): void {
+    this.brokenReason = reason;
+    this.held = undefined;
+    this.emit('broken', reason);
+  }
+}
