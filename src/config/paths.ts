@@ -111,13 +111,15 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
     tickLedger: path.join(kernelState, 'tick-ledger.json'),
     /**
      * The post office (runner/mail). Host only: `queue/` (messages for this agent that its model
-     * has not had yet: the operator's and other agents'), `delivered/`, `sent/` (what it sent).
+     * has not had yet: the operator's and other agents'), `delivered/`, `sent/` (what it sent),
+     * `withdrawn/` (what the operator took back from the queue before its model had it).
      * Shown read-only in `shell/`: `mail/` (the agent's mail, rendered) and `bin/ak-mail`.
      */
     mail: {
       queue: path.join(kernelState, 'mail', 'queue'),
       delivered: path.join(kernelState, 'mail', 'delivered'),
       sent: path.join(kernelState, 'mail', 'sent'),
+      withdrawn: path.join(kernelState, 'mail', 'withdrawn'),
       view: path.join(shell, 'mail'),
       bin: path.join(shell, 'bin'),
     },

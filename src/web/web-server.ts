@@ -11,8 +11,10 @@ import { LiveHub } from './live-hub.js';
 import { liveStream, parseTopics } from './live-stream.js';
 import { parseTranscript } from './transcript.js';
 import { WebAuth, requestUrl } from './web-auth.js';
-import { instanceByName, listInstances, listRecordings, listTicks, recordingMarkers } from './web-data.js';
+import { instanceByName, registeredNames, listInstances, listRecordings, listTicks, recordingCommands } from './web-data.js';
 import { parseRecordingName } from '../observe/recording.js';
+import { conversations } from '../runner/mail/conversations.js';
+import { withdrawMessage } from '../runner/mail/withdraw.js';
 
 /**
  * `agent-kernel web`: one page for every instance on this host. Static files from the
@@ -128,8 +130,9 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     if (parts[0] !== 'instances') return sendJson(res, 404, { error: 'unknown path' });
     if (parts.length === 1) return sendJson(res, 200, await listInstances());
     const instance: Instance | undefined = await instanceByName(parts[1] ?? '');
-    if (!instance) return sendJson(res, 404, { error: `no registered instance named ${JSON.stringify(parts[1])}` });
+    if (!instance) return sendJson(res, 404, { error: `No instance named ${JSON.stringify(parts[1])} is registered on this host.`, known: await registeredNames() });
     const [, , what, id, more] = parts;
+    if (what === undefined) return sendJson(res, 200, { name: instance.name });
     if (what === 'terminals' && id === undefined) {
       const feed = await hub.acquire(instance.name);
       if (feed) hub.release(feed);
@@ -149,11 +152,18 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
       if (text === undefined) return sendJson(res, 404, { error: `tick ${id} has no transcript` });
       return sendJson(res, 200, parseTranscript(text));
     }
+    if (what === 'mail' && id === undefined) return sendJson(res, 200, await conversations(instance));
+    if (what === 'mail' && id !== undefined && more === 'withdraw') {
+      if (req.method !== 'POST') return sendJson(res, 405, { error: 'POST to withdraw' });
+      if (!options.write) return sendJson(res, 403, { error: `This view is read-only. Start it with agent-kernel web --write to withdraw messages.` });
+      const record = await withdrawMessage(instance, id);
+      return sendJson(res, 200, { withdrawn: record.id });
+    }
     if (what === 'recordings' && id === undefined) return sendJson(res, 200, await listRecordings(instance));
     if (what === 'recordings' && id !== undefined && parseRecordingName(id)) {
       const read = await readUntrustedRange(instance.paths.recordings, id, { maxBytes: RECORDING_MAX_BYTES });
       if (!read) return sendJson(res, 404, { error: `no recording ${id}` });
-      if (more === 'markers') return sendJson(res, 200, recordingMarkers(read.data.toString('utf8')));
+      if (more === 'commands') return sendJson(res, 200, recordingCommands(read.data.toString('utf8')));
       return send(res, 200, read.data, RECORDING_TYPE);
     }
     return sendJson(res, 404, { error: 'unknown path' });

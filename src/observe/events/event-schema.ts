@@ -46,6 +46,7 @@ export const kernelEventSchema = z.discriminatedUnion('type', [
     /** Ticks that had it and ended before the model did. */
     redelivered: z.int().min(1).optional(),
   }),
+  z.strictObject({ ...base, type: z.literal('message.withdrawn'), id: z.string(), from: z.string(), to: z.string() }),
   z.strictObject({ ...base, type: z.literal('message.refused'), from: z.string(), to: z.string().optional(), reason: z.string(), file: z.string().optional() }),
   /** watch held a tick back: an operator's limit (runner.limits) was reached; the work waits. */
   z.strictObject({ ...base, type: z.literal('tick.limited'), limit: z.string(), until: z.string(), waiting: z.int().min(0).optional() }),
