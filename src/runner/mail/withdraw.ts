@@ -1,4 +1,4 @@
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Instance } from '../../config/instance.js';
 import { instancePaths } from '../../config/paths.js';
@@ -6,7 +6,7 @@ import { loadRegistry } from '../../config/registry.js';
 import { KernelError } from '../../errors.js';
 import { appendEvent } from '../../observe/events/event-log.js';
 import { MESSAGE_ID, type MailRecord, senderName } from './mail-record.js';
-import { findReceived } from './mail-store.js';
+import { claim, findReceived } from './mail-store.js';
 import { showSent } from './mail-view.js';
 
 /**
@@ -23,10 +23,7 @@ export async function withdrawMessage(instance: Pick<Instance, 'name' | 'paths'>
   if (!record) throw new KernelError('USAGE', `${instance.name} has no message ${id} (kernel-runner mail ${instance.name} lists its messages).`);
   if (record.delivered) throw new KernelError('USAGE', `Message ${id} cannot be withdrawn: ${instance.name}'s model already had it${record.delivered.tick === undefined ? '' : ` in tick ${record.delivered.tick}`}.`);
   await mkdir(mail.withdrawn, { recursive: true, mode: 0o700 });
-  try {
-    await rename(path.join(mail.queue, `${id}.json`), path.join(mail.withdrawn, `${id}.json`));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  if (!(await claim(mail.queue, mail.withdrawn, id))) {
     throw new KernelError('USAGE', `Message ${id} cannot be withdrawn: it left the queue (delivered just now; kernel-runner mail ${instance.name} shows it).`);
   }
   await rm(path.join(mail.view, 'inbox', `${id}.txt`), { force: true });

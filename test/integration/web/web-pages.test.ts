@@ -230,7 +230,7 @@ run('the web view, page by page (real chromium, a demo instance)', () => {
   it('every page at 1400x900, as a person sees it', async () => {
     for (const [name, hash, ready] of [
       ['overview', '', '.instance'],
-      ['terminal', `#/i/${demo.name}/tty/0`, '.focus-screen .xterm-rows'],
+      ['terminal', `#/i/${demo.name}/tty/1`, '.focus-screen .xterm-rows'],
       ['ticks', `#/i/${demo.name}/ticks`, '.run'],
       ['transcript', `#/i/${demo.name}/tick/2`, '.log .line.result'],
       ['transcript-error', `#/i/${demo.name}/tick/9`, '.log .line.result'],
