@@ -5,8 +5,7 @@ import { loadRegistry } from '../config/registry.js';
 import { describeError } from '../errors.js';
 import { parseCastEvent, parseCastHeader, parseRecordingName } from '../observe/recording.js';
 import { loadState } from '../state/runner-state.js';
-import { countWaiting } from '../runner/mail/mail-queue.js';
-import { type StatusRow, gatherStatus } from '../runner/watch/service/status-view.js';
+import { countWaiting } from '../mail/mail-queue.js';
 import { readUntrustedRange, readUntrustedTail } from '../util/untrusted-fs.js';
 import { resultWords } from './transcript.js';
 
@@ -32,6 +31,31 @@ export interface InstanceSummary {
   kernel?: string;
   error?: string;
 }
+
+/**
+ * What the web view needs of an instance's status: a row of `kernel-runner status`
+ * (runner/watch/service/status-view.ts gatherStatus), handed in by the command that starts the
+ * view, so web/ reads the runner's answer without importing runner/ (its folder direction).
+ */
+export interface StatusRow {
+  name: string;
+  dataDir: string;
+  state: string;
+  reason?: string;
+  kernel?: string;
+  live?: {
+    watchPid: number;
+    state: string;
+    paused: boolean;
+    pendingMessages: number;
+    currentTick?: { number?: number; started: string; trigger: string };
+    lastResult?: { tick?: number; status: string; ended: string; error?: string };
+    nextWake?: { time: string; reason: string };
+  };
+}
+
+/** Every registered instance's status row (the CLI passes the runner's gatherStatus). */
+export type StatusSource = () => Promise<StatusRow[]>;
 
 async function summarize(row: StatusRow): Promise<InstanceSummary> {
   const live = row.live;
@@ -67,8 +91,8 @@ async function summarize(row: StatusRow): Promise<InstanceSummary> {
   return summary;
 }
 
-export async function listInstances(): Promise<InstanceSummary[]> {
-  const rows = await gatherStatus(undefined);
+export async function listInstances(status: StatusSource): Promise<InstanceSummary[]> {
+  const rows = await status();
   return Promise.all(rows.map((row) => summarize(row)));
 }
 

@@ -11,10 +11,10 @@ import { LiveHub } from './live-hub.js';
 import { liveStream, parseTopics } from './live-stream.js';
 import { parseTranscript } from './transcript.js';
 import { WebAuth, requestUrl } from './web-auth.js';
-import { instanceByName, registeredNames, listInstances, listRecordings, listTicks, recordingCommands } from './web-data.js';
+import { type StatusSource, instanceByName, registeredNames, listInstances, listRecordings, listTicks, recordingCommands } from './web-data.js';
 import { parseRecordingName } from '../observe/recording.js';
-import { conversations } from '../runner/mail/conversations.js';
-import { withdrawMessage } from '../runner/mail/withdraw.js';
+import { conversations } from '../mail/conversations.js';
+import { withdrawMessage } from '../mail/withdraw.js';
 
 /**
  * `agent-kernel web`: one page for every instance on this host. Static files from the
@@ -82,6 +82,8 @@ function staticFiles(): Map<string, string> {
 }
 
 export interface WebServerOptions {
+  /** Every instance's status (the runner's `kernel-runner status` rows). */
+  status: StatusSource;
   token: string;
   write: boolean;
   host: string;
@@ -126,9 +128,9 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
 
   async function api(req: http.IncomingMessage, res: http.ServerResponse, parts: string[], query: URLSearchParams): Promise<void> {
     if (parts[0] === 'config') return sendJson(res, 200, { write: options.write });
-    if (parts[0] === 'live' && parts.length === 1) return liveStream(hub, parseTopics(query), req, res);
+    if (parts[0] === 'live' && parts.length === 1) return liveStream(hub, parseTopics(query), req, res, () => listInstances(options.status));
     if (parts[0] !== 'instances') return sendJson(res, 404, { error: 'unknown path' });
-    if (parts.length === 1) return sendJson(res, 200, await listInstances());
+    if (parts.length === 1) return sendJson(res, 200, await listInstances(options.status));
     const instance: Instance | undefined = await instanceByName(parts[1] ?? '');
     if (!instance) return sendJson(res, 404, { error: `No instance named ${JSON.stringify(parts[1])} is registered on this host.`, known: await registeredNames() });
     const [, , what, id, more] = parts;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { type SharedFile, type Source, computedImports, crowdedFolders, folderCycles, readTree, sharedFileLeaks } from './source-graph.js';
+import { type SharedFile, type Source, computedImports, crowdedFolders, folderCycles, forbiddenImports, readTree, sharedFileLeaks } from './source-graph.js';
 
 const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'src');
 const sources = readTree(SRC);
@@ -19,6 +19,20 @@ const SHARED_FILES: SharedFile[] = [
   { name: 'mcp-config.json', owner: 'runner/harnesses/mcp-server-spec.ts' },
   { name: 'events.jsonl', owner: 'observe/events/event-log.ts', pathKey: 'events' },
 ];
+
+/**
+ * The direction of the folders: what each must never import. The web view and the post office
+ * show and keep what the runner does; they reach it through what is handed to them (the CLI
+ * passes web/ the runner's status) or through files, never by importing runner/.
+ */
+const FOLDER_DIRECTION: Record<string, string[]> = {
+  web: ['runner', 'cli'],
+  mail: ['runner', 'web', 'server', 'cli'],
+  state: ['runner', 'web', 'server', 'cli', 'mail'],
+  observe: ['runner', 'web', 'server', 'cli', 'mail'],
+  config: ['runner', 'web', 'server', 'cli', 'mail'],
+  util: ['runner', 'web', 'server', 'cli', 'mail', 'tty', 'sandbox', 'observe'],
+};
 
 /** A planted tree: `rel → text`. */
 function tree(files: Record<string, string>): Source[] {
@@ -37,6 +51,10 @@ describe('architecture of src/', () => {
   it('reads and writes each shared file only in its module', () => {
     for (const shared of SHARED_FILES) expect(sources.map((s) => s.rel), `${shared.name}'s owner`).toContain(shared.owner);
     expect(sharedFileLeaks(sources, SHARED_FILES)).toEqual([]);
+  });
+
+  it('keeps each folder\'s direction: the web view imports nothing from runner/, the post office nothing from runner/, web/ or server/', () => {
+    expect(forbiddenImports(sources, FOLDER_DIRECTION)).toEqual([]);
   });
 
   it('has no folder holding more than 15 files directly (a crowded folder hides its design: split it by concern)', () => {
@@ -76,6 +94,21 @@ describe('each check fails on a planted case', () => {
   it('no cycle where there is none: imports in comments and strings do not count', () => {
     const planted = tree({ 'a/x.ts': "import { y } from '../b/y.js';\n// import '../a/x.js' from b\nconst s = \"import('../a/x.js')\";", 'b/y.ts': "// import { x } from '../a/x.js';\nexport const y = 'import ../a/x.js';" });
     expect(folderCycles(planted)).toEqual([]);
+  });
+
+  it('an import against a folder\'s direction (web/ importing runner/), static, dynamic or type-only', () => {
+    const planted = tree({
+      'web/web-data.ts': "import { gatherStatus } from '../runner/watch/service/status-view.js';",
+      'web/live/feed.ts': "const m = await import('../../runner/mail/mail-queue.js');",
+      'web/types.ts': "import type { StatusRow } from '../runner/watch/service/status-view.js';",
+      'web/fine.ts': "import { countWaiting } from '../mail/mail-queue.js';",
+      'runner/watch/service/status-view.ts': "import { x } from '../../../web/web-data.js';",
+    });
+    expect(forbiddenImports(planted, FOLDER_DIRECTION)).toEqual([
+      'web/web-data.ts -> runner/watch/service/status-view.ts (web/ must not import runner/)',
+      'web/live/feed.ts -> runner/mail/mail-queue.ts (web/ must not import runner/)',
+      'web/types.ts -> runner/watch/service/status-view.ts (web/ must not import runner/)',
+    ]);
   });
 
   it('a crowded folder', () => {

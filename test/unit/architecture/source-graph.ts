@@ -302,3 +302,24 @@ export function crowdedFolders(sources: readonly Source[], limit: number): strin
   for (const source of sources) counts.set(path.posix.dirname(source.rel), (counts.get(path.posix.dirname(source.rel)) ?? 0) + 1);
   return [...counts].filter(([, count]) => count > limit).map(([folder, count]) => `${folder}: ${count} files`);
 }
+
+/**
+ * Folder direction: each folder may import only what its rule allows. `rules` maps a top folder to
+ * the top folders it must never import (web/ shows what the runner does without reaching into it).
+ * Returns `file -> imported file (a must not import b)` for each import against the rules.
+ */
+export function forbiddenImports(sources: readonly Source[], rules: Readonly<Record<string, readonly string[]>>): string[] {
+  const out: string[] = [];
+  for (const source of sources) {
+    const from = folderAt(source.rel, 1);
+    const banned = rules[from];
+    if (!banned) continue;
+    for (const { specifier } of importsOf(source)) {
+      const target = resolveRelative(source.rel, specifier);
+      if (target === undefined || target.startsWith('../')) continue;
+      const to = folderAt(target, 1);
+      if (banned.includes(to)) out.push(`${source.rel} -> ${target} (${from}/ must not import ${to}/)`);
+    }
+  }
+  return out;
+}

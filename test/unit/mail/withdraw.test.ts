@@ -2,11 +2,11 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { instancePaths } from '../../../../src/config/paths.js';
-import { isKernelError } from '../../../../src/errors.js';
-import { type MailRecord, newMessageId } from '../../../../src/runner/mail/mail-record.js';
-import { enqueue, markDelivered } from '../../../../src/runner/mail/mail-store.js';
-import { withdrawMessage } from '../../../../src/runner/mail/withdraw.js';
+import { instancePaths } from '../../../src/config/paths.js';
+import { isKernelError } from '../../../src/errors.js';
+import { type MailRecord, newMessageId } from '../../../src/mail/mail-record.js';
+import { enqueue, markDelivered } from '../../../src/mail/mail-store.js';
+import { withdrawMessage } from '../../../src/mail/withdraw.js';
 
 /** A seeded generator, so that a failing trial can be repeated. */
 function seeded(seed: number): () => number {

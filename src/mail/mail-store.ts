@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { InstancePaths } from '../../config/paths.js';
-import { writeFileAtomic } from '../../util/atomic-write.js';
+import type { InstancePaths } from '../config/paths.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
 import { MESSAGE_ID, type MailRecord, parseMailRecord } from './mail-record.js';
 
 /**

@@ -1,10 +1,10 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Instance } from '../../config/instance.js';
-import { instancePaths } from '../../config/paths.js';
-import { loadRegistry } from '../../config/registry.js';
-import { KernelError } from '../../errors.js';
-import { appendEvent } from '../../observe/events/event-log.js';
+import type { Instance } from '../config/instance.js';
+import { instancePaths } from '../config/paths.js';
+import { loadRegistry } from '../config/registry.js';
+import { KernelError } from '../errors.js';
+import { appendEvent } from '../observe/events/event-log.js';
 import { MESSAGE_ID, type MailRecord, senderName } from './mail-record.js';
 import { claim, findReceived } from './mail-store.js';
 import { showSent } from './mail-view.js';

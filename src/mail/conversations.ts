@@ -1,6 +1,6 @@
-import type { Instance } from '../../config/instance.js';
-import { instancePaths } from '../../config/paths.js';
-import { loadRegistry } from '../../config/registry.js';
+import type { Instance } from '../config/instance.js';
+import { instancePaths } from '../config/paths.js';
+import { loadRegistry } from '../config/registry.js';
 import { oneLine } from './framing.js';
 import { type MailRecord, OPERATOR, senderName } from './mail-record.js';
 import { findReceived, readRecords } from './mail-store.js';

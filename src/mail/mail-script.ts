@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomic } from '../../util/atomic-write.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
 
 /**
  * `ak-mail`: the post office from the agent's terminals. A POSIX shell script the host writes
