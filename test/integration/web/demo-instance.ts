@@ -24,15 +24,15 @@ export async function operator(demo: Pick<DemoInstance, 'env'>, bin: 'kernel-run
 }
 
 /** A tick whose fake model plays `name` (fake-claude.mjs); a failing one is part of the story. */
-async function scenario(demo: DemoInstance, name: string): Promise<void> {
-  await run(process.execPath, [BIN('kernel-runner'), 'tick', demo.name], { env: { ...demo.env, FAKE_CLAUDE_SCENARIO: name }, timeout: 120_000 }).catch(() => undefined);
+async function scenario(demo: DemoInstance, name: string, env: NodeJS.ProcessEnv = {}): Promise<void> {
+  await run(process.execPath, [BIN('kernel-runner'), 'tick', demo.name], { env: { ...demo.env, ...env, FAKE_CLAUDE_SCENARIO: name }, timeout: 120_000 }).catch(() => undefined);
 }
 
 /**
  * An instance made as an operator makes one (`kernel-runner init`, then ticks and `send`), on
  * the host backend with the fake Claude Code: real ticks, recordings, transcripts, events and
  * post-office records for the web view to show. Ticks: 1 works in a terminal, 2 gets the
- * operator's message and works again, 3 leaves its terminal (TTY 1) open, 4 is not logged in
+ * operator's message and works again, 3 runs a command in TTY 0 (its screen), 4 is not logged in
  * (fails and pauses the instance); then one message stays queued.
  */
 export async function demoInstance(root: string, name = 'demo'): Promise<DemoInstance> {
@@ -60,7 +60,7 @@ export async function demoInstance(root: string, name = 'demo'): Promise<DemoIns
   await operator(demo, 'kernel-runner', 'tick', name);
   await operator(demo, 'kernel-runner', 'send', name, 'Please look at the disk usage of /var and tell me what grows.');
   await operator(demo, 'kernel-runner', 'tick', name);
-  await scenario(demo, 'leave-open');
+  await scenario(demo, 'start-command', { FAKE_CLAUDE_COMMAND: 'df -h / /tmp; ls -l /etc | head -n 25' });
   await scenario(demo, 'not-logged-in');
   await operator(demo, 'kernel-runner', 'send', name, '--from', 'alice', 'When you are back: rotate the logs in /var/log/app.').catch(() => undefined);
   return demo;

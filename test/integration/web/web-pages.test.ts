@@ -157,7 +157,7 @@ run('the web view, page by page (real chromium, a demo instance)', () => {
     expect(visible).not.toMatch(/\w+=\S/);
     expect(visible).toContain('$ echo fake-claude-was-here');
     const replay = page.locator('tr[data-type="command.finished"] a.recording').first();
-    expect(await replay.getAttribute('href')).toMatch(/^#\/i\/demo\/replay\/tty_1-tick-00\d\.cast$/);
+    expect(await replay.getAttribute('href')).toMatch(/^#\/i\/demo\/replay\/tty_\d-tick-00\d\.cast$/);
     // The flood is folded: hidden until asked for, and counted.
     const waiting = page.locator('tr[data-type="tty.waiting-for-input"]');
     expect(await waiting.count()).toBeGreaterThan(0);
@@ -230,7 +230,7 @@ run('the web view, page by page (real chromium, a demo instance)', () => {
   it('every page at 1400x900, as a person sees it', async () => {
     for (const [name, hash, ready] of [
       ['overview', '', '.instance'],
-      ['terminal', `#/i/${demo.name}/tty/1`, '.focus-screen .xterm-rows'],
+      ['terminal', `#/i/${demo.name}/tty/0`, '.focus-screen .xterm-rows'],
       ['ticks', `#/i/${demo.name}/ticks`, '.run'],
       ['transcript', `#/i/${demo.name}/tick/2`, '.log .line.result'],
       ['transcript-error', `#/i/${demo.name}/tick/9`, '.log .line.result'],
@@ -242,6 +242,9 @@ run('the web view, page by page (real chromium, a demo instance)', () => {
     ] as const) {
       const page = await open(hash);
       await page.locator(ready).first().waitFor();
+      if (name === 'terminal') {
+        await pollUntil(async () => (await page.locator('.focus-screen .xterm-rows').textContent())?.includes('Filesystem') === true, 'the terminal screen from its recording', { timeoutMs: 10_000 });
+      }
       // The player draws its poster, the overview its thumbnails, after their first data: let a frame pass.
       await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
       await shoot(page, name);
