@@ -1,7 +1,7 @@
 // Building the page from data the agent controls (terminal text, transcripts, file names):
 // every string becomes a text node. Nothing here ever assigns innerHTML.
 
-/** h('a', {href: '#/x', class: 'c'}, 'text', child...) */
+/** h('a', {href: '#/x', class: 'c'}, 'text', child...): children may be nested arrays, at any depth. */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
@@ -10,7 +10,7 @@ export function h(tag, attrs = {}, ...children) {
     else if (key === 'href' && !/^#|^\/(?!\/)/.test(String(value))) continue;
     else el.setAttribute(key, value === true ? '' : String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === undefined || child === null || child === false) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -39,10 +39,12 @@ export function duration(ms) {
   return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }
 
+/** Dec 6, 03:54:55: one short line, the same width on every row of a table. */
 export function time(iso) {
   if (!iso) return '';
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+  if (Number.isNaN(d.getTime())) return String(iso);
+  return d.toLocaleString([], { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
 }
 
 export function table(headers, rows) {

@@ -44,7 +44,7 @@ function instanceCard(i) {
       h('dd', {}, String(i.inboxWaiting)),
     ),
     i.error ? h('div', { class: 'error' }, i.error) : '',
-    h('nav', { class: 'links' }, ['terminals', 'ticks', 'recordings', 'events'].map((v) => h('a', { href: href(i.name, v) }, v))),
+    h('nav', { class: 'links' }, ['terminals', 'ticks', 'recordings', 'events', 'mail'].map((v) => h('a', { href: href(i.name, v) }, v))),
   );
 }
 

@@ -71,6 +71,7 @@ export async function terminalView(body, name, tty, config) {
       h('strong', {}, `${name} · TTY ${tty}`),
       t ? stateBadge(t) : h('span', { class: 'badge bad' }, 'closed'),
       t ? h('code', { class: 'doing' }, doingLine(t)) : '',
+      t ? '' : h('span', { class: 'muted' }, 'not open now: its past is in ', h('a', { href: `#/i/${encodeURIComponent(name)}/recordings` }, 'recordings')),
       t?.recording ? h('a', { href: `#/i/${encodeURIComponent(name)}/replay/${encodeURIComponent(t.recording)}` }, 'replay') : '',
       h('span', { class: 'muted mode' }, config.write ? 'click and type: the agent is told' : 'read-only'),
     );

@@ -1,7 +1,6 @@
-import { h, getJson, ago, duration, time, table } from './dom.js';
+import { h, ago, duration, time } from './dom.js';
 import { openLive } from './live.js';
 
-const api = (name, ...rest) => `/api/instances/${[name, ...rest].map(encodeURIComponent).join('/')}`;
 const href = (name, ...rest) => `#/i/${[name, ...rest].map(encodeURIComponent).join('/')}`;
 
 function kilo(n) {
@@ -79,7 +78,7 @@ function transcriptItem(item) {
   const text = h('div', { class: 'text' }, item.text);
   return h(
     'div',
-    { class: `line ${item.kind} by-${item.who}`, 'data-index': item.index },
+    { class: `line ${item.kind} by-${item.who}${item.isError ? ' failed' : ''}`, 'data-index': item.index },
     h('div', { class: 'line-head' }, ...head, item.title ? h('span', { class: 'title' }, item.title) : ''),
     long && (item.kind === 'prompt' || item.kind === 'note') ? h('details', {}, h('summary', { class: 'muted' }, item.text.split('\n')[0].slice(0, 120)), text) : text,
   );
@@ -94,7 +93,7 @@ function summaryBar(name, tick, s, row) {
     s.trigger ? h('span', {}, `by ${s.trigger}`) : '',
     h('span', {}, s.started ? time(s.started) : ''),
     h('span', {}, s.started && s.ended ? duration(Date.parse(s.ended) - Date.parse(s.started)) : ''),
-    h('span', {}, `${s.toolCalls} tool calls`),
+    h('span', { class: 'tool-calls' }, `${s.toolCalls} tool call${s.toolCalls === 1 ? '' : 's'}`),
     h('span', {}, tokensText(s.tokens)),
     h('span', {}, `$${(s.costUsd ?? 0).toFixed(4)}`),
     s.model ? h('span', { class: 'muted' }, s.model) : '',
@@ -140,89 +139,4 @@ export async function transcriptView(body, name, tick) {
     },
   );
   return closeLive;
-}
-
-// ---------------------------------------------------------------- recordings and replay
-
-export async function recordingsView(body, name) {
-  const recordings = await getJson(api(name, 'recordings'));
-  const rows = recordings.map((r) =>
-    h(
-      'tr',
-      {},
-      h('td', {}, h('a', { href: href(name, 'replay', r.file) }, `TTY ${r.tty}${r.part > 1 ? ` (${r.part})` : ''}`)),
-      h('td', {}, h('a', { href: href(name, 'tick', String(r.tick)) }, `#${r.tick}`)),
-      h('td', {}, r.started ? time(r.started) : ''),
-      h('td', {}, duration(r.durationS * 1000)),
-      h('td', { class: 'commands-cell' }, r.commandCount === 0 ? h('span', { class: 'muted' }, 'no command') : [r.commands.slice(0, 3).map((c) => h('code', {}, c)), r.commandCount > 3 ? h('span', { class: 'muted' }, ` +${r.commandCount - 3} more`) : '']),
-      h('td', { class: 'muted' }, `${Math.ceil(r.size / 1024)} KiB`),
-    ),
-  );
-  body.replaceChildren(
-    h('h1', {}, `${name}: recordings`),
-    h('p', { class: 'muted' }, `In a terminal: agent-kernel play ${name} <file> (filtered like attach; a raw asciinema play passes the agent's clipboard writes and titles to your terminal).`),
-    recordings.length === 0 ? h('p', { class: 'muted' }, 'No recording yet.') : table(['Terminal', 'Tick', 'Started', 'Length', 'Commands', 'Size'], rows),
-  );
-  return () => {};
-}
-
-export async function replayView(body, name, file) {
-  const { create } = await import('/vendor/asciinema-player/index.js');
-  const markers = await getJson(api(name, 'recordings', file, 'markers'));
-  const stage = h('div', { class: 'player' });
-  let player;
-  // The player's markers are the recording's own, in its order: a command is marker number i.
-  const items = markers.map((m, i) => ({ ...m, i })).filter((m) => m.label.startsWith('$ '));
-  const list = h(
-    'ol',
-    { class: 'commands' },
-    items.map((m) => {
-      const end = markers.slice(m.i + 1).find((x) => x.label.startsWith('exit ') || x.label.startsWith('$ '));
-      return h(
-        'li',
-        { 'data-marker': m.i },
-        h('button', { type: 'button', onclick: () => (player.seek({ marker: m.i }), player.play()) }, h('span', { class: 'at muted' }, duration(m.time * 1000) || '0s'), h('code', {}, m.label.slice(2)), end?.label.startsWith('exit ') ? h('span', { class: /^exit 0\b/.test(end.label) ? 'muted' : 'error' }, end.label.replace(/ after \d+ ms$/, '')) : ''),
-      );
-    }),
-  );
-  body.replaceChildren(h('h1', {}, `${name}: ${file}`), h('div', { class: 'replay' }, stage, h('aside', {}, h('h2', {}, 'Commands'), items.length ? list : h('p', { class: 'muted' }, 'No command marks.'))));
-  player = create(api(name, 'recordings', file), stage, { fit: 'width', idleTimeLimit: 2, terminalFontFamily: 'monospace', preload: true });
-  return () => player.dispose();
-}
-
-// ---------------------------------------------------------------- events, filterable
-
-export async function eventsView(body, name) {
-  const list = h('ol', { class: 'events', reversed: true });
-  const kinds = new Set();
-  const instances = new Set();
-  const kindSelect = h('select', { onchange: () => apply() }, h('option', { value: '' }, 'every kind'));
-  const instanceSelect = h('select', { onchange: () => apply() }, h('option', { value: '' }, 'every instance'));
-  const apply = () => {
-    for (const li of list.children) li.hidden = (kindSelect.value && !li.dataset.type.startsWith(kindSelect.value)) || (instanceSelect.value && li.dataset.instance !== instanceSelect.value);
-  };
-  const option = (select, set, value) => {
-    if (set.has(value)) return;
-    set.add(value);
-    select.append(h('option', { value }, value));
-  };
-  body.replaceChildren(h('h1', {}, name ? `${name}: events` : 'Events'), h('div', { class: 'filters' }, kindSelect, instanceSelect, h('span', { class: 'muted' }, `Also: agent-kernel events ${name ?? '<name>'} --follow`)), list);
-  return openLive(
-    { events: name ?? '*' },
-    {
-      event: (event) => {
-        const { time: at, type, tick, instance, ...rest } = event;
-        option(kindSelect, kinds, type.split('.')[0]);
-        option(kindSelect, kinds, type);
-        option(instanceSelect, instances, instance);
-        const text = Object.entries(rest)
-          .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
-          .join(' ');
-        const li = h('li', { 'data-type': type, 'data-instance': instance }, h('span', { class: 'muted' }, time(at)), h('span', { class: 'badge' }, type), h('span', { class: 'muted' }, instance), tick === undefined ? '' : h('span', {}, `tick ${tick}`), h('code', {}, text));
-        list.prepend(li);
-        apply();
-        while (list.children.length > 2000) list.lastChild.remove();
-      },
-    },
-  );
 }

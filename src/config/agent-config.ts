@@ -209,7 +209,7 @@ const runnerSchema = z.strictObject({
 const mailPeer = z.string().regex(/^(\*|[A-Za-z0-9_.-]{1,64})$/, 'expected an instance name or "*"');
 
 /**
- * The post office (runner/mail): which instances this one may write to and hear from, and how
+ * The post office (src/mail): which instances this one may write to and hear from, and how
  * much. A message passes only when the sender's `send_to` names the recipient and the
  * recipient's `accept_from` names the sender. Nothing is allowed until the operator says so.
  */

@@ -32,7 +32,7 @@ export function dataPaths(dataDir: string) {
     },
     inbox: path.join(root, 'inbox'),
     inboxDone: path.join(root, 'inbox', 'done'),
-    /** Messages the agent sends (runner/mail): hostile input the post office collects. */
+    /** Messages the agent sends (src/mail): hostile input the post office collects. */
     outbox: path.join(root, 'outbox'),
     /** Where the container sees the host-private logs, per-TTY files and shell files (read-only mounts). */
     shownLogs: path.join(system, 'logs'),
@@ -110,14 +110,16 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
     /** Ticks watch started and their cost, for the operator's limits (runner.limits). Host only. */
     tickLedger: path.join(kernelState, 'tick-ledger.json'),
     /**
-     * The post office (runner/mail). Host only: `queue/` (messages for this agent that its model
-     * has not had yet: the operator's and other agents'), `delivered/`, `sent/` (what it sent).
+     * The post office (src/mail). Host only: `queue/` (messages for this agent that its model
+     * has not had yet: the operator's and other agents'), `delivered/`, `sent/` (what it sent),
+     * `withdrawn/` (what the operator took back from the queue before its model had it).
      * Shown read-only in `shell/`: `mail/` (the agent's mail, rendered) and `bin/ak-mail`.
      */
     mail: {
       queue: path.join(kernelState, 'mail', 'queue'),
       delivered: path.join(kernelState, 'mail', 'delivered'),
       sent: path.join(kernelState, 'mail', 'sent'),
+      withdrawn: path.join(kernelState, 'mail', 'withdrawn'),
       view: path.join(shell, 'mail'),
       bin: path.join(shell, 'bin'),
     },

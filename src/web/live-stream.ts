@@ -3,7 +3,7 @@ import path from 'node:path';
 import { sleep } from '../util/sleep.js';
 import { openSse } from './sse.js';
 import { TranscriptParser } from './transcript.js';
-import { listInstances, listTicks } from './web-data.js';
+import { type InstanceSummary, listTicks } from './web-data.js';
 import type { InstanceFeed } from './live/instance-feed.js';
 import type { LiveHub } from './live-hub.js';
 import { LineFollower } from '../observe/events/line-follower.js';
@@ -57,7 +57,7 @@ export function parseTopics(query: URLSearchParams): LiveTopics {
  * A terminal starts with a snapshot of its screen; output then follows, gathered every 40 ms;
  * a terminal whose output piles up (a flood, a page that reads slowly) gets a fresh snapshot instead.
  */
-export async function liveStream(hub: LiveHub, topics: LiveTopics, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+export async function liveStream(hub: LiveHub, topics: LiveTopics, req: http.IncomingMessage, res: http.ServerResponse, listInstances: () => Promise<InstanceSummary[]>): Promise<void> {
   const { send, signal, writable } = openSse(req, res);
   const feeds = new Map<string, InstanceFeed>();
   const cleanups: Array<() => void> = [];

@@ -17,6 +17,8 @@ export interface TranscriptItem {
   title?: string;
   text: string;
   tool?: { name: string; input: string; result?: string; resultLine?: string; isError?: boolean };
+  /** A result or notice that says something went wrong (shown in red, never on green). */
+  isError?: boolean;
 }
 
 export interface TranscriptSummary {
@@ -78,18 +80,52 @@ export function toolSummary(name: string, input: Record<string, unknown>): strin
   return cut(parts.join(' '), 140);
 }
 
+/** Pure: `1 tool call`, `2 tool calls`. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** Pure: what a tick's prompt carried, counted from the prompt (session/prompt.ts): messages, and the runner's notices. */
+export function promptTitle(text: string): string {
+  const blocks = text.split(/^--- message \d+ of \d+ ---$/m).slice(1);
+  const notices = blocks.filter((b) => /^\s*Notice:/.test(b)).length;
+  const messages = blocks.length - notices;
+  const carried = [messages ? plural(messages, 'message') : '', notices ? plural(notices, 'notice') : ''].filter(Boolean);
+  return carried.length ? `prompt, with ${carried.join(' and ')}` : 'prompt';
+}
+
+/** Claude Code's error subtypes of a result, in words. */
+const RESULT_WORDS: Record<string, string> = {
+  error_during_execution: 'The session stopped before the agent finished: it was interrupted, or Claude Code failed during it (error_during_execution).',
+  error_max_turns: 'The session stopped at its turn limit (error_max_turns).',
+  error_max_budget_usd: 'The session stopped at its budget limit (error_max_budget_usd).',
+};
+
+/** Pure: a result event's outcome for a person: its text, else its subtype in words. */
+export function resultWords(event: Record<string, unknown>): string {
+  const text = str(event.result);
+  if (text) return text;
+  const subtype = str(event.subtype);
+  return RESULT_WORDS[subtype] ?? (subtype === 'success' ? 'Finished (no final words).' : subtype);
+}
+
+/** Text Claude Code itself puts on the user's side of the conversation. */
+const HARNESS_TEXT = /^\[Request interrupted by user[^\]]*\]$|^\[Request interrupted/;
+
 /** What the runner's own records say, for a person. */
 function runnerNote(event: string, fields: Record<string, unknown>): { who: Speaker; title: string; text: string } {
   switch (event) {
     case 'tick-start':
-      return { who: 'runner', title: 'tick started', text: `trigger: ${str(fields.trigger) || 'manual'}${num(fields.messages) ? `, ${num(fields.messages)} message(s) waiting` : ''}` };
+      // What the prompt carried is counted from the prompt itself (promptTitle): this count mixes messages and notices.
+      return { who: 'runner', title: 'tick started', text: `trigger: ${str(fields.trigger) || 'manual'}` };
     case 'attempt-start':
       return { who: 'runner', title: `attempt ${num(fields.attempt)} started`, text: Array.isArray(fields.command) ? fields.command.map(String).join(' ') : '' };
     case 'attempt-end':
       return {
         who: 'runner',
         title: `attempt ${num(fields.attempt)} ended`,
-        text: `exit ${fields.exit_code === null || fields.exit_code === undefined ? '-' : String(fields.exit_code)}${fields.signal ? ` (${str(fields.signal)})` : ''}${fields.ended_by ? `, ended by the runner: ${str(fields.ended_by)}` : ''}; ${num(fields.tool_calls)} tool calls, ${num(fields.turns)} turns`,
+        // The tool calls are counted once, in the header, from the calls listed here.
+        text: `exit ${fields.exit_code === null || fields.exit_code === undefined ? '-' : String(fields.exit_code)}${fields.signal ? ` (${str(fields.signal)})` : ''}${fields.ended_by ? `, ended by the runner: ${str(fields.ended_by)}` : ''}`,
       };
     case 'pre-stop-block':
       return { who: 'hook', title: 'Stop hook: not yet', text: Array.isArray(fields.issues) ? fields.issues.map(String).join('\n') : '' };
@@ -115,6 +151,29 @@ export class TranscriptParser {
   private changed = new Set<TranscriptItem>();
   private sessionCost = 0;
   private doneCost = 0;
+  /** The runner's prompt, shown once the harness has it. */
+  private pendingPrompt: { at?: string; text: string } | undefined;
+  /** What the runner gave the model (prompt, messages): the harness echoes them back, and the echo is not shown again. */
+  private readonly sentTexts = new Set<string>();
+
+  /** Is this user-side text what the runner sent (a mid-tick message comes back wrapped: it ends with the message)? Each echo is taken once. */
+  private takeEcho(text: string): boolean {
+    for (const sent of this.sentTexts) {
+      if (sent.trim() !== '' && (text === sent || text.trimEnd().endsWith(sent.trim()))) {
+        this.sentTexts.delete(sent);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The prompt the runner sent, as one item (once). */
+  flushPrompt(): void {
+    const prompt = this.pendingPrompt;
+    if (!prompt) return;
+    this.pendingPrompt = undefined;
+    this.add({ ...(prompt.at ? { at: prompt.at } : {}), who: 'runner', kind: 'prompt', title: promptTitle(prompt.text), text: cut(prompt.text) });
+  }
 
   /** Take one line; returns the items it added or changed (a tool call gains its result). */
   push(line: string): TranscriptItem[] {
@@ -146,10 +205,13 @@ export class TranscriptParser {
   private take(event: Record<string, unknown>, at: string | undefined): void {
     const when = at ? { at } : {};
     const type = str(event.type);
+    // Anything but the harness starting (or the runner's own notes) comes after the model had the prompt.
+    if (type !== 'system' && type !== 'kernel_runner' && type !== 'control_response' && type !== 'user') this.flushPrompt();
     if (type === 'system' && event.subtype === 'init') {
       this.summary.model = str(event.model) || undefined;
       const servers = Array.isArray(event.mcp_servers) ? event.mcp_servers.map((s) => `${str(obj(s).name)} ${str(obj(s).status)}`).join(', ') : '';
       this.add({ ...when, who: 'harness', kind: 'note', title: 'session started', text: `model ${str(event.model) || '?'}${servers ? `; MCP servers: ${servers}` : ''}` });
+      this.flushPrompt();
     } else if (type === 'system' && event.subtype === 'api_retry') {
       this.add({ ...when, who: 'harness', kind: 'error', title: `API error ${String(event.error_status ?? '')}`, text: `retrying (attempt ${String(event.attempt ?? '?')})` });
     } else if (type === 'system') {
@@ -160,17 +222,25 @@ export class TranscriptParser {
     } else if (type === 'user') {
       this.user(event, when);
     } else if (type === 'result') {
-      const isError = event.is_error === true;
-      const text = cut(str(event.result) || str(event.subtype));
+      const isError = event.is_error === true || (str(event.subtype) !== '' && str(event.subtype) !== 'success');
+      const text = cut(resultWords(event));
       this.sessionCost = num(event.total_cost_usd);
       this.summary.turns += num(event.num_turns);
       this.summary.result = { text: firstLine(text, 300), isError };
-      this.add({ ...when, who: 'harness', kind: 'result', title: isError ? 'ended with an error' : 'result', text });
+      this.add({ ...when, who: 'harness', kind: 'result', title: isError ? 'ended with an error' : 'result', text, ...(isError ? { isError } : {}) });
     } else if (type === 'kernel_runner') {
       const name = str(event.event);
-      if (name === 'prompt') this.add({ ...when, who: 'operator', kind: 'prompt', title: 'prompt', text: cut(str(event.text)) });
-      else if (name === 'message-delivered') this.add({ ...when, who: 'operator', kind: 'message', title: 'message handed to the agent', text: cut(str(event.text) || `(${num(event.chars)} characters)`) });
-      else {
+      if (name === 'prompt') {
+        // Shown where the harness took it (after its session started), once: its echo is skipped.
+        this.flushPrompt();
+        this.pendingPrompt = { ...when, text: str(event.text) };
+        this.sentTexts.add(str(event.text));
+      } else if (name === 'message-delivered') {
+        this.flushPrompt();
+        this.sentTexts.add(str(event.text));
+        this.add({ ...when, who: 'operator', kind: 'message', title: 'message handed to the agent', text: cut(str(event.text) || `(${num(event.chars)} characters)`) });
+      } else {
+        this.flushPrompt();
         if (name === 'tick-start') this.summary.trigger = str(event.trigger) || undefined;
         if (name === 'attempt-end') {
           this.doneCost += this.sessionCost;
@@ -231,8 +301,15 @@ export class TranscriptParser {
         }
       } else if (part.type === 'text') {
         const text = str(part.text);
-        // Text the CLI adds on the user's side: hook feedback, or the prompt echoed back.
-        this.add({ ...when, who: /hook/i.test(text) ? 'hook' : 'operator', kind: 'message', text: cut(text) });
+        // The prompt or a message echoed back: already shown where the runner sent it.
+        if (this.takeEcho(text)) {
+          this.flushPrompt();
+          continue;
+        }
+        this.flushPrompt();
+        // Anything else on the user's side is Claude Code's own (an interrupt, hook feedback), never the operator's.
+        const who: Speaker = /hook/i.test(text) && !HARNESS_TEXT.test(text) ? 'hook' : 'harness';
+        this.add({ ...when, who, kind: 'note', title: HARNESS_TEXT.test(text) ? 'interrupted' : who === 'hook' ? 'hook feedback' : 'harness', text: cut(text) });
       }
     }
   }
@@ -242,5 +319,6 @@ export class TranscriptParser {
 export function parseTranscript(text: string): { items: TranscriptItem[]; summary: TranscriptSummary } {
   const parser = new TranscriptParser();
   for (const line of text.split('\n')) parser.push(line);
+  parser.flushPrompt();
   return { items: parser.items, summary: parser.summary };
 }

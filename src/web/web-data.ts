@@ -5,9 +5,9 @@ import { loadRegistry } from '../config/registry.js';
 import { describeError } from '../errors.js';
 import { parseCastEvent, parseCastHeader, parseRecordingName } from '../observe/recording.js';
 import { loadState } from '../state/runner-state.js';
-import { countWaiting } from '../runner/mail/mail-queue.js';
-import { type StatusRow, gatherStatus } from '../runner/watch/service/status-view.js';
+import { countWaiting } from '../mail/mail-queue.js';
 import { readUntrustedRange, readUntrustedTail } from '../util/untrusted-fs.js';
+import { resultWords } from './transcript.js';
 
 /**
  * What the web view shows, read from files and the watch status API. Files in the data
@@ -31,6 +31,31 @@ export interface InstanceSummary {
   kernel?: string;
   error?: string;
 }
+
+/**
+ * What the web view needs of an instance's status: a row of `kernel-runner status`
+ * (runner/watch/service/status-view.ts gatherStatus), handed in by the command that starts the
+ * view, so web/ reads the runner's answer without importing runner/ (its folder direction).
+ */
+export interface StatusRow {
+  name: string;
+  dataDir: string;
+  state: string;
+  reason?: string;
+  kernel?: string;
+  live?: {
+    watchPid: number;
+    state: string;
+    paused: boolean;
+    pendingMessages: number;
+    currentTick?: { number?: number; started: string; trigger: string };
+    lastResult?: { tick?: number; status: string; ended: string; error?: string };
+    nextWake?: { time: string; reason: string };
+  };
+}
+
+/** Every registered instance's status row (the CLI passes the runner's gatherStatus). */
+export type StatusSource = () => Promise<StatusRow[]>;
 
 async function summarize(row: StatusRow): Promise<InstanceSummary> {
   const live = row.live;
@@ -66,8 +91,8 @@ async function summarize(row: StatusRow): Promise<InstanceSummary> {
   return summary;
 }
 
-export async function listInstances(): Promise<InstanceSummary[]> {
-  const rows = await gatherStatus(undefined);
+export async function listInstances(status: StatusSource): Promise<InstanceSummary[]> {
+  const rows = await status();
   return Promise.all(rows.map((row) => summarize(row)));
 }
 
@@ -76,6 +101,11 @@ export async function instanceByName(name: string): Promise<Instance | undefined
   const registry = await loadRegistry();
   if (!Object.hasOwn(registry.instances, name)) return undefined;
   return resolveInstance(name);
+}
+
+/** The names of the instances registered on this host, for a page that names one that is not. */
+export async function registeredNames(): Promise<string[]> {
+  return Object.keys((await loadRegistry()).instances).sort();
 }
 
 export interface RecordingInfo {
@@ -161,7 +191,15 @@ export async function listRecordings(instance: Instance): Promise<RecordingInfo[
       commandCount: scan.commandCount,
     });
   }
-  return out.sort((a, b) => b.tick - a.tick || a.tty - b.tty || b.part - a.part);
+  return out.sort(newestFirst);
+}
+
+/** Pure: recordings newest first by the time each began (a tick's parts and TTYs interleave as they happened). */
+export function newestFirst(a: RecordingInfo, b: RecordingInfo): number {
+  const at = (r: RecordingInfo) => (r.started === undefined ? Number.NaN : Date.parse(r.started));
+  const [ta, tb] = [at(a), at(b)];
+  if (!Number.isNaN(ta) && !Number.isNaN(tb) && ta !== tb) return tb - ta;
+  return b.tick - a.tick || b.part - a.part || a.tty - b.tty;
 }
 
 export interface TickRow {
@@ -196,8 +234,8 @@ async function transcriptFacts(instance: Instance, tick: number): Promise<{ line
   for (const text of tail.split('\n').reverse()) {
     if (!text.includes('"type":"result"')) continue;
     try {
-      const event = JSON.parse(text) as { result?: unknown; subtype?: unknown };
-      const result = typeof event.result === 'string' && event.result ? event.result : String(event.subtype ?? '');
+      const event = JSON.parse(text) as Record<string, unknown>;
+      const result = resultWords(event);
       line = result.split('\n').find((l) => l.trim())?.trim().slice(0, 200);
       break;
     } catch {
@@ -236,13 +274,55 @@ export async function listTicks(instance: Instance, triggers: ReadonlyMap<number
   return rows.sort((a, b) => b.tick - a.tick);
 }
 
-/** Pure: the command markers of a recording (`$ cmd` and `exit N`), with their times. */
-export function recordingMarkers(cast: string): Array<{ time: number; label: string }> {
-  const out: Array<{ time: number; label: string }> = [];
+/** A command of a recording, as the replay lists it. */
+export interface RecordedCommand {
+  /** Its marker's number among the recording's markers (the player seeks by it). */
+  marker: number;
+  /** Seconds into the replay, as the player counts them (pauses cut to the idle limit). */
+  time: number;
+  command: string;
+  /** As the shell reported it ("0", "127", "?"); absent when the recording ends first. */
+  exitCode?: string;
+  /** How long it ran, from the shell's own report. */
+  durationMs?: number;
+  /** Seconds into the replay when it ended (its exit marker), on the player's clock. */
+  endTime?: number;
+}
+
+/** The replay's idle limit (views: asciinema-player's idleTimeLimit): longer pauses are cut to it. */
+export const REPLAY_IDLE_LIMIT_S = 2;
+
+/**
+ * Pure: a recording's commands (`$ cmd` markers, each with the `exit N after M ms` marker that
+ * ends it) and its length, on the player's clock: every pause longer than the idle limit counts
+ * as the limit, as asciinema-player plays it.
+ */
+export function recordingCommands(cast: string, idleLimit = REPLAY_IDLE_LIMIT_S): { durationS: number; recordedS: number; commands: RecordedCommand[] } {
+  const commands: RecordedCommand[] = [];
+  let marker = 0;
+  let last = 0;
+  let clock = 0;
+  let open: RecordedCommand | undefined;
   for (const line of cast.split('\n').slice(1)) {
     // A torn last line parses to nothing: skipped.
     const event = parseCastEvent(line);
-    if (event?.code === 'm') out.push({ time: event.time, label: event.data });
+    if (!event) continue;
+    clock += Math.min(Math.max(0, event.time - last), idleLimit);
+    last = Math.max(last, event.time);
+    if (event.code !== 'm') continue;
+    const index = marker++;
+    if (event.data.startsWith('$ ')) {
+      open = { marker: index, time: Math.round(clock * 1000) / 1000, command: event.data.slice(2) };
+      commands.push(open);
+      continue;
+    }
+    const exit = /^exit (\S+)(?: after (\d+) ms)?$/.exec(event.data);
+    if (exit && open) {
+      open.exitCode = exit[1]!;
+      open.endTime = Math.round(clock * 1000) / 1000;
+      if (exit[2] !== undefined) open.durationMs = Number(exit[2]);
+      open = undefined;
+    }
   }
-  return out;
+  return { durationS: Math.round(clock * 1000) / 1000, recordedS: last, commands };
 }

@@ -12,8 +12,10 @@ import { LiveHub } from './live-hub.js';
 import { liveStream, parseTopics } from './live-stream.js';
 import { parseTranscript } from './transcript.js';
 import { WebAuth, requestUrl } from './web-auth.js';
-import { instanceByName, listInstances, listRecordings, listTicks, recordingMarkers } from './web-data.js';
+import { type StatusSource, instanceByName, registeredNames, listInstances, listRecordings, listTicks, recordingCommands } from './web-data.js';
 import { parseRecordingName } from '../observe/recording.js';
+import { conversations } from '../mail/conversations.js';
+import { withdrawMessage } from '../mail/withdraw.js';
 
 /**
  * `agent-kernel web`: one page for every instance on this host. Static files from the
@@ -81,6 +83,8 @@ function staticFiles(): Map<string, string> {
 }
 
 export interface WebServerOptions {
+  /** Every instance's status (the runner's `kernel-runner status` rows). */
+  status: StatusSource;
   token: string;
   write: boolean;
   host: string;
@@ -114,12 +118,13 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
 
   async function api(req: http.IncomingMessage, res: http.ServerResponse, parts: string[], query: URLSearchParams): Promise<void> {
     if (parts[0] === 'config') return sendJson(res, 200, { write: options.write });
-    if (parts[0] === 'live' && parts.length === 1) return liveStream(hub, parseTopics(query), req, res);
+    if (parts[0] === 'live' && parts.length === 1) return liveStream(hub, parseTopics(query), req, res, () => listInstances(options.status));
     if (parts[0] !== 'instances') return sendJson(res, 404, { error: 'unknown path' });
-    if (parts.length === 1) return sendJson(res, 200, await listInstances());
+    if (parts.length === 1) return sendJson(res, 200, await listInstances(options.status));
     const instance: Instance | undefined = await instanceByName(parts[1] ?? '');
-    if (!instance) return sendJson(res, 404, { error: `no registered instance named ${JSON.stringify(parts[1])}` });
+    if (!instance) return sendJson(res, 404, { error: `No instance named ${JSON.stringify(parts[1])} is registered on this host.`, known: await registeredNames() });
     const [, , what, id, more] = parts;
+    if (what === undefined) return sendJson(res, 200, { name: instance.name });
     if (what === 'terminals' && id === undefined) {
       const feed = await hub.acquire(instance.name);
       if (feed) hub.release(feed);
@@ -139,11 +144,18 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
       if (text === undefined) return sendJson(res, 404, { error: `tick ${id} has no transcript` });
       return sendJson(res, 200, parseTranscript(text));
     }
+    if (what === 'mail' && id === undefined) return sendJson(res, 200, await conversations(instance));
+    if (what === 'mail' && id !== undefined && more === 'withdraw') {
+      if (req.method !== 'POST') return sendJson(res, 405, { error: 'POST to withdraw' });
+      if (!options.write) return sendJson(res, 403, { error: `This view is read-only. Start it with agent-kernel web --write to withdraw messages.` });
+      const record = await withdrawMessage(instance, id);
+      return sendJson(res, 200, { withdrawn: record.id });
+    }
     if (what === 'recordings' && id === undefined) return sendJson(res, 200, await listRecordings(instance));
     if (what === 'recordings' && id !== undefined && parseRecordingName(id)) {
       const read = await readUntrustedRange(instance.paths.recordings, id, { maxBytes: RECORDING_MAX_BYTES });
       if (!read) return sendJson(res, 404, { error: `no recording ${id}` });
-      if (more === 'markers') return sendJson(res, 200, recordingMarkers(read.data.toString('utf8')));
+      if (more === 'commands') return sendJson(res, 200, recordingCommands(read.data.toString('utf8')));
       return send(res, 200, read.data, RECORDING_TYPE);
     }
     return sendJson(res, 404, { error: 'unknown path' });

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { watchFolder } from '../../src/runner/mail/folder-watch.js';
+import { watchFolder } from '../../src/mail/folder-watch.js';
 import { pollUntil } from './poll.js';
 
 /**

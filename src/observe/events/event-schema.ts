@@ -32,7 +32,7 @@ export const kernelEventSchema = z.discriminatedUnion('type', [
     durationMs: z.number().optional(),
     errorClass: z.string().optional(),
   }),
-  // The post office (runner/mail). `from` and `to` are instance names, "operator" (or "operator (label)"), or
+  // The post office (src/mail). `from` and `to` are instance names, "operator" (or "operator (label)"), or
   // "self" for a file the agent put in its own inbox/; the host stamped them, never a file the agent wrote.
   z.strictObject({ ...base, type: z.literal('message.sent'), id: z.string(), from: z.string(), to: z.string(), replyTo: z.string().optional() }),
   z.strictObject({ ...base, type: z.literal('message.received'), id: z.string(), from: z.string(), to: z.string(), replyTo: z.string().optional() }),
@@ -46,6 +46,7 @@ export const kernelEventSchema = z.discriminatedUnion('type', [
     /** Ticks that had it and ended before the model did. */
     redelivered: z.int().min(1).optional(),
   }),
+  z.strictObject({ ...base, type: z.literal('message.withdrawn'), id: z.string(), from: z.string(), to: z.string() }),
   z.strictObject({ ...base, type: z.literal('message.refused'), from: z.string(), to: z.string().optional(), reason: z.string(), file: z.string().optional() }),
   /** watch held a tick back: an operator's limit (runner.limits) was reached; the work waits. */
   z.strictObject({ ...base, type: z.literal('tick.limited'), limit: z.string(), until: z.string(), waiting: z.int().min(0).optional() }),

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { RunnerConfig } from '../../config/agent-config.js';
 import { KernelError } from '../../errors.js';
 import { readUntrustedFileText } from '../../util/untrusted-fs.js';
-import { QUOTE_PREFIX } from '../mail/framing.js';
+import { QUOTE_PREFIX } from '../../mail/framing.js';
 
 /** The tick prompt when agent_config.json names none. */
 export const DEFAULT_TICK_PROMPT = `This is a new tick. You have no memory of earlier ticks except what is in your data repo (the folder your terminals start in).
@@ -28,7 +28,7 @@ export async function loadTickPrompt(dataDir: string, config: RunnerConfig): Pro
   return config.prompt ?? DEFAULT_TICK_PROMPT;
 }
 
-/** What the messages' framing means, said once above them (runner/mail/framing.ts). */
+/** What the messages' framing means, said once above them (mail/framing.ts). */
 const FRAMING = `Lines that start with "${QUOTE_PREFIX.trim()}" are words someone wrote (the line above them says who); every other line is the kernel's.`;
 
 /**

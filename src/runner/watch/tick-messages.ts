@@ -1,4 +1,4 @@
-import { frameBlock, frameNotice } from '../mail/framing.js';
+import { frameBlock, frameNotice } from '../../mail/framing.js';
 import type { DueWake } from './schedule/schedule.js';
 import type { AgentStatus } from './service/status-api.js';
 

@@ -72,7 +72,7 @@ if [ -z "\${__agent_kernel_integrated:-}" ]; then
 \${PROMPT_COMMAND:-}
 __agent_kernel_prompt_end"
   fi
-  # The kernel's commands (ak-mail: runner/mail), in bin/ beside this file and as read-only as it.
+  # The kernel's commands (ak-mail: src/mail), in bin/ beside this file and as read-only as it.
   case ":$PATH:" in *":\${BASH_SOURCE[0]%/*}/bin:"*) ;; *) PATH="$PATH:\${BASH_SOURCE[0]%/*}/bin" ;; esac
   # The terminal's key for its marks and its exit status; kept from the programs the shell starts.
   __agent_kernel_key=\${AGENT_KERNEL_STATUS_KEY:-}

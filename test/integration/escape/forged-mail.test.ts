@@ -2,8 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import { afterEach, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
-import { readRecords } from '../../../src/runner/mail/mail-store.js';
-import { sendOperatorMessage } from '../../../src/runner/mail/operator-send.js';
+import { readRecords } from '../../../src/mail/mail-store.js';
+import { sendOperatorMessage } from '../../../src/mail/operator-send.js';
 import { loadState } from '../../../src/state/runner-state.js';
 import { type RunningWatch, runWatch } from '../../../src/runner/watch/run-watch.js';
 import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';

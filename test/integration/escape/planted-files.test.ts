@@ -8,7 +8,7 @@ import { silentLogger } from '../../../src/log/logger.js';
 import { readPaused } from '../../../src/runner/tick/paused.js';
 import { loadTickPrompt } from '../../../src/runner/session/prompt.js';
 import { beginTickRecord } from '../../../src/state/runner-state.js';
-import { readPending, watchInbox } from '../../../src/runner/mail/inbox.js';
+import { readPending, watchInbox } from '../../../src/mail/inbox.js';
 import { loadSchedule } from '../../../src/runner/watch/schedule/schedule.js';
 import { buildContext } from '../../../src/sandbox/engine/image.js';
 import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';

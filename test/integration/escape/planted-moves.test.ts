@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
 import { initInstance } from '../../../src/runner/instances/init.js';
-import { markDelivered, readPending } from '../../../src/runner/mail/inbox.js';
+import { markDelivered, readPending } from '../../../src/mail/inbox.js';
 import { buildContext, contextHash } from '../../../src/sandbox/engine/image.js';
 import { packContext } from '../../../src/sandbox/engine/build-context.js';
 import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';

@@ -1,6 +1,7 @@
 import { getEventListeners } from 'node:events';
 import http from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { gatherStatus } from '../../../src/runner/watch/service/status-view.js';
 import { startWebServer } from '../../../src/web/web-server.js';
 import { pollUntil } from '../../helpers/poll.js';
 
@@ -21,7 +22,7 @@ describe('the web view stream (in process)', () => {
     const warnings: string[] = [];
     const onWarning = (warning: Error) => warnings.push(warning.name);
     process.on('warning', onWarning);
-    const web = await startWebServer({ token: 'test-token', write: false, host: '127.0.0.1', port: 0 });
+    const web = await startWebServer({ status: () => gatherStatus(undefined), token: 'test-token', write: false, host: '127.0.0.1', port: 0 });
     try {
       const login = await get(`${web.url}/?token=test-token`);
       login.resume();

@@ -332,7 +332,7 @@ run('agent-kernel web (real chromium)', () => {
     expect(errors).toEqual([]);
     await screenshot(page, 'transcript');
     await page.goto(`${web.url}#/i/${t.test.name}/events`);
-    await page.locator('.events li').first().waitFor();
+    await page.locator('table.events tbody tr').first().waitFor({ state: 'attached' });
     await pollUntil(async () => (await page.locator('.events').innerText()).includes('command.finished'), 'the events', { timeoutMs: 5000 });
     expect(await page.locator('.events').innerText()).toContain('command.finished');
     await screenshot(page, 'events');

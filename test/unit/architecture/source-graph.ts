@@ -302,3 +302,4 @@ export function crowdedFolders(sources: readonly Source[], limit: number): strin
   for (const source of sources) counts.set(path.posix.dirname(source.rel), (counts.get(path.posix.dirname(source.rel)) ?? 0) + 1);
   return [...counts].filter(([, count]) => count > limit).map(([folder, count]) => `${folder}: ${count} files`);
 }
+

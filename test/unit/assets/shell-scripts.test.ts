@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { mailScript } from '../../../src/runner/mail/mail-script.js';
+import { mailScript } from '../../../src/mail/mail-script.js';
 import { probeCommand } from '../../../src/tty/probe/foreground-probe.js';
 
 /**

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { instancePaths } from '../../../src/config/paths.js';
 import { registerInstance } from '../../../src/config/registry.js';
-import { sendOperatorMessage } from '../../../src/runner/mail/operator-send.js';
+import { sendOperatorMessage } from '../../../src/mail/operator-send.js';
+import { gatherStatus } from '../../../src/runner/watch/service/status-view.js';
 import { listInstances } from '../../../src/web/web-data.js';
 
 let root: string;
@@ -29,7 +30,7 @@ it('the overview counts what waits for the model with no watch running: queued m
   await sendOperatorMessage({ name: 'quiet', paths }, { text: 'check the nightly build' });
   await mkdir(path.join(dataDir, 'inbox'), { recursive: true });
   await writeFile(path.join(dataDir, 'inbox', 'note.md'), 'remember the backup');
-  const [summary] = await listInstances();
+  const [summary] = await listInstances(() => gatherStatus(undefined));
   expect(summary?.name).toBe('quiet');
   expect(summary?.inboxWaiting).toBe(2);
 });

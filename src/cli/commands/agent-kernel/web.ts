@@ -2,6 +2,7 @@ import path from 'node:path';
 import { configHome } from '../../../config/registry.js';
 import { KernelError } from '../../../errors.js';
 import { resolveToken } from '../../../server/http-auth.js';
+import { gatherStatus } from '../../../runner/watch/service/status-view.js';
 import { startWebServer } from '../../../web/web-server.js';
 import { parseCommandArgs, usageError } from '../args.js';
 import { type Command, EXIT, out, err } from '../command.js';
@@ -11,7 +12,7 @@ const DEFAULT_PORT = 8766;
 
 export const webCommand: Command = {
   name: 'web',
-  summary: 'Serve a page on loopback showing every instance: terminals live, tick history, transcripts, recordings.',
+  summary: 'Serve a page on loopback showing every instance: terminals live, tick history, transcripts, recordings, events, mail (with --write: type into terminals, withdraw queued messages).',
   usage: USAGE,
   async run(args) {
     const usage = `agent-kernel ${USAGE}`;
@@ -30,7 +31,7 @@ export const webCommand: Command = {
       ...(values['token-file'] === undefined ? {} : { tokenFile: values['token-file'] }),
       defaultFile: path.join(configHome(), 'tokens', 'web.token'),
     });
-    const server = await startWebServer({ token: token.token, write: values.write === true, host, port });
+    const server = await startWebServer({ status: () => gatherStatus(undefined), token: token.token, write: values.write === true, host, port });
     out(`${server.url}?token=${encodeURIComponent(token.token)}\n`);
     err(
       `agent-kernel web: open the URL above (token from ${token.source}); ${values.write ? 'people can TYPE into terminals (--write)' : 'read-only'}. Ctrl-C stops.\n`,

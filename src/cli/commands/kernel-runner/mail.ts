@@ -1,5 +1,5 @@
 import { resolveInstance } from '../../../config/instance.js';
-import { conversations, formatConversations } from '../../../runner/mail/conversations.js';
+import { conversations, formatConversations } from '../../../mail/conversations.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT, out } from '../command.js';
 

@@ -1,7 +1,7 @@
 import { text as readAll } from 'node:stream/consumers';
 import { resolveInstance } from '../../../config/instance.js';
-import { sendOperatorMessage } from '../../../runner/mail/operator-send.js';
-import { prepareMailbox } from '../../../runner/mail/post-office.js';
+import { sendOperatorMessage } from '../../../mail/operator-send.js';
+import { prepareMailbox } from '../../../mail/post-office.js';
 import { readPaused } from '../../../runner/tick/paused.js';
 import { type AgentStatus, queryAgentStatus } from '../../../runner/watch/service/status-api.js';
 import { parseCommandArgs, usageError } from '../args.js';

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { sendOperatorMessage } from '../../../../src/runner/mail/operator-send.js';
+import { sendOperatorMessage } from '../../../../src/mail/operator-send.js';
 import { loadState } from '../../../../src/state/runner-state.js';
 import { type AgentStatus, queryStatusSocket, statusSocketPath } from '../../../../src/runner/watch/service/status-api.js';
 import { describeWithEngine } from '../../../helpers/engine.js';

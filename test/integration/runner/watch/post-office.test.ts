@@ -7,7 +7,7 @@ import { instancePaths } from '../../../../src/config/paths.js';
 import { registerInstance } from '../../../../src/config/registry.js';
 import { createLogger } from '../../../../src/log/logger.js';
 import { readEvents } from '../../../../src/observe/events/event-log.js';
-import { readRecords } from '../../../../src/runner/mail/mail-store.js';
+import { readRecords } from '../../../../src/mail/mail-store.js';
 import { loadState } from '../../../../src/state/runner-state.js';
 import { type RunningWatch, runWatch } from '../../../../src/runner/watch/run-watch.js';
 import { queryStatusSocket, statusSocketPath } from '../../../../src/runner/watch/service/status-api.js';

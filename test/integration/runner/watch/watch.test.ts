@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { afterEach, expect, it } from 'vitest';
 import { createLogger } from '../../../../src/log/logger.js';
 import { loadState } from '../../../../src/state/runner-state.js';
-import { sendOperatorMessage } from '../../../../src/runner/mail/operator-send.js';
+import { sendOperatorMessage } from '../../../../src/mail/operator-send.js';
 import { type RunningWatch, runWatch } from '../../../../src/runner/watch/run-watch.js';
 import { type AgentStatus, queryStatusSocket, statusSocketPath } from '../../../../src/runner/watch/service/status-api.js';
 import { describeWithEngine } from '../../../helpers/engine.js';

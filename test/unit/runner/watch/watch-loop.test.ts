@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Instance, loadInstance as loadInstanceOf } from '../../../../src/config/instance.js';
 import { instancePaths } from '../../../../src/config/paths.js';
 import { createLogger } from '../../../../src/log/logger.js';
-import { sendOperatorMessage } from '../../../../src/runner/mail/operator-send.js';
+import { sendOperatorMessage } from '../../../../src/mail/operator-send.js';
 import { Watch } from '../../../../src/runner/watch/watch.js';
 import { TickRecorder } from './fake-ticks.js';
 import { unitPaths } from '../../../helpers/test-instance.js';

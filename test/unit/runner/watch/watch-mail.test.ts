@@ -6,7 +6,7 @@ import { type Instance, loadInstance as loadInstanceOf } from '../../../../src/c
 import { instancePaths } from '../../../../src/config/paths.js';
 import { createLogger } from '../../../../src/log/logger.js';
 import { readEvents } from '../../../../src/observe/events/event-log.js';
-import { sendOperatorMessage } from '../../../../src/runner/mail/operator-send.js';
+import { sendOperatorMessage } from '../../../../src/mail/operator-send.js';
 import { Watch } from '../../../../src/runner/watch/watch.js';
 import { TickRecorder } from './fake-ticks.js';
 import { pollUntil } from '../../../helpers/poll.js';

@@ -1,7 +1,7 @@
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { InstancePaths } from '../../config/paths.js';
-import { writeFileAtomic } from '../../util/atomic-write.js';
+import type { InstancePaths } from '../config/paths.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
 import { MESSAGE_ID, type MailRecord, parseMailRecord } from './mail-record.js';
 
 /**
@@ -81,10 +81,23 @@ export async function markDelivered(paths: MailPaths, id: string, tick: number |
   const record = await read(paths.queue, id);
   if (!record) return undefined;
   const done: MailRecord = { ...record, delivered: { time: now.toISOString(), ...(tick === undefined ? {} : { tick }) } };
+  await mkdir(paths.delivered, { recursive: true, mode: 0o700 });
+  // One rename takes it out of the queue: a delivery and a withdrawal (withdraw.ts) never both have it.
+  if (!(await claim(paths.queue, paths.delivered, id))) return undefined;
   await write(paths.delivered, done);
-  await rm(fileOf(paths.queue, id), { force: true });
   await prune(paths.delivered, KEEP_RECORDS);
   return done;
+}
+
+/** Move a message's file from one folder to another in one rename; false when it was not there (another took it). */
+export async function claim(from: string, to: string, id: string): Promise<boolean> {
+  try {
+    await rename(fileOf(from, id), fileOf(to, id));
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw error;
+  }
 }
 
 /** A tick had it and ended before its model did: the next tick says it is redelivered. */

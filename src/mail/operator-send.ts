@@ -1,6 +1,6 @@
-import type { Instance } from '../../config/instance.js';
-import { KernelError } from '../../errors.js';
-import { appendEvent } from '../../observe/events/event-log.js';
+import type { Instance } from '../config/instance.js';
+import { KernelError } from '../errors.js';
+import { appendEvent } from '../observe/events/event-log.js';
 import { MESSAGE_ID, type MailRecord, OPERATOR, OPERATOR_LABEL, newMessageId, senderName } from './mail-record.js';
 import { enqueue, findSent } from './mail-store.js';
 import { showReceived } from './mail-view.js';

@@ -1,6 +1,6 @@
 import { type FSWatcher, watch as fsWatch } from 'node:fs';
-import { openUntrustedDir } from '../../util/untrusted-dir.js';
-import { sleep } from '../../util/sleep.js';
+import { openUntrustedDir } from '../util/untrusted-dir.js';
+import { sleep } from '../util/sleep.js';
 
 /**
  * Call `onChange` when the folder `<root>/<rel>` may have changed: fs.watch for speed, plus a

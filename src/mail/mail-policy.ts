@@ -1,4 +1,4 @@
-import type { MailConfig } from '../../config/agent-config.js';
+import type { MailConfig } from '../config/agent-config.js';
 
 /**
  * The operator's policy for messages between instances, as pure functions: a message from A to B

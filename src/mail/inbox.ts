@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { formatZodIssues } from '../../config/parse.js';
-import { isKernelError } from '../../errors.js';
-import { listUntrusted, listUntrustedNames, readUntrustedText, relativeInside } from '../../util/untrusted-fs.js';
-import { makeUntrustedDirs, moveUntrusted } from '../../util/untrusted-write.js';
-import { appendEvent } from '../../observe/events/event-log.js';
+import { formatZodIssues } from '../config/parse.js';
+import { isKernelError } from '../errors.js';
+import { listUntrusted, listUntrustedNames, readUntrustedText, relativeInside } from '../util/untrusted-fs.js';
+import { makeUntrustedDirs, moveUntrusted } from '../util/untrusted-write.js';
+import { appendEvent } from '../observe/events/event-log.js';
 import { watchFolder } from './folder-watch.js';
 import { oneLine } from './framing.js';
 
@@ -14,7 +14,7 @@ import { oneLine } from './framing.js';
  * The container writes the whole data directory, so anything in it can have written a file
  * here: it is the agent's own note, whatever it says about itself. A tick gets it as such
  * (mail-format.ts `formatInboxNote`), never as a message from the operator or another agent,
- * which travel through the post office (runner/mail) where the host stamps the sender.
+ * which travel through the post office (src/mail) where the host stamps the sender.
  *
  * A `.json` file holds `{"text": "..."}` (the fields of the former message format, `from`, `sent`,
  * `id`, `reply_to`, are accepted and ignored); any other file is a plain-text note. Files

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomic } from '../../util/atomic-write.js';
-import { packageRoot } from '../../util/package-root.js';
-import { shellQuote } from '../../util/shell-quote.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
+import { packageRoot } from '../util/package-root.js';
+import { shellQuote } from '../util/shell-quote.js';
 
 /**
  * `ak-mail`: the post office from the agent's terminals. A POSIX shell script the host writes

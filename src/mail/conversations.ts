@@ -1,6 +1,6 @@
-import type { Instance } from '../../config/instance.js';
-import { instancePaths } from '../../config/paths.js';
-import { loadRegistry } from '../../config/registry.js';
+import type { Instance } from '../config/instance.js';
+import { instancePaths } from '../config/paths.js';
+import { loadRegistry } from '../config/registry.js';
 import { oneLine } from './framing.js';
 import { type MailRecord, OPERATOR, senderName } from './mail-record.js';
 import { findReceived, readRecords } from './mail-store.js';
@@ -19,9 +19,11 @@ export interface MailLine {
   readonly replyTo?: string;
   readonly asks: boolean;
   readonly text: string;
-  /** "delivered in tick 4", "queued", "kept for the operator", or "unknown" (the recipient's records are gone). */
+  /** "delivered in tick 4", "queued", "withdrawn by the operator", "kept for the operator", or "unknown" (the recipient's records are gone). */
   readonly status: string;
 }
+
+export const WITHDRAWN = 'withdrawn by the operator';
 
 function statusOf(record: MailRecord | undefined): string {
   if (!record) return 'unknown';
@@ -45,7 +47,10 @@ function line(record: MailRecord, status: string): MailLine {
 /** What `instance` received and sent, oldest first. */
 export async function conversations(instance: Instance, env: NodeJS.ProcessEnv = process.env): Promise<MailLine[]> {
   const { mail } = instance.paths;
-  const received = [...(await readRecords(mail.queue)).records, ...(await readRecords(mail.delivered)).records].map((r) => line(r, statusOf(r)));
+  const received = [
+    ...[...(await readRecords(mail.queue)).records, ...(await readRecords(mail.delivered)).records].map((r) => line(r, statusOf(r))),
+    ...(await readRecords(mail.withdrawn)).records.map((r) => line(r, WITHDRAWN)),
+  ];
   const registry = await loadRegistry(env);
   const sent: MailLine[] = [];
   for (const record of (await readRecords(mail.sent)).records) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseAgentConfig } from '../../../../src/config/agent-config.js';
-import { SendRate, pairRefusal } from '../../../../src/runner/mail/mail-policy.js';
-import { parseOutboxMessage } from '../../../../src/runner/mail/outbox-message.js';
+import { parseAgentConfig } from '../../../src/config/agent-config.js';
+import { SendRate, pairRefusal } from '../../../src/mail/mail-policy.js';
+import { parseOutboxMessage } from '../../../src/mail/outbox-message.js';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -56,7 +56,7 @@ describe('the operator\'s policy', () => {
   });
 
   it('is the operator\'s alone: the agent\'s own file cannot set it', async () => {
-    const { effectiveConfig } = await import('../../../../src/config/operator-config.js');
+    const { effectiveConfig } = await import('../../../src/config/operator-config.js');
     const { config, ignored } = effectiveConfig({}, { mail: { send_to: ['*'], accept_from: ['*'] } }, { operator: 'op.json', agent: 'agent_config.json' });
     expect(config.mail.send_to).toEqual([]);
     expect(ignored).toEqual(['mail.send_to', 'mail.accept_from']);

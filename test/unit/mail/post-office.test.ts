@@ -4,16 +4,16 @@ import { mkdir, mkdtemp, readdir, readFile, rm, symlink, truncate, writeFile } f
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Instance, resolveInstance } from '../../../../src/config/instance.js';
-import { instancePaths } from '../../../../src/config/paths.js';
-import { registerInstance } from '../../../../src/config/registry.js';
-import { silentLogger } from '../../../../src/log/logger.js';
-import { readEvents } from '../../../../src/observe/events/event-log.js';
-import type { MailRecord } from '../../../../src/runner/mail/mail-record.js';
-import { conversations, formatConversations } from '../../../../src/runner/mail/conversations.js';
-import { readRecords } from '../../../../src/runner/mail/mail-store.js';
-import { sendOperatorMessage } from '../../../../src/runner/mail/operator-send.js';
-import { PostOffice } from '../../../../src/runner/mail/post-office.js';
+import { type Instance, resolveInstance } from '../../../src/config/instance.js';
+import { instancePaths } from '../../../src/config/paths.js';
+import { registerInstance } from '../../../src/config/registry.js';
+import { silentLogger } from '../../../src/log/logger.js';
+import { readEvents } from '../../../src/observe/events/event-log.js';
+import type { MailRecord } from '../../../src/mail/mail-record.js';
+import { conversations, formatConversations } from '../../../src/mail/conversations.js';
+import { readRecords } from '../../../src/mail/mail-store.js';
+import { sendOperatorMessage } from '../../../src/mail/operator-send.js';
+import { PostOffice } from '../../../src/mail/post-office.js';
 
 /**
  * The post office on the host, without a container: the agent's outbox is a folder it writes,

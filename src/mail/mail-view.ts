@@ -1,7 +1,7 @@
 import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomic } from '../../util/atomic-write.js';
-import { escapeControls } from '../../util/control-chars.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
+import { escapeControls } from '../util/control-chars.js';
 import { oneLine } from './framing.js';
 import type { MailPaths } from './mail-store.js';
 import { type MailRecord, senderName } from './mail-record.js';

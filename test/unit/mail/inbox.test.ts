@@ -11,10 +11,10 @@ import {
   parseNoteFile,
   readPending,
   watchInbox,
-} from '../../../../src/runner/mail/inbox.js';
-import { formatInboxNote } from '../../../../src/runner/mail/mail-format.js';
-import { pollUntil } from '../../../helpers/poll.js';
-import { writeUntilWatched } from '../../../helpers/watched-writes.js';
+} from '../../../src/mail/inbox.js';
+import { formatInboxNote } from '../../../src/mail/mail-format.js';
+import { pollUntil } from '../../helpers/poll.js';
+import { writeUntilWatched } from '../../helpers/watched-writes.js';
 
 let root: string;
 let paths: { inbox: string; inboxDone: string };

@@ -1,16 +1,16 @@
-import type { Instance } from '../../config/instance.js';
-import { instancePaths } from '../../config/paths.js';
-import { loadRegistry } from '../../config/registry.js';
-import { describeError } from '../../errors.js';
-import type { Logger } from '../../log/logger.js';
-import { appendEvent } from '../../observe/events/event-log.js';
+import type { Instance } from '../config/instance.js';
+import { instancePaths } from '../config/paths.js';
+import { loadRegistry } from '../config/registry.js';
+import { describeError } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { appendEvent } from '../observe/events/event-log.js';
 import { Coalescer } from './folder-watch.js';
 import { formatInboxNote, formatMail } from './mail-format.js';
 import { type MailRecord, senderName } from './mail-record.js';
 import { markDelivered as markMailDelivered, noteHanded, readRecords } from './mail-store.js';
 import { showReceived, showSent } from './mail-view.js';
 import { type InboxNote, countPending, markDelivered as markNoteDelivered, readPending } from './inbox.js';
-import { SerialQueue } from '../../util/serial-queue.js';
+import { SerialQueue } from '../util/serial-queue.js';
 
 /**
  * What waits for an instance's model, and what it has had: its post-office queue (the

@@ -1,9 +1,9 @@
 /* eslint-disable no-control-regex -- the tests look for control characters on purpose */
 import { describe, expect, it } from 'vitest';
-import { frameBlock, oneLine, quoteLines } from '../../../../src/runner/mail/framing.js';
-import { formatInboxNote, formatMail } from '../../../../src/runner/mail/mail-format.js';
-import type { MailRecord } from '../../../../src/runner/mail/mail-record.js';
-import { composeTickPrompt, midTickMessage } from '../../../../src/runner/session/prompt.js';
+import { frameBlock, oneLine, quoteLines } from '../../../src/mail/framing.js';
+import { formatInboxNote, formatMail } from '../../../src/mail/mail-format.js';
+import type { MailRecord } from '../../../src/mail/mail-record.js';
+import { composeTickPrompt, midTickMessage } from '../../../src/runner/session/prompt.js';
 
 /** What an attacker puts in a field: line breaks of every kind, controls, a forged block and a forged kernel line. */
 const NASTY = [
