@@ -223,7 +223,7 @@ const mailSchema = z.strictObject({
   accept_from: z.array(mailPeer).max(1000).default([]).describe('instances this one takes messages from ("*": any)'),
   max_bytes: z.int().min(256).max(1_048_576).default(16_384).describe('largest message text, in bytes'),
   send_per_minute: z.int().min(1).max(600).default(10).describe('messages this instance may send a minute; more wait in its outbox'),
-  max_per_tick: z.int().min(1).max(1000).default(20).describe('messages handed to one tick; more wait for the next'),
+  max_per_tick: z.int().min(1).max(1000).default(20).describe("other agents' messages and inbox notes handed to one tick (the operator's all come first and do not count); more wait for the next"),
 });
 
 export const agentConfigSchema = z.strictObject({
