@@ -6,7 +6,8 @@
  * and pure. Everything here is agent-controlled text: the page renders it as text.
  */
 
-export type Speaker = 'agent' | 'harness' | 'hook' | 'runner' | 'operator';
+/** Who wrote an item: `peer` is another agent (its name in the title); `operator` only for what the operator sent. */
+export type Speaker = 'agent' | 'harness' | 'hook' | 'runner' | 'operator' | 'peer';
 
 export interface TranscriptItem {
   index: number;
@@ -168,8 +169,11 @@ export class TranscriptParser {
       this.add({ ...when, who: 'harness', kind: 'result', title: isError ? 'ended with an error' : 'result', text });
     } else if (type === 'kernel_runner') {
       const name = str(event.event);
-      if (name === 'prompt') this.add({ ...when, who: 'operator', kind: 'prompt', title: 'prompt', text: cut(str(event.text)) });
-      else if (name === 'message-delivered') this.add({ ...when, who: 'operator', kind: 'message', title: 'message handed to the agent', text: cut(str(event.text) || `(${num(event.chars)} characters)`) });
+      if (name === 'prompt') this.prompt(event, when);
+      else if (name === 'message-delivered') {
+        const { who, title } = author(event, 'message handed to the agent');
+        this.add({ ...when, who, kind: 'message', title, text: cut(str(event.text) || `(${num(event.chars)} characters)`) });
+      }
       else {
         if (name === 'tick-start') this.summary.trigger = str(event.trigger) || undefined;
         if (name === 'attempt-end') {
@@ -183,6 +187,15 @@ export class TranscriptParser {
       const info = obj(event.rate_limit_info);
       if (str(info.status) !== 'allowed') this.add({ ...when, who: 'harness', kind: 'error', title: 'rate limited', text: info.resetsAt ? `until ${new Date(num(info.resetsAt) * 1000).toISOString()}` : '' });
     }
+  }
+
+  /** The tick's prompt, each part under its real author (runner/session/prompt.ts tickPromptParts); a log without parts: the kernel's. */
+  private prompt(event: Record<string, unknown>, when: { at?: string }): void {
+    const parts = Array.isArray(event.parts) ? event.parts.map(obj) : [{ text: event.text }];
+    parts.forEach((part, index) => {
+      const { who, title } = author(part, index === 0 ? 'prompt' : 'message');
+      this.add({ ...when, who, kind: index === 0 ? 'prompt' : 'message', title, text: cut(str(part.text)) });
+    });
   }
 
   private assistant(event: Record<string, unknown>, when: { at?: string }): void {
@@ -232,10 +245,18 @@ export class TranscriptParser {
       } else if (part.type === 'text') {
         const text = str(part.text);
         // Text the CLI adds on the user's side: hook feedback, or the prompt echoed back.
-        this.add({ ...when, who: /hook/i.test(text) ? 'hook' : 'operator', kind: 'message', text: cut(text) });
+        this.add({ ...when, who: /hook/i.test(text) ? 'hook' : 'harness', kind: 'message', text: cut(text) });
       }
     }
   }
+}
+
+/** Who wrote a prompt part or a delivered message, as the runner stamped it; unstamped text is the kernel's, never the operator's. */
+function author(fields: Record<string, unknown>, title: string): { who: Speaker; title: string } {
+  const who = str(fields.who);
+  if (who === 'peer') return { who: 'peer', title: `${title} from agent ${str(fields.from) || '?'}` };
+  if (who === 'operator' || who === 'agent') return { who, title: who === 'agent' ? `${title} (the agent's own words)` : title };
+  return { who: 'runner', title };
 }
 
 /** A whole transcript at once. */
