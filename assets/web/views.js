@@ -54,7 +54,7 @@ export async function ticksView(body, name) {
 
 // ---------------------------------------------------------------- a transcript, like a CI log
 
-const WHO = { agent: 'agent', harness: 'harness', hook: 'hook', runner: 'runner', operator: 'operator' };
+const WHO = { agent: 'agent', harness: 'harness', hook: 'hook', runner: 'runner', operator: 'operator', peer: 'other agent' };
 
 function clock(iso) {
   if (!iso) return '';

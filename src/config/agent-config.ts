@@ -93,6 +93,11 @@ const containerSchema = z.strictObject({
   mounts: z.array(mountSchema).default([]).describe('refused when not empty: only the data directory is ever mounted (hardening.ts says why)'),
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).default({}),
   user: z.string().optional().describe('user[:group] the terminals run as inside the container (default root)'),
+  base_images: z
+    .array(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/, 'expected an image reference as docker images lists it, such as "debian:bookworm-slim"'))
+    .max(100)
+    .default([])
+    .describe("images the agent's own Containerfile may start from (FROM, COPY --from), besides the built-in Containerfile's base; never pulled"),
   build_timeout: duration
     .prefault('30m')
     .describe('longest an image build may take (the Containerfile is the agent\'s: a step may never end); past it the build is stopped and reported'),
@@ -218,7 +223,7 @@ const mailSchema = z.strictObject({
   accept_from: z.array(mailPeer).max(1000).default([]).describe('instances this one takes messages from ("*": any)'),
   max_bytes: z.int().min(256).max(1_048_576).default(16_384).describe('largest message text, in bytes'),
   send_per_minute: z.int().min(1).max(600).default(10).describe('messages this instance may send a minute; more wait in its outbox'),
-  max_per_tick: z.int().min(1).max(1000).default(20).describe('messages handed to one tick; more wait for the next'),
+  max_per_tick: z.int().min(1).max(1000).default(20).describe("other agents' messages and inbox notes handed to one tick (the operator's all come first and do not count); more wait for the next"),
 });
 
 export const agentConfigSchema = z.strictObject({

@@ -109,6 +109,8 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
     events: path.join(kernelState, 'events.jsonl'),
     /** Ticks watch started and their cost, for the operator's limits (runner.limits). Host only. */
     tickLedger: path.join(kernelState, 'tick-ledger.json'),
+    /** The operator's pause (runner/tick/paused.ts): only kernel-runner resume removes it; `system/paused` is the agent's view of it. Host only. */
+    pauseRecord: path.join(kernelState, 'paused'),
     /**
      * The post office (src/mail). Host only: `queue/` (messages for this agent that its model
      * has not had yet: the operator's and other agents'), `delivered/`, `sent/` (what it sent),

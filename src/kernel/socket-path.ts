@@ -23,9 +23,32 @@ export function kernelSocketPath(stateRoot: string, env: NodeJS.ProcessEnv = pro
   return path.join(shortPrivateDir(env), `${digest}.sock`);
 }
 
-function shortPrivateDir(env: NodeJS.ProcessEnv): string {
+/**
+ * A short folder for sockets that only this user can enter: `$XDG_RUNTIME_DIR/agent-kernel`, else
+ * `<tmp>/agent-kernel-<uid>`. A name in a shared folder can be taken first by another user (a folder,
+ * a file or a link planted there), so the first of `<name>`, `<name>-1`, … that is missing or is a
+ * real folder of this user's with mode 0700 is the one: every process of the user picks the same,
+ * and what another user planted stops nothing.
+ */
+export function shortPrivateDir(env: NodeJS.ProcessEnv = process.env): string {
   const uid = process.getuid?.() ?? 0;
-  return env.XDG_RUNTIME_DIR ? path.join(env.XDG_RUNTIME_DIR, 'agent-kernel') : path.join(os.tmpdir(), `agent-kernel-${uid}`);
+  const base = env.XDG_RUNTIME_DIR ? path.join(env.XDG_RUNTIME_DIR, 'agent-kernel') : path.join(os.tmpdir(), `agent-kernel-${uid}`);
+  for (let n = 0; n < 32; n++) {
+    const dir = n === 0 ? base : `${base}-${n}`;
+    const seen = privateDirState(dir);
+    if (seen === 'ours' || seen === 'missing') return dir;
+  }
+  throw new KernelError('CONFIG_REFUSED', `${base} and 31 names after it are taken by another user or are not private: move them away and start again.`, { details: { dir: base } });
+}
+
+function privateDirState(dir: string): 'ours' | 'missing' | 'taken' {
+  try {
+    const stat = lstatSync(dir);
+    const uid = process.getuid?.();
+    return stat.isDirectory() && (uid === undefined || stat.uid === uid) && (stat.mode & 0o077) === 0 ? 'ours' : 'taken';
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'taken';
+  }
 }
 
 /**

@@ -56,22 +56,29 @@ export class MailQueue {
   }
 
   /**
-   * What waits and the current tick has not taken, oldest first (post-office mail before notes),
-   * at most what a tick may still take (`mail.max_per_tick`), as the texts the agent reads.
+   * What waits and the current tick has not taken, as the texts the agent reads: every operator
+   * message first (the operator's word is never held back by what others sent), then peers'
+   * messages and the agent's own inbox notes, oldest first, at most what a tick may still take of
+   * those (`mail.max_per_tick` counts them only).
    */
   async next(): Promise<string[]> {
     const instance = this.instance();
-    const room = Math.max(0, instance.config.mail.max_per_tick - this.handed.size);
-    if (room === 0) return [];
-    const taken = new Set([...this.handed.values()].map(keyOf));
-    const items: Item[] = [];
-    const { records } = await readRecords(instance.paths.mail.queue, room + taken.size);
-    for (const record of records) if (items.length < room && !taken.has(record.id)) items.push({ kind: 'mail', record, text: formatMail(record) });
-    if (items.length < room) {
+    const handed = [...this.handed.values()];
+    const room = Math.max(0, instance.config.mail.max_per_tick - handed.filter((item) => !fromOperator(item)).length);
+    const taken = new Set(handed.map(keyOf));
+    // The queue is host-private and its senders are rate-limited (mail.send_per_minute): read it whole to find the operator's.
+    const { records } = await readRecords(instance.paths.mail.queue);
+    const fresh = records.filter((record) => !taken.has(record.id));
+    const items: Item[] = [
+      ...fresh.filter((record) => record.from.kind === 'operator'),
+      ...fresh.filter((record) => record.from.kind !== 'operator').slice(0, room),
+    ].map((record) => ({ kind: 'mail', record, text: formatMail(record) }));
+    const others = items.length - fresh.filter((record) => record.from.kind === 'operator').length;
+    if (others < room) {
       const notes = await readPending(
         instance.paths,
         (file, reason) => this.logger.error({ file, reason }, `an inbox file is not a valid note and was moved to inbox/invalid/: ${reason}`),
-        { limit: room - items.length, skip: taken, maxBytes: instance.config.mail.max_bytes },
+        { limit: room - others, skip: taken, maxBytes: instance.config.mail.max_bytes },
       );
       for (const note of notes) items.push({ kind: 'note', note, text: formatInboxNote(note.name, note.text, this.noteTicks.get(note.name)) });
     }
@@ -159,6 +166,10 @@ export class MailQueue {
 export async function countWaiting(paths: Instance['paths']): Promise<number> {
   const queued = (await readRecords(paths.mail.queue, 0)).total;
   return queued + (await countPending(paths).catch(() => 0));
+}
+
+function fromOperator(item: Item): boolean {
+  return item.kind === 'mail' && item.record.from.kind === 'operator';
 }
 
 function keyOf(item: Item): string {

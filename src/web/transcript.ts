@@ -6,7 +6,8 @@
  * and pure. Everything here is agent-controlled text: the page renders it as text.
  */
 
-export type Speaker = 'agent' | 'harness' | 'hook' | 'runner' | 'operator';
+/** Who wrote an item: `peer` is another agent (its name in the title); `operator` only for what the operator sent. */
+export type Speaker = 'agent' | 'harness' | 'hook' | 'runner' | 'operator' | 'peer';
 
 export interface TranscriptItem {
   index: number;
@@ -152,7 +153,7 @@ export class TranscriptParser {
   private sessionCost = 0;
   private doneCost = 0;
   /** The runner's prompt, shown once the harness has it. */
-  private pendingPrompt: { at?: string; text: string } | undefined;
+  private pendingPrompt: { at?: string; event: Record<string, unknown> } | undefined;
   /** What the runner gave the model (prompt, messages): the harness echoes them back, and the echo is not shown again. */
   private readonly sentTexts = new Set<string>();
 
@@ -172,7 +173,7 @@ export class TranscriptParser {
     const prompt = this.pendingPrompt;
     if (!prompt) return;
     this.pendingPrompt = undefined;
-    this.add({ ...(prompt.at ? { at: prompt.at } : {}), who: 'runner', kind: 'prompt', title: promptTitle(prompt.text), text: cut(prompt.text) });
+    this.prompt(prompt.event, prompt.at ? { at: prompt.at } : {});
   }
 
   /** Take one line; returns the items it added or changed (a tool call gains its result). */
@@ -233,12 +234,13 @@ export class TranscriptParser {
       if (name === 'prompt') {
         // Shown where the harness took it (after its session started), once: its echo is skipped.
         this.flushPrompt();
-        this.pendingPrompt = { ...when, text: str(event.text) };
+        this.pendingPrompt = { ...when, event };
         this.sentTexts.add(str(event.text));
       } else if (name === 'message-delivered') {
         this.flushPrompt();
         this.sentTexts.add(str(event.text));
-        this.add({ ...when, who: 'operator', kind: 'message', title: 'message handed to the agent', text: cut(str(event.text) || `(${num(event.chars)} characters)`) });
+        const { who, title } = author(event, 'message handed to the agent');
+        this.add({ ...when, who, kind: 'message', title, text: cut(str(event.text) || `(${num(event.chars)} characters)`) });
       } else {
         this.flushPrompt();
         if (name === 'tick-start') this.summary.trigger = str(event.trigger) || undefined;
@@ -253,6 +255,18 @@ export class TranscriptParser {
       const info = obj(event.rate_limit_info);
       if (str(info.status) !== 'allowed') this.add({ ...when, who: 'harness', kind: 'error', title: 'rate limited', text: info.resetsAt ? `until ${new Date(num(info.resetsAt) * 1000).toISOString()}` : '' });
     }
+  }
+
+  /** The tick's prompt, each part under its real author (runner/session/prompt.ts tickPromptParts); a log without parts: the kernel's. */
+  private prompt(event: Record<string, unknown>, when: { at?: string }): void {
+    if (!Array.isArray(event.parts)) {
+      this.add({ ...when, who: 'runner', kind: 'prompt', title: promptTitle(str(event.text)), text: cut(str(event.text)) });
+      return;
+    }
+    event.parts.map(obj).forEach((part, index) => {
+      const { who, title } = author(part, index === 0 ? 'prompt' : 'message');
+      this.add({ ...when, who, kind: index === 0 ? 'prompt' : 'message', title, text: cut(str(part.text)) });
+    });
   }
 
   private assistant(event: Record<string, unknown>, when: { at?: string }): void {
@@ -313,6 +327,14 @@ export class TranscriptParser {
       }
     }
   }
+}
+
+/** Who wrote a prompt part or a delivered message, as the runner stamped it; unstamped text is the kernel's, never the operator's. */
+function author(fields: Record<string, unknown>, title: string): { who: Speaker; title: string } {
+  const who = str(fields.who);
+  if (who === 'peer') return { who: 'peer', title: `${title} from agent ${str(fields.from) || '?'}` };
+  if (who === 'operator' || who === 'agent') return { who, title: who === 'agent' ? `${title} (the agent's own words)` : title };
+  return { who: 'runner', title };
 }
 
 /** A whole transcript at once. */

@@ -13,6 +13,13 @@ export const TEST_CONTAINERFILE = path.join(ROOT, 'Containerfile.test');
 /** Containerfile.test, built once per run by global-setup.ts (with the network) and tagged. */
 export const TEST_IMAGE = 'agent-kernel-test/base:current';
 
+/** The operator's file lets the agent's Containerfile start from the test images (container.base_images), unless it says otherwise. */
+export function withTestBases(config: Record<string, unknown>): Record<string, unknown> {
+  const container = (config.container ?? {}) as Record<string, unknown>;
+  if (container.base_images !== undefined) return config;
+  return { ...config, container: { ...container, base_images: [TEST_IMAGE, 'agent-kernel-test/git:current'] } };
+}
+
 export interface TestInstanceOptions {
   /** Default `t-<random>`. */
   name?: string;
@@ -74,7 +81,7 @@ export async function createTestInstance(options: TestInstanceOptions = {}): Pro
   const env = options.configDir === undefined ? process.env : { ...process.env, AGENT_KERNEL_CONFIG_DIR: options.configDir };
   const operatorFile = instancePaths(name, dataDir, env).operatorConfig;
   await mkdir(path.dirname(operatorFile), { recursive: true });
-  await writeFile(operatorFile, JSON.stringify(options.config ?? {}, null, 2) + '\n');
+  await writeFile(operatorFile, JSON.stringify(withTestBases(options.config ?? {}), null, 2) + '\n');
   if (options.containerfile !== false) {
     await mkdir(paths.containerContext, { recursive: true });
     const offline = (options.config?.container as { network?: string } | undefined)?.network === 'none';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { mkdir, unlink } from 'node:fs/promises';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
+import { ensurePrivateSocketDir, shortPrivateDir } from '../../kernel/socket-path.js';
 
 /**
  * How the hooks Claude Code runs (tiny `cli/hook.ts` processes) reach the runner: one JSON
@@ -21,14 +21,14 @@ export interface HookReply {
 
 export type HookHandler = (kind: HookEventKind, input: Record<string, unknown>) => Promise<HookReply>;
 
-/** Unix socket paths are limited to about 107 bytes; a long data dir falls back to the temp dir. */
+/** Unix socket paths are limited to about 107 bytes; a long state path falls back to this user's private socket folder. */
 const MAX_SOCKET_PATH = 100;
 
-export function hookSocketPath(kernelStateDir: string): string {
+export function hookSocketPath(kernelStateDir: string, env: NodeJS.ProcessEnv = process.env): string {
   const preferred = path.join(kernelStateDir, 'runner.sock');
   if (Buffer.byteLength(preferred) <= MAX_SOCKET_PATH) return preferred;
   const digest = createHash('sha256').update(path.resolve(kernelStateDir)).digest('hex').slice(0, 16);
-  return path.join(os.tmpdir(), `agent-kernel-runner-${digest}.sock`);
+  return path.join(shortPrivateDir(env), `runner-${digest}.sock`);
 }
 
 /** Pure: one request line, checked (a kind we handle, an object for input); throws naming what is wrong. */
@@ -47,7 +47,9 @@ export interface HookChannel {
 }
 
 export async function listenHookChannel(socketPath: string, handler: HookHandler, onError: (error: unknown) => void): Promise<HookChannel> {
-  await mkdir(path.dirname(socketPath), { recursive: true });
+  await mkdir(path.dirname(socketPath), { recursive: true, mode: 0o700 });
+  // Its folder is this user's alone (not a link, 0700): a socket there cannot be another user's.
+  ensurePrivateSocketDir(socketPath, false);
   await unlink(socketPath).catch(() => {});
   const server = net.createServer((socket) => {
     let buffer = '';

@@ -15,7 +15,7 @@ import { privateTmp } from '../harnesses/harness-env.js';
 import { mcpServerSpec } from '../harnesses/mcp-server-spec.js';
 import { kernelFiles } from '../../config/package-files.js';
 import { McpStatusRequests, mcpFailureMessage, serverStatus, waitForMcpServer } from './mcp-handshake.js';
-import { midTickMessage } from './prompt.js';
+import { type PromptPart, messageAuthor, midTickMessage } from './prompt.js';
 import { type GroupProcess, reapGroup, spawnGroup, stopGroup } from '../../util/process/process-group.js';
 import { type EndReason, type SessionResult, copySessionTranscript, refusedSession, sessionResult } from './session-result.js';
 import { SessionHookHandler } from './session-hooks.js';
@@ -47,6 +47,8 @@ export interface SessionOptions {
   tick: number;
   attempt: number;
   prompt: string;
+  /** The prompt in parts, each with its author, for the transcript (prompt.ts tickPromptParts). */
+  promptParts?: readonly PromptPart[];
   env: NodeJS.ProcessEnv;
   /** What our server needs to find the runner's own instance registry and state (config/server-env.ts). */
   serverEnv: Record<string, string>;
@@ -127,7 +129,7 @@ export class HarnessSession {
     this.writeLine(this.options.harness.encodeUserMessage(midTickMessage(message), uuid));
     this.receipts.wrote(uuid, message);
     this.writtenSinceResult++;
-    this.marker({ event: 'message-delivered', chars: message.length, text: message });
+    this.marker({ event: 'message-delivered', chars: message.length, text: message, ...messageAuthor(message) });
     return true;
   }
 
@@ -185,7 +187,7 @@ export class HarnessSession {
     if (!invocation.interactiveStdin) {
       proc.child.stdin?.end();
       this.promptSent = true;
-      this.marker({ event: 'prompt', text: this.options.prompt });
+      this.marker({ event: 'prompt', text: this.options.prompt, ...(this.options.promptParts ? { parts: this.options.promptParts } : {}) });
     }
 
     proc.child.stderr?.setEncoding('utf8');
@@ -252,7 +254,7 @@ export class HarnessSession {
     if (wait.kind === 'failed') this.end('mcp', mcpFailureMessage(this.options.instance, wait.status));
     if (gone()) return;
     this.writeLine(harness.encodeUserMessage!(this.options.prompt));
-    this.marker({ event: 'prompt', text: this.options.prompt });
+    this.marker({ event: 'prompt', text: this.options.prompt, ...(this.options.promptParts ? { parts: this.options.promptParts } : {}) });
     this.promptSent = true;
     for (const message of this.queued.splice(0)) this.deliver(message);
   }

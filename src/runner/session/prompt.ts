@@ -42,6 +42,48 @@ export function composeTickPrompt(prompt: string, messages: readonly string[]): 
   return `${prompt}\n\nMessages that arrived for you. ${FRAMING}\n\n${list}`;
 }
 
+/** Who wrote a part of what the agent is given: the operator, the agent itself, another agent (`from`), or the kernel. */
+export interface PromptPart {
+  who: 'operator' | 'agent' | 'peer' | 'runner';
+  /** For a peer: its instance name. */
+  from?: string;
+  text: string;
+}
+
+/**
+ * Who wrote the tick prompt: the operator when its own file sets `runner.prompt`; the agent when
+ * its agent_config.json does, or when it comes from `runner.prompt_file` (a file in the data repo,
+ * which the container writes, whoever named it); the kernel's default otherwise.
+ */
+export function tickPromptAuthor(config: RunnerConfig, operatorRaw: unknown): PromptPart['who'] {
+  if (config.prompt_file) return 'agent';
+  if (config.prompt === undefined) return 'runner';
+  const runner = (operatorRaw as { runner?: { prompt?: unknown } } | undefined)?.runner;
+  return runner?.prompt === config.prompt ? 'operator' : 'agent';
+}
+
+/**
+ * Pure: who wrote a message block (mail/mail-format.ts), from its first line, which framing keeps
+ * the kernel's: `From: the operator…`, `From: agent "name"…`, or `From: you.` (the agent's own note).
+ */
+export function messageAuthor(block: string): Omit<PromptPart, 'text'> {
+  const first = block.trimStart().split('\n')[0] ?? '';
+  if (first.startsWith('From: the operator')) return { who: 'operator' };
+  const peer = /^From: agent "([^"]+)"/.exec(first);
+  if (peer) return { who: 'peer', from: peer[1] ?? '' };
+  if (first.startsWith('From: you.')) return { who: 'agent' };
+  return { who: 'runner' };
+}
+
+/** Pure: composeTickPrompt in parts, each with its author (the transcript labels them so). */
+export function tickPromptParts(prompt: string, author: PromptPart['who'], messages: readonly string[]): PromptPart[] {
+  const parts: PromptPart[] = [{ who: author, text: prompt }];
+  if (messages.length === 0) return parts;
+  parts.push({ who: 'runner', text: `Messages that arrived for you. ${FRAMING}` });
+  messages.forEach((m, i) => parts.push({ ...messageAuthor(m), text: `--- message ${i + 1} of ${messages.length} ---\n${m.trim()}` }));
+  return parts;
+}
+
 /** Pure: a message delivered to the agent while it runs (a block framed by mail/framing.ts). */
 export function midTickMessage(message: string): string {
   return `A new message arrived during this tick. ${FRAMING}\n\n${message.trim()}`;

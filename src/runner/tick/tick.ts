@@ -1,6 +1,7 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { readJsonFile } from '../../config/parse.js';
 import { describeIgnored } from '../../config/operator-config.js';
 import type { Instance } from '../../config/instance.js';
 import { loadStartup } from '../../config/startup.js';
@@ -21,7 +22,7 @@ import { acquireTickLock, type TickLock } from './lock.js';
 import { openTerminalIssues, readOpenTerminals } from './open-terminals.js';
 import { assertNotPaused, writePaused } from './paused.js';
 import { fatalFix } from './fatal-fix.js';
-import { composeTickPrompt, loadTickPrompt } from '../session/prompt.js';
+import { type PromptPart, composeTickPrompt, loadTickPrompt, tickPromptAuthor, tickPromptParts } from '../session/prompt.js';
 import { pushAgentBranch } from '../git/push.js';
 import { checkHarnessAvailable } from '../harnesses/harness-check.js';
 import { beginTickRecord, finishTickRecord, type TickRecord, type TickTokens, updateTickRecord } from '../../state/runner-state.js';
@@ -105,11 +106,13 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
   let sandbox: Sandbox;
   let record: TickRecord;
   let basePrompt: string;
+  let promptAuthor: PromptPart['who'];
   try {
     // Checked again under the lock: a tick that just ended may have paused the instance.
     await assertNotPaused(instance.paths, instance.name);
     await killOrphanedHarness(instance, options.logger);
     basePrompt = await loadTickPrompt(instance.dataDir, instance.config.runner);
+    promptAuthor = tickPromptAuthor(instance.config.runner, await readJsonFile(instance.paths.operatorConfig).catch(() => undefined));
     sandbox = await openTickSandbox(instance, { logger: options.logger, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
     record = await beginTickRecord(instance.paths.state, { started: new Date().toISOString(), pid: process.pid });
     await lock.update({ tick: record.tick });
@@ -118,7 +121,7 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
     await lock.release();
     throw error;
   }
-  const tick = new TickRun(instance, harness, sandbox, lock, record, basePrompt, options);
+  const tick = new TickRun(instance, harness, sandbox, lock, record, basePrompt, promptAuthor, options);
   return { tick: record.tick, deliver: (message) => tick.deliver(message), done: tick.run() };
 }
 
@@ -139,6 +142,7 @@ class TickRun {
     private readonly lock: TickLock,
     private readonly record: TickRecord,
     private readonly basePrompt: string,
+    private readonly promptAuthor: PromptPart['who'],
     private readonly options: StartTickOptions,
   ) {
     this.logger = options.logger.child({ instance: instance.name, tick: record.tick });
@@ -253,6 +257,7 @@ class TickRun {
         tick: this.record.tick,
         attempt,
         prompt: composeTickPrompt(this.basePrompt, this.messages),
+        promptParts: tickPromptParts(this.basePrompt, this.promptAuthor, this.messages),
         carried: [...this.messages],
         ...(this.options.onInContext ? { onInContext: this.options.onInContext } : {}),
         env: { ...(this.options.env ?? process.env), ...runner.env },

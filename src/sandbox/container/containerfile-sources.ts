@@ -1,149 +1,127 @@
-/**
- * What in the agent's Containerfile the engine would fetch itself. An `ADD <url>` is downloaded
- * by the engine's daemon, and an image named by FROM, `COPY --from=` or `RUN --mount=from=` that
- * it lacks is pulled by it, from the host's own network: its loopback services and a cloud's
- * metadata address included, outside the container.network policy the RUN steps get (a registry
- * name is a DNS question and an HTTP request the agent chose). The Containerfile is the agent's to
- * edit, so no such source is ever built: a RUN step (curl, wget) fetches with the network the
- * operator allows, and images come from the engine's own store or an earlier stage.
- */
-
-/** Pure: the parser directives at the top of the Containerfile (`# syntax=…`, `# escape=…`), keys lower-cased. */
-function directivesOf(containerfile: string): Map<string, string> {
-  const directives = new Map<string, string>();
-  for (const line of containerfile.split(/\r?\n/)) {
-    const directive = /^\s*#\s*([a-z]+)\s*=\s*(\S+)\s*$/i.exec(line);
-    if (!directive) break;
-    directives.set((directive[1] ?? '').toLowerCase(), directive[2] ?? '');
-  }
-  return directives;
-}
-
-/** Pure: the Containerfile's logical lines (continuations joined, comments and parser directives dropped). */
-function logicalLines(containerfile: string): string[] {
-  const physical = containerfile.split(/\r?\n/);
-  // The escape character is a parser directive: a `# escape=` comment before anything else.
-  const escape = directivesOf(containerfile).get('escape') === '`' ? '`' : '\\';
-  const lines: string[] = [];
-  let pending: string | undefined;
-  for (const line of physical) {
-    // Comment lines, and blank ones inside a continuation, are skipped by the engine, and so here.
-    if (/^\s*#/.test(line)) continue;
-    if (pending !== undefined && line.trim() === '') continue;
-    const trimmed = line.trimEnd();
-    const continued = trimmed.endsWith(escape);
-    const part = continued ? trimmed.slice(0, -1) : line;
-    pending = pending === undefined ? part : `${pending} ${part}`;
-    if (!continued) {
-      lines.push(pending);
-      pending = undefined;
-    }
-  }
-  if (pending !== undefined) lines.push(pending);
-  return lines;
-}
-
-/** Pure: the arguments of an instruction, in its JSON form or its plain one, without `--flag` options. */
-function argumentsOf(rest: string): string[] {
-  const text = rest.trim();
-  if (text.startsWith('[')) {
-    try {
-      const parsed = JSON.parse(text) as unknown;
-      if (Array.isArray(parsed)) return parsed.map(String);
-    } catch {
-      // not JSON: the engine takes it as the plain form too
-    }
-  }
-  return text.split(/\s+/).filter((word) => word !== '' && !word.startsWith('--'));
-}
+import { ARG_SPACE, type Instruction, onbuildTrigger, parseContainerfile } from './containerfile-grammar.js';
 
 /**
- * Pure: the sources of the Containerfile's ADD instructions (ONBUILD ADD too) the engine would
- * fetch from a network: a URL, or anything with a variable (`$URL`, `${ARG}`), which a build
- * argument or an ARG default could make a URL.
+ * What in the agent's Containerfile may reach the engine: an allow-list, not a list of bad
+ * spellings. The engine's daemon downloads an `ADD <url>` itself and pulls an image it lacks
+ * itself, from the host's own network (its loopback services and a cloud's metadata address
+ * included), outside the container.network policy the RUN steps get; and it undoes quoting,
+ * escapes, continuations and variables (ARG, ENV, a base image's ENV) before it looks at a
+ * source. So the Containerfile is read with the engine's own grammar (containerfile-grammar.ts)
+ * and, where a fetch could start, only text that no such undoing can change is allowed:
+ * - an ADD or COPY source is a plain relative path of safe characters (no quote, escape
+ *   character, `$`, `:` or `<`): the engine's word expansion leaves it as it is, and no URL
+ *   has no colon;
+ * - FROM and `COPY --from=` name `scratch`, an earlier stage, or an image written as it is, which
+ *   the caller then allows only from the operator's list (instance-image.ts);
+ * - no flag but ADD's and COPY's `--chown`/`--chmod` and COPY's `--from`; no `# syntax=` frontend;
+ * - an ONBUILD's trigger, which runs in whatever build starts from that stage, passes the same
+ *   rules read on its own, as the engine reads it then (and so do base images' triggers).
  */
-export function remoteAddSources(containerfile: string): string[] {
-  const remote: string[] = [];
-  for (const line of logicalLines(containerfile)) {
-    const add = /^\s*(?:onbuild\s+)?add\s+(.*)$/is.exec(line);
-    if (!add) continue;
-    const words = argumentsOf(add[1] ?? '');
-    for (const source of words.slice(0, -1)) {
-      if (/^[a-z][a-z0-9+.-]*:\/\//i.test(source) || source.includes('$')) remote.push(source);
-    }
-  }
-  return remote;
+
+/** A plain path in the build context (globs allowed): nothing in it is a quote, an escape, a variable, a colon or a heredoc. */
+const PLAIN_SOURCE = /^[A-Za-z0-9._/@%+=,~*?-]+$/;
+/** An image reference or stage, written as it is. */
+const PLAIN_IMAGE = /^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/;
+/** What a `--chown`/`--chmod` value may hold. */
+const PLAIN_FLAG_VALUE = /^[A-Za-z0-9._:-]*$/;
+
+export interface Refusal {
+  /** The instruction as written (its first 200 characters), for the message. */
+  text: string;
+  line: number;
+  why: string;
 }
 
-/** An image the Containerfile names outside its own stages; `refused` says why it cannot even be looked up. */
+/** An image the Containerfile names outside its own stages: the caller allows it or not, and looks at its ONBUILD triggers. */
 export interface NamedImage {
-  /** How the Containerfile names it: `FROM`, `COPY --from`, `RUN --mount from`, `# syntax`. */
+  /** How it is named: `FROM` or `COPY --from`. */
   instruction: string;
   reference: string;
-  refused?: string;
 }
 
-/** Pure: the `--flag=value` options that open an instruction's arguments (a quoted value may hold spaces). */
-function leadingFlags(rest: string): string[] {
-  const flags: string[] = [];
-  const flag = /\s*(--(?:[^\s"']|"[^"]*"|'[^']*')+)/y;
-  for (let match = flag.exec(rest); match; match = flag.exec(rest)) flags.push(match[1] ?? '');
-  return flags;
+export interface ContainerfileUses {
+  refused: Refusal[];
+  images: NamedImage[];
 }
 
-/** Pure: the `from` of a `--mount=type=bind,from=x,…` option, quotes dropped. */
-function mountFrom(flag: string): string | undefined {
-  const spec = /^--mount=(.*)$/is.exec(flag)?.[1];
-  if (spec === undefined) return undefined;
-  for (const field of spec.split(',')) {
-    const [key, ...value] = field.replace(/["']/g, '').split('=');
-    if (key?.trim().toLowerCase() === 'from') return value.join('=').trim();
+const SOURCE_RULE = 'a source must be a plain path in the build context (letters, digits and . _ / - @ % + = , ~ * ?): no quotes, escapes, variables, colons, URLs or heredocs';
+
+/** Pure: the arguments of ADD or COPY as the engine splits them (JSON form, or words); undefined for a JSON form it would not read as ours. */
+function listArguments(args: string): string[] | undefined {
+  if (!args.startsWith('[')) return args === '' ? [] : args.split(ARG_SPACE);
+  try {
+    const parsed = JSON.parse(args) as unknown;
+    if (Array.isArray(parsed) && parsed.every((item) => typeof item === 'string')) return parsed as string[];
+  } catch {
+    // The engine reads a JSON array and ignores what follows it; this reads only a whole one.
   }
   return undefined;
 }
 
 /**
- * Pure: the images the Containerfile would have the engine use by name: FROM bases, `COPY --from=`
- * and `RUN --mount=…,from=` sources (ONBUILD ones too) that are not `scratch` or an earlier stage
- * (by its `AS` name or its index), and a `# syntax=` frontend. A name with a variable, a FROM
- * with `--platform` (another platform's variant is pulled) and any ONBUILD image come back
- * `refused`: what they would fetch is not known from the text.
+ * Pure: what the Containerfile would have the engine fetch or use, read with the engine's grammar.
+ * `stages`: the stage names and count before this text (for a trigger: those of the build it runs in).
  */
-export function namedImages(containerfile: string): NamedImage[] {
-  const named: NamedImage[] = [];
-  const syntax = directivesOf(containerfile).get('syntax');
-  if (syntax !== undefined) named.push({ instruction: '# syntax', reference: syntax, refused: 'a build frontend image the engine would pull' });
-  const stages: string[] = [];
-  let count = 0;
-  const isStage = (name: string) => stages.includes(name.toLowerCase()) || (/^\d+$/.test(name) && Number(name) < count);
-  const add = (instruction: string, reference: string, onbuild: boolean) => {
-    if (reference.includes('$')) named.push({ instruction, reference, refused: 'a variable, which a build argument or an ARG default could make any registry' });
-    else if (onbuild) named.push({ instruction: `ONBUILD ${instruction}`, reference, refused: 'an image fetched by whatever build starts FROM this one' });
-    else if (!isStage(reference) && reference.toLowerCase() !== 'scratch') named.push({ instruction, reference });
-  };
-  for (const line of logicalLines(containerfile)) {
-    const match = /^\s*(onbuild\s+)?(from|copy|run)(?:\s+(.*))?$/is.exec(line);
-    if (!match) continue;
-    const onbuild = match[1] !== undefined;
-    const keyword = (match[2] ?? '').toLowerCase();
-    const rest = match[3] ?? '';
-    const flags = leadingFlags(rest);
-    if (keyword === 'from') {
-      const words = rest.trim().split(/\s+/).filter((word) => !word.startsWith('--'));
-      const image = words[0] ?? '';
-      const platform = flags.find((flag) => /^--platform(=|$)/i.test(flag));
-      if (platform) named.push({ instruction: 'FROM', reference: `${platform} ${image}`, refused: 'a --platform, which makes the engine pull that platform\'s variant' });
-      else add('FROM', image, onbuild);
-      if (!onbuild) {
+export function containerfileUses(text: string, stages: { names: string[]; count: number } = { names: [], count: 0 }): ContainerfileUses {
+  const parsed = parseContainerfile(text);
+  const uses: ContainerfileUses = { refused: [], images: [] };
+  if (parsed.error !== undefined) uses.refused.push({ text: '# escape', line: 1, why: parsed.error });
+  const syntax = parsed.directives.get('syntax');
+  if (syntax !== undefined) uses.refused.push({ text: `# syntax=${syntax}`, line: 1, why: 'a build frontend image, which the engine would pull' });
+  const names = [...stages.names];
+  let count = stages.count;
+  const isStage = (name: string) => names.includes(name.toLowerCase()) || (/^\d+$/.test(name) && Number(name) < count);
+  for (const instruction of parsed.instructions) {
+    const refuse = (why: string) => uses.refused.push({ text: instruction.original.trim().slice(0, 200), line: instruction.line, why });
+    const image = (kind: string, reference: string) => {
+      if (!PLAIN_IMAGE.test(reference)) refuse(`${kind} ${reference}: name the image as it is (docker images lists them), without quotes, escapes or variables`);
+      else if (reference.toLowerCase() !== 'scratch' && !isStage(reference)) uses.images.push({ instruction: kind, reference });
+    };
+    switch (instruction.keyword) {
+      case 'from': {
+        if (instruction.flags.length > 0) refuse(`${instruction.flags.join(' ')}: FROM takes no flag here (--platform would make the engine pull another platform's variant)`);
+        const words = instruction.args === '' ? [] : instruction.args.split(ARG_SPACE);
+        image('FROM', words[0] ?? '');
         count += 1;
-        if (words[1]?.toLowerCase() === 'as' && words[2]) stages.push(words[2].toLowerCase());
+        if (words[1]?.toLowerCase() === 'as' && words[2] !== undefined) names.push(words[2].toLowerCase());
+        break;
       }
-    } else {
-      for (const flag of flags) {
-        const from = keyword === 'copy' ? /^--from=(.*)$/is.exec(flag)?.[1] : mountFrom(flag);
-        if (from !== undefined) add(keyword === 'copy' ? 'COPY --from' : 'RUN --mount from', from, onbuild);
+      case 'add':
+      case 'copy':
+        checkCopy(instruction, refuse, image);
+        break;
+      case 'run':
+        if (instruction.flags.length > 0) refuse(`${instruction.flags.join(' ')}: RUN takes no flag here (a --mount could name an image the engine would pull)`);
+        break;
+      case 'onbuild': {
+        if (instruction.flags.length > 0) refuse(`${instruction.flags.join(' ')}: ONBUILD takes no flag`);
+        // The trigger runs later, in a build that starts FROM this stage, read again on its own: the same rules then.
+        const trigger = containerfileUses(onbuildTrigger(instruction.original), { names, count });
+        for (const refusal of trigger.refused) uses.refused.push({ ...refusal, text: instruction.original.trim().slice(0, 200), line: instruction.line, why: `as an ONBUILD trigger: ${refusal.why}` });
+        uses.images.push(...trigger.images.map((named) => ({ ...named, instruction: `ONBUILD ${named.instruction}` })));
+        break;
       }
+      default:
+        break;
     }
   }
-  return named;
+  return uses;
+}
+
+function checkCopy(instruction: Instruction, refuse: (why: string) => void, image: (kind: string, reference: string) => void): void {
+  const keyword = (instruction.keyword ?? '').toUpperCase();
+  for (const flag of instruction.flags) {
+    const [, name, value] = /^--([a-z]+)=(.*)$/s.exec(flag) ?? [];
+    if ((name === 'chown' || name === 'chmod') && PLAIN_FLAG_VALUE.test(value ?? '')) continue;
+    if (name === 'from' && keyword === 'COPY') image('COPY --from', value ?? '');
+    else refuse(`${keyword} ${JSON.stringify(flag)}: only --chown=, --chmod= with a plain value${keyword === 'COPY' ? ' and --from=' : ''} are allowed`);
+  }
+  const words = listArguments(instruction.args);
+  if (words === undefined) {
+    refuse(`${keyword} ${instruction.args.slice(0, 80)}: write the JSON form as one JSON array of strings, and nothing after it`);
+    return;
+  }
+  for (const source of words.slice(0, -1)) {
+    if (!PLAIN_SOURCE.test(source)) refuse(`${keyword} ${JSON.stringify(source)}: ${SOURCE_RULE}`);
+  }
 }

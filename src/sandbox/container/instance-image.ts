@@ -3,7 +3,8 @@ import type { Instance } from '../../config/instance.js';
 import { KernelError, describeError } from '../../errors.js';
 import { buildNetwork } from '../egress/proxy.js';
 import type { Engine } from '../engine/engine.js';
-import { namedImages, remoteAddSources } from './containerfile-sources.js';
+import { DEFAULT_BASE_IMAGE } from '../engine/bootstrap.js';
+import { type Refusal, containerfileUses } from './containerfile-sources.js';
 import {
   type BuildAttempt,
   CACHE_LAYER_VANISHED,
@@ -18,6 +19,7 @@ import {
   inspectImage,
   readContainerfile,
   runBuild,
+  shortReference,
 } from '../engine/image.js';
 
 /** What a failed build's RUN steps could reach, for its error. */
@@ -44,16 +46,6 @@ export async function ensureImage(engine: Engine, instance: Instance, options: E
 
   const containerfileText = await readContainerfile(context);
   const source = context.builtIn ? 'the built-in Containerfile' : path.join(context.dir, context.containerfile);
-  const remote = remoteAddSources(containerfileText);
-  if (remote.length > 0) {
-    throw new KernelError(
-      'IMAGE_BUILD_FAILED',
-      `${source}: ADD ${remote.map((r) => JSON.stringify(r)).join(', ')}: the engine would fetch that itself, from the host's network (its loopback, a cloud's ` +
-        `metadata address), outside what container.network allows, so it is never built. Fetch it in a RUN step (curl, wget: it gets the network ` +
-        `container.network allows), or put the file in ${context.dir} and ADD it from there. Then run: agent-kernel container rebuild ${instance.name}`,
-      { details: { sources: remote } },
-    );
-  }
   if (context.builtIn) {
     // The project's own Containerfile: its base may be pulled (or bootstrapped: BASE_IMAGE_MISSING says how).
     for (const base of baseImages(containerfileText)) await ensureBaseImage(engine, base, logger, onProgress);
@@ -134,22 +126,50 @@ function refuseKernelLabels(instance: Instance, tag: string, labels: Record<stri
   );
 }
 
+/** The images the agent's Containerfile may start from: the built-in Containerfile's base, and the operator's container.base_images. */
+export function allowedBaseImages(instance: Instance): string[] {
+  return [DEFAULT_BASE_IMAGE, ...instance.config.container.base_images];
+}
+
+/** `docker.io/library/debian:x` and `debian:x` are one image. */
+const sameImage = (a: string, b: string) => shortReference(a) === shortReference(b);
+
+function refusedError(source: string, refused: Refusal[], rebuild: string): KernelError {
+  return new KernelError(
+    'IMAGE_BUILD_FAILED',
+    [
+      `${source} is not built: the engine would fetch what it names itself, from the host's network (its loopback, a cloud's metadata address), outside what container.network allows.`,
+      ...refused.map((r) => `  line ${r.line}: ${r.text}: ${r.why}`),
+      `Fetch files in a RUN step (curl, wget: it gets the network container.network allows), or put them in the build context and ADD them by a plain path. ${rebuild}`,
+    ].join('\n'),
+    { details: { refused } },
+  );
+}
+
 /**
- * The agent's Containerfile may use only images the engine already has (looked up by the exact
- * reference, never pulled) and its own earlier stages: anything else the engine's daemon would
- * fetch by itself, from the host's network, from whatever registry the name says. A base image's
- * ONBUILD triggers run in this build too, so one that names an image or a URL is refused as well.
+ * The agent's Containerfile is read with the engine's grammar and allowed only what cannot make
+ * the engine fetch (containerfile-sources.ts); the images it names must be the operator's
+ * (allowedBaseImages), already on the engine (never pulled), and their ONBUILD triggers, which
+ * run in this build, pass the same rules (and so do the images those name).
  */
 async function refuseImagesToFetch(engine: Engine, instance: Instance, source: string, containerfileText: string): Promise<void> {
   const rebuild = `Then run: agent-kernel container rebuild ${instance.name}`;
-  for (const named of namedImages(containerfileText)) {
+  const uses = containerfileUses(containerfileText);
+  if (uses.refused.length > 0) throw refusedError(source, uses.refused, rebuild);
+  const allowed = allowedBaseImages(instance);
+  const queue = [...uses.images];
+  const seen = new Set<string>();
+  for (let named = queue.shift(); named !== undefined; named = queue.shift()) {
+    if (seen.has(named.reference)) continue;
+    seen.add(named.reference);
     const what = `${named.instruction} ${named.reference}`;
-    if (named.refused !== undefined) {
+    if (!allowed.some((image) => sameImage(image, named.reference))) {
       throw new KernelError(
         'IMAGE_BUILD_FAILED',
-        `${source}: ${what}: ${named.refused}, so it is never built: the engine would fetch it itself, from the host's network. ` +
-          `Name an image the engine already has (docker images lists them) or an earlier stage of the same Containerfile, literally. ${rebuild}`,
-        { details: { instruction: named.instruction, image: named.reference } },
+        `${source}: ${what}: that image is not one the agent's Containerfile may use. It may start from ${allowed.join(', ')} (the built-in base and ` +
+          `container.base_images in ${instance.paths.operatorConfig}) or an earlier stage of the same Containerfile, never another image on the engine ` +
+          `(another instance's among them). An operator can add it to container.base_images. ${rebuild}`,
+        { details: { instruction: named.instruction, image: named.reference, allowed } },
       );
     }
     const image = await inspectImage(engine, named.reference);
@@ -157,21 +177,17 @@ async function refuseImagesToFetch(engine: Engine, instance: Instance, source: s
       throw new KernelError(
         'BASE_IMAGE_MISSING',
         `${source}: ${what}: that image is not on this engine, and it is never pulled for the agent's Containerfile (the engine would fetch it itself, ` +
-          `from the host's network and whatever registry the name says). The agent's Containerfile may only use images the engine already has, or an ` +
-          `earlier stage of the same Containerfile. An operator can add one: agent-kernel image bootstrap ${named.reference} (Debian, offline), ` +
+          `from the host's network and whatever registry the name says). An operator can add one: agent-kernel image bootstrap ${named.reference} (Debian, offline), ` +
           `or docker load -i <file>. ${rebuild}`,
         { details: { instruction: named.instruction, image: named.reference } },
       );
     }
-    const triggers = ((image.Config?.OnBuild ?? []) as unknown[]).map(String).join('\n');
-    const fetched = [...remoteAddSources(triggers), ...namedImages(triggers).map((n) => n.reference)];
-    if (fetched.length > 0) {
-      throw new KernelError(
-        'IMAGE_BUILD_FAILED',
-        `${source}: ${what}: that image's ONBUILD steps would have the engine fetch ${fetched.map((f) => JSON.stringify(f)).join(', ')} itself, from the host's network, ` +
-          `so it is never built. Start from another image the engine has, or an earlier stage. ${rebuild}`,
-        { details: { instruction: named.instruction, image: named.reference, fetched } },
-      );
+    for (const trigger of ((image.Config?.OnBuild ?? []) as unknown[]).map(String)) {
+      const triggerUses = containerfileUses(trigger);
+      if (triggerUses.refused.length > 0) {
+        throw refusedError(`${source}: ${what}: that image's ONBUILD step ${JSON.stringify(trigger.slice(0, 200))}`, triggerUses.refused, `Start from another image, or an earlier stage. ${rebuild}`);
+      }
+      queue.push(...triggerUses.images.map((inner) => ({ ...inner, instruction: `${what}'s ONBUILD ${inner.instruction}` })));
     }
   }
 }

@@ -62,7 +62,7 @@ export function baseImages(containerfile: string): string[] {
     const image = words[0];
     if (!image) continue;
     if (words[1]?.toLowerCase() === 'as' && words[2]) stages.add(words[2].toLowerCase());
-    if (image === 'scratch' || image.includes('$') || stages.has(image.toLowerCase()) || bases.includes(image)) continue;
+    if (image === 'scratch' || !/^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/.test(image) || stages.has(image.toLowerCase()) || bases.includes(image)) continue;
     bases.push(image);
   }
   return bases.filter((b) => !stages.has(b.toLowerCase()));

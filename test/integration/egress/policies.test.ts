@@ -11,7 +11,7 @@ import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { bridgeGateway, type LocalServer, startLocalServer } from '../../helpers/local-server.js';
-import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
+import { type TestInstance, createTestInstance, withTestBases } from '../../helpers/test-instance.js';
 import { BIN, ensureBuilt } from '../server/helpers.js';
 import { seededRandom } from '../../../bench/lib/seeded-random.mjs';
 
@@ -195,7 +195,7 @@ except Exception as e: print("no sysctl", e)
 
   it('a changed allowlist applies (egress apply) without restarting the container (its terminals live on)', async () => {
     const before = await engine.docker.getContainer(containerName(test.name)).inspect();
-    await writeFile(test.instance.paths.operatorConfig, JSON.stringify({ container: { allow: [`${other.host}:${other.port}`] } }));
+    await writeFile(test.instance.paths.operatorConfig, JSON.stringify(withTestBases({ container: { allow: [`${other.host}:${other.port}`] } })));
     const { stdout } = await execFileAsync(process.execPath, [BIN, 'egress', 'apply', test.dataDir]);
     expect(stdout).toContain(`Applied: 1 destination allowed (${other.host}:${other.port}). No restart needed`);
     const after = await engine.docker.getContainer(containerName(test.name)).inspect();
@@ -210,7 +210,7 @@ except Exception as e: print("no sysctl", e)
       ['open', 'connected'],
       ['none', 'error'],
     ] as const) {
-      await writeFile(test.instance.paths.operatorConfig, JSON.stringify({ container: { network: policy } }));
+      await writeFile(test.instance.paths.operatorConfig, JSON.stringify(withTestBases({ container: { network: policy } })));
       const instance = await test.reload();
       await containerUp(engine, instance, { logger, recreateForConfig: true }); // as `container up` does: a changed network recreates it
       const direct = await (await openSandbox(instance, { logger })).run(['python3', '-c', RAW, allowed.host, String(allowed.port)]);

@@ -9,7 +9,7 @@ import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { type EngineBoundary, engineBoundary } from '../../../src/sandbox/container/user-namespace.js';
 import { describeWithEngine } from '../../helpers/engine.js';
-import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
+import { type TestInstance, createTestInstance, withTestBases } from '../../helpers/test-instance.js';
 
 const inCi = process.env.CI === 'true' || process.env.CI === '1';
 
@@ -83,7 +83,7 @@ describeWithEngine('escape: container root is not host root', () => {
   it('container.boundary "none" gives the operator host root back for one instance (the remapping off), its egress link too', async (ctx) => {
     if (boundary.kind !== 'userns-remap') ctx.skip();
     // allowlist: the egress link joins the container's network namespace, from the same user namespace.
-    await writeFile(test.instance.paths.operatorConfig, JSON.stringify({ container: { boundary: 'none' } }));
+    await writeFile(test.instance.paths.operatorConfig, JSON.stringify(withTestBases({ container: { boundary: 'none' } })));
     const instance = await test.reload();
     // As `container up` does: a changed boundary recreates the container (a server start keeps a running one).
     await containerUp(await connectEngine(), instance, { logger: silentLogger(), recreateForConfig: true });

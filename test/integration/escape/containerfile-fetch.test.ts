@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
+import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
@@ -11,6 +14,8 @@ import { describeWithEngine } from '../../helpers/engine.js';
 import { TEST_IMAGE, type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
 
 vi.setConfig({ testTimeout: 240_000 });
+
+const execFileAsync = promisify(execFile);
 
 const SECRET = 'CANARY-host-loopback-9e4b';
 
@@ -42,7 +47,11 @@ describeWithEngine('escape: a Containerfile that makes the engine fetch from the
   }
 
   beforeAll(async () => {
-    server = http.createServer((_req, res) => res.end(`${SECRET}\n`));
+    // Counts requests as well as connections: the daemon keeps a connection open and asks again on it.
+    server = http.createServer((_req, res) => {
+      connections += 1;
+      res.end(`${SECRET}\n`);
+    });
     server.on('connection', () => (connections += 1));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/secret`;
@@ -57,24 +66,57 @@ describeWithEngine('escape: a Containerfile that makes the engine fetch from the
     await new Promise((resolve) => server?.close(resolve));
   });
 
-  const spellings: Array<[string, (u: string) => string]> = [
+  /** A base image the operator lists (container.base_images), built by the host from a trusted text; removed after. */
+  const bases: string[] = [];
+  async function operatorBase(containerfile: string): Promise<string> {
+    const tag = `agent-kernel-test/membrane-base-${Math.random().toString(16).slice(2, 8)}:1`;
+    bases.push(tag);
+    // Building it runs no trigger and fetches nothing (the ONBUILD step runs in a build FROM it).
+    await execFileAsync('sh', ['-c', 'printf "%s" "$1" | docker build -q -t "$2" -', 'sh', containerfile, tag]);
+    return tag;
+  }
+  afterAll(async () => {
+    for (const tag of bases) await execFileAsync('docker', ['rmi', '-f', tag]).catch(() => undefined);
+  });
+
+  // Each spelling the engine turns back into an ADD from the URL (seen reaching the host's loopback on the code before).
+  const spellings: Array<[string, (u: string) => string | Promise<string>]> = [
     ['plain', (u) => `ADD ${u} /secret`],
-    ['lower case, with a flag', (u) => `add --chown=0:0 ${u} /secret`],
-    ['JSON form', (u) => `ADD ["${u}", "/secret"]`],
-    ['continued over lines with a comment between', (u) => `ADD \\\n# a comment\n  ${u} \\\n  /secret`],
+    ['double quotes', (u) => `ADD "${u}" /secret`],
+    ['single quotes', (u) => `ADD '${u}' /secret`],
+    ['an escaped letter', (u) => `ADD ${u.replace('http', 'h\\ttp')} /secret`],
+    ['an escaped colon', (u) => `ADD ${u.replace('http:', 'http\\:')} /secret`],
+    ['empty quotes inside', (u) => `ADD ${u.replace('http', "ht''tp")} /secret`],
+    ['JSON form with quotes inside', (u) => `ADD ["'${u}'", "/secret"]`],
+    ['a flag, then quotes', (u) => `ADD --chown=0:0 "${u}" /secret`],
+    ['a continuation inside the URL (joined with no space)', (u) => `ADD http:/\\\n${u.slice('http:/'.length)} /secret`],
+    ['ONBUILD ADD in a base the operator lists', async (u) => `FROM ${await operatorBase(`FROM ${TEST_IMAGE}\nONBUILD ADD "${u}" /secret\n`)}\nRUN true`],
+    ['the backtick escape directive', (u) => `ADD ${u.replace('http', 'h`ttp')} /secret`],
     ['an ARG default', (u) => `ARG WHERE=${u}\nADD $WHERE /secret`],
-    ['an ARG in braces', (u) => `ARG WHERE=${u}\nADD \${WHERE} /secret`],
-    ['the backtick escape directive', (u) => `ADD \`\n  ${u} /secret`],
-    ['https', (u) => `ADD ${u.replace('http:', 'https:')} /secret`],
-    ['a second stage', (u) => `ADD ${u} /secret\nFROM ${TEST_IMAGE}\nCOPY --from=0 /secret /secret`],
+    ['an ENV of an earlier stage', (u) => `FROM ${TEST_IMAGE} AS a\nENV WHERE=${u}\nFROM a\nADD \${WHERE} /secret`],
+    ['an ENV the base image carries', async (u) => `FROM ${await operatorBase(`FROM ${TEST_IMAGE}\nENV WHERE=${u}\n`)}\nADD $WHERE /secret`],
+    ['lower case, tabs', (u) => `add\t"${u}"\t/secret`],
+    ['a JSON escape', (u) => `ADD ["${u.replace('http', '\\u0068ttp')}", "/secret"]`],
+    ['a NEL before the instruction', (u) => `\u0085ADD "${u}" /secret`],
+    ['ONBUILD in an earlier stage', (u) => `FROM ${TEST_IMAGE} AS a\nONBUILD ADD "${u}" /secret\nFROM a`],
   ];
 
-  it.each(spellings)('refuses an ADD from a URL (%s) before the engine sees it, and the host service is never asked', async (what, line) => {
+  it.each(spellings)('refuses an ADD from a URL (%s) before the engine sees it: the host service is never asked, no image is made', async (what, line) => {
     const directive = what === 'the backtick escape directive' ? '# escape=`\n' : '';
-    await writeContainerfile(`${directive}FROM ${TEST_IMAGE}\n${line(url)}\n`);
+    const body = await line(url);
+    const text = body.startsWith('FROM ') ? `${directive}${body}\n` : `${directive}FROM ${TEST_IMAGE}\n${body}\n`;
+    const instance = await test.reload();
+    const configured = { container: { network: 'none', base_images: [TEST_IMAGE, ...bases] } };
+    await writeFile(instance.paths.operatorConfig, JSON.stringify(configured));
+    await writeContainerfile(text);
     const engine = await connectEngine();
-    await expect(ensureImage(engine, (await test.reload()), { logger: silentLogger() })).rejects.toThrow(/ADD .*the engine would fetch that itself/);
-    expect(connections).toBe(0);
+    const before = connections;
+    const outcome = await ensureImage(engine, await test.reload(), { logger: silentLogger(), force: true }).then(
+      (image) => `built ${image.tag}`,
+      (error: Error) => error.message,
+    );
+    expect(connections - before).toBe(0);
+    expect(outcome).toMatch(/is not built: the engine would fetch what it names itself/);
   });
 
   it('never builds a URL swapped into the Containerfile between the check and the build (many builds)', async () => {
@@ -96,7 +138,7 @@ describeWithEngine('escape: a Containerfile that makes the engine fetch from the
         outcomes.push(
           await ensureImage(engine, instance, { logger: silentLogger(), force: true }).then(
             () => 'built',
-            (error: Error) => (/the engine would fetch that itself/.test(error.message) ? 'refused' : `failed: ${error.message.split('\n')[0]}`),
+            (error: Error) => (/is not built: the engine would fetch/.test(error.message) ? 'refused' : `failed: ${error.message.split('\n')[0]}`),
           ),
         );
       }

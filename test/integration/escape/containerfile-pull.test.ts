@@ -9,6 +9,7 @@ import { ensureImage } from '../../../src/sandbox/container/instance-image.js';
 import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { describeWithEngine } from '../../helpers/engine.js';
+import { GIT_TEST_IMAGE } from '../../helpers/git-image.js';
 import { TEST_IMAGE, type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
 
 vi.setConfig({ testTimeout: 240_000 });
@@ -47,7 +48,8 @@ describeWithEngine('escape: a Containerfile that makes the engine pull from a re
     server.on('connection', () => (connections += 1));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     registry = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-    test = await createTestInstance({ config: { container: { network: 'none' } } });
+    // The operator lets it start from the test image only (not the git one, which the engine also has).
+    test = await createTestInstance({ config: { container: { network: 'none', base_images: [TEST_IMAGE] } } });
     sandbox = await openSandbox(test.instance, { logger: silentLogger() });
   });
   afterAll(async () => {
@@ -56,17 +58,19 @@ describeWithEngine('escape: a Containerfile that makes the engine pull from a re
   });
 
   const spellings: Array<[string, (r: string) => string, RegExp]> = [
-    ['FROM', (r) => `FROM ${r}/x:y`, /FROM 127\.0\.0\.1:\d+\/x:y: that image is not on this engine.*agent-kernel image bootstrap/s],
-    ['lower case, named stage', (r) => `from ${r}/x:y as build\nFROM ${TEST_IMAGE}\nCOPY --from=build /a /a`, /not on this engine/],
-    ['a FROM continued over lines with a comment and a blank line', (r) => `FROM \\\n# c\n\n  ${r}/x:y`, /not on this engine/],
-    ['COPY --from an image', (r) => `FROM ${TEST_IMAGE}\nCOPY --from=${r}/x:y /etc/hostname /h`, /COPY --from 127\.0\.0\.1:\d+\/x:y: that image is not on this engine/],
-    ['COPY --from in JSON form, after a stage', (r) => `FROM ${TEST_IMAGE} AS a\nFROM ${TEST_IMAGE}\nCOPY --from=a /etc/hostname /a\ncopy --chown=0:0 --from=${r}/x ["/etc/hostname", "/h"]`, /not on this engine/],
-    ['RUN --mount from an image', (r) => `FROM ${TEST_IMAGE}\nRUN --mount=type=bind,from=${r}/x:y,target=/m true`, /RUN --mount from .*not on this engine/],
-    ['an ARG default', (r) => `ARG BASE=${r}/x:y\nFROM $BASE`, /FROM \$BASE: a variable/],
-    ['an ARG in braces', (r) => `ARG BASE=${r}/x:y\nFROM \${BASE}`, /a variable/],
-    ['--platform', () => `FROM --platform=linux/arm64 ${TEST_IMAGE}`, /a --platform/],
-    ['a syntax directive', (r) => `# syntax=${r}/frontend:1\nFROM ${TEST_IMAGE}`, /# syntax .*a build frontend image/],
+    ['FROM', (r) => `FROM ${r}/x:y`, /FROM 127\.0\.0\.1:\d+\/x:y: that image is not one the agent's Containerfile may use.*container\.base_images/s],
+    ['lower case, named stage', (r) => `from ${r}/x:y as build\nFROM ${TEST_IMAGE}\nCOPY --from=build /a /a`, /not one the agent's Containerfile may use/],
+    ['a FROM continued over lines with a comment and a blank line', (r) => `FROM \\\n# c\n\n  ${r}/x:y`, /not one the agent's Containerfile may use/],
+    ['COPY --from an image', (r) => `FROM ${TEST_IMAGE}\nCOPY --from=${r}/x:y /etc/hostname /h`, /COPY --from 127\.0\.0\.1:\d+\/x:y: that image is not one/],
+    ['COPY --from in JSON form, after a stage', (r) => `FROM ${TEST_IMAGE} AS a\nFROM ${TEST_IMAGE}\nCOPY --from=a /etc/hostname /a\ncopy --chown=0:0 --from=${r}/x ["/etc/hostname", "/h"]`, /not one the agent's Containerfile may use/],
+    ['RUN --mount from an image', (r) => `FROM ${TEST_IMAGE}\nRUN --mount=type=bind,from=${r}/x:y,target=/m true`, /RUN takes no flag here/],
+    ['an ARG default', (r) => `ARG BASE=${r}/x:y\nFROM $BASE`, /FROM \$BASE: name the image as it is/],
+    ['an ARG in braces', (r) => `ARG BASE=${r}/x:y\nFROM \${BASE}`, /name the image as it is/],
+    ['--platform', () => `FROM --platform=linux/arm64 ${TEST_IMAGE}`, /--platform=linux\/arm64: FROM takes no flag here/],
+    ['a syntax directive', (r) => `# syntax=${r}/frontend:1\nFROM ${TEST_IMAGE}`, /# syntax=.*: a build frontend image/],
     ['ONBUILD COPY --from', (r) => `FROM ${TEST_IMAGE}\nONBUILD COPY --from=${r}/x:y /a /a`, /ONBUILD COPY --from/],
+    ['a quoted FROM', () => `FROM "${TEST_IMAGE}"`, /FROM "agent-kernel-test\/base:current": name the image as it is/],
+    ['another image the engine has', () => `FROM ${TEST_IMAGE}\nCOPY --from=${GIT_TEST_IMAGE} /etc/hostname /h`, /COPY --from agent-kernel-test\/git:current: that image is not one/],
   ];
 
   it.each(spellings)('refuses an image from a registry it names (%s) before the engine sees it, and the registry is never asked', async (_what, text, message) => {

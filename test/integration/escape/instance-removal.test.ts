@@ -16,7 +16,7 @@ import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { removeUntrustedTree } from '../../../src/util/untrusted-remove.js';
 import { describeWithEngine } from '../../helpers/engine.js';
-import { TEST_IMAGE, type TestInstance, createTestInstance, removeEngineResources } from '../../helpers/test-instance.js';
+import { TEST_IMAGE, type TestInstance, createTestInstance, removeEngineResources, withTestBases } from '../../helpers/test-instance.js';
 import { KERNEL_RUNNER_BIN } from '../runner/tick-helpers.js';
 import { pollUntil } from '../../helpers/poll.js';
 
@@ -125,7 +125,7 @@ describeWithEngine('escape: kernel-runner rm --data against an agent that races 
     names.push(name);
     expect((await run(KERNEL_RUNNER_BIN, ['init', name, dir])).code).toBe(0);
     await writeFile(path.join(dir, 'system/container/Containerfile'), `FROM ${TEST_IMAGE}\n`);
-    await writeFile(instancePaths(name, dir, env).operatorConfig, JSON.stringify(operator));
+    await writeFile(instancePaths(name, dir, env).operatorConfig, JSON.stringify(withTestBases(operator)));
     const up = await run(AGENT_KERNEL_BIN, ['container', 'up', name, '--quiet']);
     expect(up.stderr).toBe('');
     expect(up.code).toBe(0);

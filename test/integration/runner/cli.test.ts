@@ -144,7 +144,7 @@ describeWithEngine('kernel-runner tick (the bin)', () => {
     // Network none: its builds have no network for apt-get, so the test image global-setup.ts built.
     await writeFile(path.join(dir, 'system/container/Containerfile'), `FROM ${TEST_IMAGE}\n`);
     const operatorConfig = instancePaths(name, dir, env).operatorConfig;
-    await writeFile(operatorConfig, JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE } }));
+    await writeFile(operatorConfig, JSON.stringify({ container: { network: 'none', base_images: [TEST_IMAGE] }, runner: { command: FAKE_CLAUDE } }));
 
     const ok = await runner(['tick', name]);
     expect(ok.stderr).not.toMatch(/error/i);
@@ -156,7 +156,7 @@ describeWithEngine('kernel-runner tick (the bin)', () => {
     expect(again.lingerMs).toBeLessThan(1500);
     expect(ok.stdout).toMatch(new RegExp(`^${name} tick 1: ok in \\d+s · [\\d,]+ tokens · \\$\\d+\\.\\d\\d · log ${instancePaths(name, dir).logs.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/tick-001\\.jsonl\\n$`));
 
-    await writeFile(operatorConfig, JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE, env: { FAKE_CLAUDE_SCENARIO: 'not-logged-in' } } }));
+    await writeFile(operatorConfig, JSON.stringify({ container: { network: 'none', base_images: [TEST_IMAGE] }, runner: { command: FAKE_CLAUDE, env: { FAKE_CLAUDE_SCENARIO: 'not-logged-in' } } }));
     const fatal = await runner(['tick', name]);
     expect(fatal.code).toBe(3);
     expect(fatal.stdout).toContain(`${name} tick 3: failed (fatal)`);

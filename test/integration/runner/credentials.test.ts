@@ -68,7 +68,7 @@ beforeAll(async () => {
   await writeFile(path.join(dir, 'system/container/Containerfile'), `FROM ${TEST_IMAGE}\n`);
   const operatorConfig = instancePaths(name, dir, env).operatorConfig;
   const port = (api.address() as AddressInfo).port;
-  await writeFile(operatorConfig, JSON.stringify({ container: { network: 'none' }, runner: { env: { ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}` }, retry: { max_attempts: 1 } } }));
+  await writeFile(operatorConfig, JSON.stringify({ container: { network: 'none', base_images: [TEST_IMAGE] }, runner: { env: { ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}` }, retry: { max_attempts: 1 } } }));
 });
 
 afterAll(async () => {

@@ -47,7 +47,7 @@ describeWithEngine('operator files are private (0600 files in 0700 folders)', ()
     // Network none: its build has no network for apt-get, so the test image global-setup.ts built.
     await writeFile(path.join(dataDir, 'system/container/Containerfile'), `FROM ${TEST_IMAGE}\n`);
     // Edited in place, as an operator does (the file keeps its mode).
-    await writeFile(instancePaths(name, dataDir, env).operatorConfig, JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE } }));
+    await writeFile(instancePaths(name, dataDir, env).operatorConfig, JSON.stringify({ container: { network: 'none', base_images: [TEST_IMAGE] }, runner: { command: FAKE_CLAUDE } }));
     await runner('tick', name);
     await runner('send', name, 'hello from the operator');
     // What `agent-kernel serve --http` does for its token when none is given.

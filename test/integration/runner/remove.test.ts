@@ -43,7 +43,7 @@ async function makeInstance(): Promise<{ name: string; dir: string }> {
   const dir = path.join(home, 'agents', name);
   expect((await run(KERNEL_RUNNER_BIN, ['init', name, dir])).code).toBe(0);
   await writeFile(path.join(dir, 'system/container/Containerfile'), `FROM ${TEST_IMAGE}\n`);
-  await writeFile(instancePaths(name, dir, env).operatorConfig, JSON.stringify({ container: { network: 'none' } }));
+  await writeFile(instancePaths(name, dir, env).operatorConfig, JSON.stringify({ container: { network: 'none', base_images: [TEST_IMAGE] } }));
   const up = await run(AGENT_KERNEL_BIN, ['container', 'up', name, '--quiet']);
   expect(up.stderr).toBe('');
   expect(up.code).toBe(0);

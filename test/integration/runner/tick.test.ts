@@ -13,6 +13,7 @@ import { describeWithEngine } from '../../helpers/engine.js';
 import { AGENT_GIT_SETUP, GIT_CONTAINERFILE } from '../../helpers/git-image.js';
 import { FAKE_CLAUDE, KERNEL_RUNNER_BIN, type TickTestInstance, isAlive, readJsonLines, survivors, tickTestInstance } from './tick-helpers.js';
 import { pollUntil } from '../../helpers/poll.js';
+import { withTestBases } from '../../helpers/test-instance.js';
 
 // Each test starts a container and a harness; on a loaded 2-core machine that can take a while.
 vi.setConfig({ testTimeout: 240_000 });
@@ -214,7 +215,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     await t.writeHook('post-tick', '10-status', '#!/bin/sh\necho "$AGENT_TICK_STATUS" > "$DATA_DIR/post-tick.status"\n');
     // The cancelled tick must not reach runner.timeout first on a busy machine.
     const operator = JSON.parse(await readFile(t.instance.paths.operatorConfig, 'utf8')) as { runner: Record<string, unknown> };
-    await writeFile(t.instance.paths.operatorConfig, JSON.stringify({ ...operator, runner: { ...operator.runner, timeout: '5m' } }));
+    await writeFile(t.instance.paths.operatorConfig, JSON.stringify(withTestBases({ ...operator, runner: { ...operator.runner, timeout: '5m' } })));
     const controller = new AbortController();
     const running = await startTick(await t.reloaded(), { logger: t.logger, env: t.env, signal: controller.signal });
     await pollUntil(async () => (await readFile(t!.instance.paths.tickLog(running.tick), 'utf8').catch(() => '')).includes('mcp__agent-kernel__login'), 'login', { timeoutMs: 90_000 });
@@ -256,7 +257,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     await new Promise((resolve) => runner.once('exit', resolve));
     expect(isAlive(orphans.claude)).toBe(true);
 
-    await writeFile(t.instance.paths.operatorConfig, JSON.stringify({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE } }));
+    await writeFile(t.instance.paths.operatorConfig, JSON.stringify(withTestBases({ container: { network: 'none' }, runner: { command: FAKE_CLAUDE } })));
     const outcome = await tick(t);
     expect(outcome).toMatchObject({ tick: 2, status: 'ok' });
     await expect.poll(() => [orphans.claude, ...orphans.servers].filter(isAlive), { timeout: 5000 }).toEqual([]);

@@ -17,7 +17,7 @@ import { ensureImage } from '../../../src/sandbox/container/instance-image.js';
 import { DockerSandbox } from '../../../src/sandbox/docker-sandbox.js';
 import { removeInstanceResources } from '../../../src/sandbox/container/remove-instance.js';
 import { describeWithEngine } from '../../helpers/engine.js';
-import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
+import { type TestInstance, createTestInstance, withTestBases } from '../../helpers/test-instance.js';
 
 const options = { logger: silentLogger() };
 
@@ -151,7 +151,7 @@ describeWithEngine('container lifecycle (real engine)', () => {
 
   it('a config change (network none) recreates the container with container up, never at a server or tick start', async () => {
     const first = await containerUp(engine, test.instance, options);
-    await writeFile(test.instance.paths.operatorConfig, JSON.stringify({ container: { network: 'none' } }));
+    await writeFile(test.instance.paths.operatorConfig, JSON.stringify(withTestBases({ container: { network: 'none' } })));
     const changed = await test.reload();
     expect((await containerStatus(engine, changed)).stale).toBe(false); // status alone does not know the config
     // A server or a tick that starts with this configuration keeps the running container and its terminals.

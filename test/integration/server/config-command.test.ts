@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instancePaths } from '../../../src/config/paths.js';
 import { BIN, ensureBuilt } from './helpers.js';
+import { withTestBases } from '../../helpers/test-instance.js';
 
 const run = promisify(execFile);
 
@@ -51,7 +52,7 @@ describe('agent-kernel config', () => {
   });
 
   it('a broken operator file is an error naming it and the field', async () => {
-    await writeFile(instancePaths('scout', dataDir, env).operatorConfig, JSON.stringify({ runner: { restart: 'sometimes' } }));
+    await writeFile(instancePaths('scout', dataDir, env).operatorConfig, JSON.stringify(withTestBases({ runner: { restart: 'sometimes' } })));
     const failed = await cli('scout').catch((error: { code: number; stderr: string }) => error);
     expect((failed as { code: number }).code).toBe(2);
     expect((failed as { stderr: string }).stderr).toMatch(/instances\/scout\.json: runner\.restart: /);

@@ -35,7 +35,7 @@ export const installCommand: Command = {
     }
     const unit = renderUnit({
       name: instance.name,
-      dataDir: instance.dataDir,
+      workingDir: instance.paths.stateRoot,
       nodePath: process.execPath,
       binPath: bin,
       environment: unitEnvironment(process.env),

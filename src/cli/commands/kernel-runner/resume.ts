@@ -9,7 +9,7 @@ const USAGE = 'resume <name-or-dir> [--force]';
 
 export const resumeCommand: Command = {
   name: 'resume',
-  summary: 'Let a paused instance tick again (removes system/paused); refused while Claude Code has no credentials for it, unless --force.',
+  summary: 'Let a paused instance tick again (removes the host\'s pause and system/paused); refused while Claude Code has no credentials for it, unless --force.',
   usage: USAGE,
   async run(args) {
     const { values, positionals } = parseCommandArgs(args, {

@@ -54,7 +54,8 @@ function environmentLine(key: string, value: string): string {
 
 export interface UnitOptions {
   readonly name: string;
-  readonly dataDir: string;
+  /** Where the watch runs: the instance's host-private state folder, never the data directory (the container writes there). */
+  readonly workingDir: string;
   /** Absolute path of the node binary. */
   readonly nodePath: string;
   /** Absolute path of dist/cli/kernel-runner.js. */
@@ -82,7 +83,7 @@ export function renderUnit(options: UnitOptions): string {
     '[Service]',
     'Type=simple',
     // Taken verbatim (no quotes; spaces are fine), only specifiers need escaping.
-    `WorkingDirectory=${escapeSpecifiers(options.dataDir)}`,
+    `WorkingDirectory=${escapeSpecifiers(options.workingDir)}`,
     ...env,
     `ExecStart=${exec}`,
     'Restart=on-failure',

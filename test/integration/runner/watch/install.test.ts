@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { instancePaths } from '../../../../src/config/paths.js';
 import { registerInstance } from '../../../../src/config/registry.js';
 
 const run = promisify(execFile);
@@ -51,7 +52,9 @@ describe('kernel-runner install / uninstall', () => {
     const unit = await readFile(file, 'utf8');
     expect(unit).toContain(`ExecStart=${process.execPath} ${BIN} watch svc-1`);
     expect(unit).toContain('Restart=on-failure');
-    expect(unit).toContain(`WorkingDirectory=${path.join(home, 'data with space')}\n`);
+    // The watch runs in host-private state, never in the data directory the container writes.
+    expect(unit).toContain(`WorkingDirectory=${instancePaths('svc-1', path.join(home, 'data with space'), env).stateRoot}\n`);
+    expect(unit).not.toContain(`WorkingDirectory=${path.join(home, 'data with space')}\n`);
     expect(unit).toContain('Environment="DOCKER_HOST=unix:///run/user/1000/docker.sock"');
     expect(unit).toContain(`Environment="AGENT_KERNEL_CONFIG_DIR=${path.join(home, 'agent-kernel')}"`);
     expect(unit).toContain('WantedBy=default.target');

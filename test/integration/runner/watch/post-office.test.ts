@@ -15,6 +15,7 @@ import { openSandbox } from '../../../../src/sandbox/container/open-sandbox.js';
 import { describeWithEngine } from '../../../helpers/engine.js';
 import { KERNEL_RUNNER_BIN, type TickTestInstance, tickTestInstance } from '../tick-helpers.js';
 import { pollUntil } from '../../../helpers/poll.js';
+import { withTestBases } from '../../../helpers/test-instance.js';
 
 const run = promisify(execFile);
 /** Polls for ticks: generous, the machine is shared; nothing here is timed. */
@@ -83,8 +84,8 @@ describeWithEngine('the post office between two instances under watch', () => {
       mail,
     });
     await registerInstance(b.name, b.dataDir, a.env);
-    await writeFile(instancePaths(a.name, a.dataDir, a.env).operatorConfig, JSON.stringify(config({ send_to: [b.name], send_per_minute: 120 })));
-    await writeFile(instancePaths(b.name, b.dataDir, a.env).operatorConfig, JSON.stringify(config({ accept_from: [a.name] })));
+    await writeFile(instancePaths(a.name, a.dataDir, a.env).operatorConfig, JSON.stringify(withTestBases(config({ send_to: [b.name], send_per_minute: 120 }))));
+    await writeFile(instancePaths(b.name, b.dataDir, a.env).operatorConfig, JSON.stringify(withTestBases(config({ accept_from: [a.name] }))));
     for (const t of [a, b]) watches.push(await runWatch(t.name, { env: a.env, pollMs: 250, logger: createLogger({ process: `watch-${t.name}`, logDir: t.instance.paths.logs, stderr: false }) }));
     const sandbox = await openSandbox(a.instance, { logger: createLogger({ process: 'flood', stderr: false, level: 'silent' }) });
 

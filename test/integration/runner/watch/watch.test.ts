@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, expect, it } from 'vitest';
 import { createLogger } from '../../../../src/log/logger.js';
+import { containerName } from '../../../../src/sandbox/container/container.js';
+import { connectEngine } from '../../../../src/sandbox/engine/engine.js';
 import { loadState } from '../../../../src/state/runner-state.js';
 import { sendOperatorMessage } from '../../../../src/mail/operator-send.js';
 import { type RunningWatch, runWatch } from '../../../../src/runner/watch/run-watch.js';
@@ -141,6 +143,30 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     const looked = watching!.watch.steps;
     await pollUntil(() => watching!.watch.steps >= looked + 5, 'five more looks while paused');
     expect((await loadState(t.instance.paths.state)).tick).toBe(1);
+  });
+
+  it('a pause after a fatal tick is the operator\'s: rm system/paused from inside the container starts no tick; kernel-runner resume does', { timeout: 300_000 }, async () => {
+    t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'not-logged-in' } });
+    await watch(t);
+    await sendOperatorMessage(t.instance, { text: 'hello' });
+    await pollUntil(async () => (await status(t!)).state === 'paused', 'watch paused by the fatal tick', { timeoutMs: LONG });
+    // The agent, root in its container, removes the view of its pause and asks for a tick.
+    const engine = await connectEngine();
+    const exec = await engine.docker.getContainer(containerName(t.name)).exec({ Cmd: ['rm', '-f', t.instance.paths.paused], AttachStdout: true, AttachStderr: true });
+    const stream = await exec.start({});
+    await new Promise((resolve) => stream.on('end', resolve).resume());
+    expect((await exec.inspect()).ExitCode).toBe(0);
+    expect(existsSync(t.instance.paths.paused)).toBe(false);
+    await sendOperatorMessage(t.instance, { text: 'tick now' });
+    const looked = watching!.watch.steps;
+    await pollUntil(() => watching!.watch.steps >= looked + 5, 'five more looks after the rm');
+    expect((await loadState(t.instance.paths.state)).tick).toBe(1);
+    expect(await status(t)).toMatchObject({ state: 'paused', paused: true });
+    const { stdout } = await run(process.execPath, [BIN, 'status', t.name], { env: t.env }).catch((error: { stdout: string }) => error);
+    expect(stdout).toMatch(/paused/);
+    // The operator's resume is the way out (--force: the fake harness has no credentials to check).
+    await run(process.execPath, [BIN, 'resume', t.name, '--force'], { env: t.env });
+    await pollUntil(async () => (await lastTick(t!))?.tick === 2, 'a tick after kernel-runner resume', { timeoutMs: LONG });
   });
 
   it('timeout and grace end a hung tick (SIGINT ignored: the group is killed); on-failure restarts with a crash notice, up to max_restarts', { timeout: 300_000 }, async () => {

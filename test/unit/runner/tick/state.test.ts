@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dataPaths } from '../../../../src/config/paths.js';
 import { isKernelError } from '../../../../src/errors.js';
 import { acquireTickLock } from '../../../../src/runner/tick/lock.js';
-import { assertNotPaused, readPaused, writePaused } from '../../../../src/runner/tick/paused.js';
+import { assertNotPaused, readPaused, removePaused, writePaused } from '../../../../src/runner/tick/paused.js';
 import { beginTickRecord, finishTickRecord, loadState } from '../../../../src/state/runner-state.js';
 
 let dir: string;
@@ -75,17 +75,28 @@ describe('tick lock', () => {
 });
 
 describe('paused', () => {
-  it('pauses with a reason and refuses ticks until the file is removed', async () => {
-    const paths = dataPaths(dir);
-    const file = paths.paused;
+  it('pauses with a reason and refuses ticks until resume: removing the agent\'s view lifts nothing', async () => {
+    const paths = { ...dataPaths(dir), pauseRecord: path.join(dir, 'state', 'paused') };
     await assertNotPaused(paths, 'scout');
     await writePaused(paths, 'Not logged in · Please run /login', 4);
     expect(await readPaused(paths)).toMatch(/^Not logged in/);
+    expect(await readFile(paths.paused, 'utf8')).toMatch(/^Not logged in/);
     const error = await assertNotPaused(paths, 'scout').catch((e: unknown) => e);
     expect(isKernelError(error, 'INSTANCE_PAUSED')).toBe(true);
     expect((error as Error).message).toBe(`Instance "scout" is paused: Not logged in · Please run /login. Fix the cause (agent-kernel doctor scout shows how), then: kernel-runner resume scout`);
-    await rm(file);
+    await rm(paths.paused);
+    expect(await readPaused(paths)).toMatch(/^Not logged in/);
+    await removePaused(paths);
     await assertNotPaused(paths, 'scout');
+  });
+
+  it('takes a pause the agent writes itself (it may pause itself), until it or resume removes it', async () => {
+    const paths = { ...dataPaths(dir), pauseRecord: path.join(dir, 'state', 'paused') };
+    await mkdir(paths.system, { recursive: true });
+    await writeFile(paths.paused, 'taking a break\n');
+    expect(await readPaused(paths)).toBe('taking a break');
+    await removePaused(paths);
+    expect(await readPaused(paths)).toBeUndefined();
   });
 });
 

@@ -6,6 +6,8 @@ import { type Instance, loadInstance as loadInstanceOf } from '../../../../src/c
 import { instancePaths } from '../../../../src/config/paths.js';
 import { createLogger } from '../../../../src/log/logger.js';
 import { readEvents } from '../../../../src/observe/events/event-log.js';
+import { newMessageId } from '../../../../src/mail/mail-record.js';
+import { enqueue } from '../../../../src/mail/mail-store.js';
 import { sendOperatorMessage } from '../../../../src/mail/operator-send.js';
 import { Watch } from '../../../../src/runner/watch/watch.js';
 import { TickRecorder } from './fake-ticks.js';
@@ -33,6 +35,13 @@ async function writeConfig(runner: Record<string, unknown>, mail: Record<string,
 
 async function send(text: string): Promise<string> {
   return (await sendOperatorMessage({ name: 'mail', paths: paths() }, { text })).id;
+}
+
+/** A message from agent "alpha", queued as the post office stamps it (ids a millisecond apart, so they sort as sent). */
+let peerClock = Date.now() - 60_000;
+async function fromPeer(text: string): Promise<void> {
+  peerClock += 1;
+  await enqueue(paths().mail, { id: newMessageId(new Date(peerClock)), from: { kind: 'agent', name: 'alpha' }, to: 'mail', text, sent: new Date().toISOString() });
 }
 
 async function startWatch(): Promise<Watch> {
@@ -104,15 +113,32 @@ describe('messages reach the model once', () => {
     second.finish({ failed: false, status: 'ok', tick: 2 });
   });
 
-  it('hands a tick at most mail.max_per_tick messages; the rest go to the next ticks, in order, none lost', async () => {
+  it('hands a tick at most mail.max_per_tick messages of peers; the rest go to the next ticks, in order, none lost', async () => {
     await writeConfig({ limits: { min_interval: '0s' } }, { max_per_tick: 4 });
-    for (let i = 0; i < 10; i++) await send(`message ${String(i).padStart(2, '0')}`);
+    for (let i = 0; i < 10; i++) await fromPeer(`message ${String(i).padStart(2, '0')}`);
     ticks.autoFinish = { failed: false, status: 'ok' };
     await startWatch();
     await pollUntil(async () => (await delivered()).length === 10, 'all ten delivered');
     const seen = ticks.ticks.flatMap((t) => [...t.messages, ...t.delivered].flatMap((m) => [...m.matchAll(/\| (message \d\d)/g)].map((x) => x[1])));
     expect(seen).toEqual(Array.from({ length: 10 }, (_, i) => `message ${String(i).padStart(2, '0')}`));
     expect(ticks.ticks.map((t) => t.messages.length)).toEqual([4, 4, 2]);
+  });
+});
+
+describe("the operator's word first", () => {
+  it('a 25-message flood from a peer still lets the operator\'s message into the next tick; mail.max_per_tick counts the peer\'s only', async () => {
+    await writeConfig({ limits: { min_interval: '0s' } }, { max_per_tick: 20 });
+    // As the post office stamps them: 25 messages from agent "alpha", all older than the operator's.
+    for (let i = 0; i < 25; i++) await fromPeer(`flood ${String(i).padStart(2, '0')}`);
+    await send('stop the deploy');
+    ticks.modelReads = false;
+    await startWatch();
+    const first = await pollUntil(() => ticks.ticks[0], 'tick 1');
+    const text = first.messages.join('\n');
+    expect(text).toContain('| stop the deploy');
+    expect(text.indexOf('| stop the deploy')).toBeLessThan(text.indexOf('| flood 00'));
+    expect([...text.matchAll(/\| flood \d\d/g)]).toHaveLength(20);
+    first.finish({ failed: false, status: 'ok', tick: 1 });
   });
 });
 

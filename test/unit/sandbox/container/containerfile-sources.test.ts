@@ -1,113 +1,115 @@
 import { describe, expect, it } from 'vitest';
-import { namedImages, remoteAddSources } from '../../../../src/sandbox/container/containerfile-sources.js';
+import { containerfileUses } from '../../../../src/sandbox/container/containerfile-sources.js';
+import { extractBuilderFlags, parseContainerfile } from '../../../../src/sandbox/container/containerfile-grammar.js';
 
-describe('remoteAddSources', () => {
+const refused = (text: string) => containerfileUses(text).refused.length > 0;
+const images = (text: string) => containerfileUses(text).images.map((n) => `${n.instruction} ${n.reference}`);
+
+describe('parseContainerfile (the engine parser\'s rules)', () => {
   it.each([
-    ['FROM debian\nADD http://169.254.169.254/latest/meta-data/ /m', ['http://169.254.169.254/latest/meta-data/']],
-    ['FROM debian\nadd https://example.com/a.tgz /opt/', ['https://example.com/a.tgz']],
-    ['FROM debian\n  Add --chown=1:1 --chmod=644 http://127.0.0.1:8080/x /x', ['http://127.0.0.1:8080/x']],
-    ['FROM debian\nADD ["http://127.0.0.1/x", "/x"]', ['http://127.0.0.1/x']],
-    ['FROM debian\nADD local.txt http://not-a-source-but-the-destination/ ', []],
-    ['FROM debian\nADD a.txt ftp://h/x /dir/', ['ftp://h/x']],
-    ['FROM debian\nADD \\\n  http://h/x \\\n  /x', ['http://h/x']],
-    ['FROM debian\nADD \\\n# between\n\thttp://h/x /x', ['http://h/x']],
-    ['# escape=`\nFROM debian\nADD `\n  http://h/x /x', ['http://h/x']],
-    ['FROM debian\nARG U=http://h/x\nADD $U /x', ['$U']],
-    ['FROM debian\nADD ${U:-http://h/x} /x', ['${U:-http://h/x}']],
-    ['FROM debian\nONBUILD ADD http://h/x /x', ['http://h/x']],
-    ['FROM debian\nCOPY http://h/x /x', []],
-    ['FROM debian\nRUN curl -o /x http://h/x', []],
-    ['FROM debian\nADD files/ /srv/\nADD app.tar.gz /opt/', []],
-    ['# ADD http://h/x /x\nFROM debian', []],
-    ['FROM debian\nADD \\\n\n  http://h/x /x', ['http://h/x']],
-  ])('%j → %j', (text, expected) => {
-    expect(remoteAddSources(text)).toEqual(expected);
+    ['ADD http:/\\\n/127.0.0.1:8/x /q', 'ADD http://127.0.0.1:8/x /q'],
+    ['ADD a\\  \t\n# c\n\n  b /q', 'ADD a  b /q'],
+    ['# escape=`\nADD a`\nb /q', 'ADD ab /q'],
+    ['  # ESCAPE = `\nADD a`\nb /q', 'ADD ab /q'],
+    ['\n# escape=`\nADD a`\nb /q', 'ADD a`'],
+    ['# hello\n# escape=`\nADD a`\nb /q', 'ADD a`'],
+    ['\uFEFFADD a\\\r\nb /q\r\n', 'ADD ab /q'],
+    ['ADD a\\\\\nb /q', 'ADD a\\\\'],
+  ])('%j: first instruction %j', (text, first) => {
+    expect(parseContainerfile(text).instructions[0]?.original).toBe(first);
   });
 
-  it('finds a URL ADD however it is cased, spaced and continued, among honest lines (random Containerfiles)', () => {
+  it('reads flags as the engine does (quotes and backslashes undone, NBSP bytes as spaces)', () => {
+    expect(extractBuilderFlags('--chown=0:0 "http://h/x" /q')).toEqual({ flags: ['--chown=0:0'], args: '"http://h/x" /q' });
+    expect(extractBuilderFlags('--chown="0 0" x /q')).toEqual({ flags: ['--chown=0 0'], args: 'x /q' });
+    expect(extractBuilderFlags('--chown=0\u00a0http://h/x /q').args).toBe('http://h/x /q');
+    expect(extractBuilderFlags('-- --x /q')).toEqual({ flags: [], args: ' --x /q' });
+    expect(parseContainerfile('\u0085ADD x /q').instructions[0]?.keyword).toBe('add');
+  });
+});
+
+describe('containerfileUses: an allow-list', () => {
+  const url = 'http://127.0.0.1:8080/x';
+  it.each([
+    `ADD ${url} /q`,
+    `ADD "${url}" /q`,
+    `ADD '${url}' /q`,
+    'ADD h\\ttp://127.0.0.1/x /q',
+    'ADD http\\://127.0.0.1/x /q',
+    "ADD ht''tp://127.0.0.1/x /q",
+    `ADD ["'${url}'", "/q"]`,
+    `ADD ["\\u0068ttp://127.0.0.1/x", "/q"]`,
+    `ADD --chown=0:0 "${url}" /q`,
+    'ADD http:/\\\n/127.0.0.1:8/x /q',
+    `ONBUILD ADD "${url}" /q`,
+    `ARG U=${url}\nADD $U /q`,
+    'ADD ${U} /q',
+    `# escape=\`\nADD h\`ttp://127.0.0.1/x /q`,
+    `add\t${url}\t/q`,
+    `\u0085ADD ${url} /q`,
+    `ADD ["${url}", "/q"] trailing`,
+    `ADD --chown=0\u00a0${url} /q`,
+    `ADD <<EOF /q\n${url}\nEOF`,
+    `COPY ${url} /q`,
+    'RUN --mount=type=bind,from=evil/x,target=/m true',
+    'FROM --platform=linux/arm64 debian',
+    '# syntax=docker/dockerfile:1\nFROM debian',
+    'FROM "debian:bookworm-slim"',
+    'FROM $BASE',
+    'COPY --from=${S} /a /a',
+    `ONBUILD ONBUILD ADD ${url} /q`,
+    `ONBUILD --x ADD a /q`,
+    '# escape=x\nFROM debian',
+  ])('refuses %j', (text) => {
+    // A parser directive counts only at the top.
+    expect(refused(text.startsWith('# ') ? text : `FROM debian\n${text}`)).toBe(true);
+  });
+
+  it.each([
+    'ADD files/ /srv/\nADD app.tar.gz /opt/\nCOPY --chown=1:1 a b /dir/',
+    'ADD ["a b.txt", "/q"]'.replace('a b', 'a_b'),
+    'RUN curl -o /x http://h/x && echo "$HOME"',
+    'COPY --from=0 /usr/bin/tmux /usr/local/bin/',
+    'ENV A=http://x\nLABEL a="b"\nADD ./x /$HOME/',
+    'ONBUILD RUN echo "http://x"\nONBUILD COPY a /a',
+    '# ADD http://h/x /x',
+  ])('allows %j', (text) => {
+    expect(containerfileUses(`FROM debian\n${text}`).refused).toEqual([]);
+  });
+
+  it.each([
+    ['FROM debian:bookworm-slim\nRUN true', ['FROM debian:bookworm-slim']],
+    ['FROM scratch\nCOPY a /a', []],
+    ['FROM debian AS build\nFROM BUILD\nCOPY --from=build /a /a\nCOPY --from=0 /a /b\nCOPY --from=5 /a /b', ['FROM debian', 'COPY --from 5']],
+    ['FROM debian\nCOPY --from=later /a /a\nFROM debian AS later', ['FROM debian', 'COPY --from later', 'FROM debian']],
+    ['FROM debian\nONBUILD COPY --from=other /a /a', ['FROM debian', 'ONBUILD COPY --from other']],
+    ['# escape=`\nFROM `\n  127.0.0.1:5000/x', ['FROM 127.0.0.1:5000/x']],
+  ])('%j names %j', (text, expected) => {
+    expect(images(text)).toEqual(expected);
+  });
+
+  it('refuses every obfuscation of a URL source the engine would undo, and keeps honest lines (random Containerfiles)', () => {
     let seed = 7;
     const random = (n: number) => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
       return seed % n;
     };
     const pick = <T>(items: readonly T[]): T => items[random(items.length)] as T;
-    const honest = ['RUN apt-get update', 'COPY a /a', 'ADD local.tgz /opt/', 'ENV A=b', 'WORKDIR /srv', 'RUN echo http://h/x > /x', '# ADD http://h/x /x'];
-    for (let trial = 0; trial < 500; trial++) {
+    // Each rewrites one character of the URL into a spelling the engine's lexer turns back into it.
+    const disguise = [(c: string) => c, (c: string) => `\\${c}`, (c: string) => `${c}''`, (c: string) => `"${c}"`, (c: string) => `'${c}'`, (c: string) => `${c}\\\n`, (c: string) => `${c}\\ \n# c\n\n`];
+    const honest = ['RUN apt-get update', 'COPY a /a', 'ADD local.tgz /opt/', 'ENV A=b', 'WORKDIR /srv', 'RUN echo http://h/x > /x', '# ADD http://h/x /x', 'RUN apk \\\n  add curl'];
+    for (let trial = 0; trial < 1000; trial++) {
       const lines = ['FROM debian'];
-      for (let i = random(6); i > 0; i--) lines.push(pick(honest));
+      for (let i = random(5); i > 0; i--) lines.push(pick(honest));
       const evil = random(2) === 1;
       if (evil) {
-        const keyword = pick(['ADD', 'add', 'Add', 'ONBUILD ADD', 'onbuild add']);
-        const gap = pick([' ', '  ', '\t', ' \\\n  ', ' \\\n# c\n ']);
-        const source = pick(['http://10.0.0.1/x', 'HTTPS://h/x', 'http://[::1]:80/x', '$V', '${V}']);
-        lines.splice(1 + random(lines.length), 0, `${keyword}${gap}${pick(['', '--chown=1:1 '])}${source}${gap}/dest`);
+        const source = [...pick(['http://10.0.0.1/x', 'https://h/x', 'HTTP://[::1]:80/x'])].map((c) => pick(disguise)(c)).join('');
+        const keyword = pick(['ADD', 'add', 'aDd', 'ONBUILD ADD', 'onbuild  add']);
+        lines.splice(1 + random(lines.length), 0, `${keyword}${pick([' ', '\t', ' \\\n '])}${pick(['', '--chown=0:0 '])}${source} /dest`);
       }
-      for (let i = random(4); i > 0; i--) lines.push(pick(honest));
+      for (let i = random(3); i > 0; i--) lines.push(pick(honest));
       const text = lines.join('\n');
-      expect(remoteAddSources(text).length > 0, text).toBe(evil);
-    }
-  });
-});
-
-describe('namedImages', () => {
-  const refs = (text: string) => namedImages(text).map((n) => `${n.instruction} ${n.reference}${n.refused ? ' !' : ''}`);
-  it.each([
-    ['FROM debian:bookworm-slim\nRUN true', ['FROM debian:bookworm-slim']],
-    ['from 127.0.0.1:5000/x:y', ['FROM 127.0.0.1:5000/x:y']],
-    ['FROM scratch\nCOPY a /a', []],
-    ['FROM debian AS build\nRUN make\nFROM build\nCOPY --from=build /a /a\nCOPY --from=0 /a /b', ['FROM debian']],
-    ['FROM debian as Build\nFROM BUILD', ['FROM debian']],
-    ['FROM debian\nCOPY --from=0 /a /a\nCOPY --from=1 /a /a', ['FROM debian', 'COPY --from 1']],
-    ['FROM debian\nCOPY --from=later /a /a\nFROM debian AS later', ['FROM debian', 'COPY --from later', 'FROM debian']],
-    ['FROM debian\nCOPY --chown=0:0 --from=evil.example/x:1 ["/a", "/a"]', ['FROM debian', 'COPY --from evil.example/x:1']],
-    ['FROM debian\ncopy --link --from=127.0.0.1:5000/x /a /a', ['FROM debian', 'COPY --from 127.0.0.1:5000/x']],
-    ['FROM debian\nRUN --mount=type=bind,from=127.0.0.1:5000/x,target=/m true', ['FROM debian', 'RUN --mount from 127.0.0.1:5000/x']],
-    ['FROM debian\nRUN --mount="type=bind, FROM=evil/x, target=/m" true', ['FROM debian', 'RUN --mount from evil/x']],
-    ['FROM debian AS a\nFROM debian\nRUN --mount=type=bind,from=a,target=/m true', ['FROM debian', 'FROM debian']],
-    ['FROM debian\nRUN --mount=type=cache,target=/c true', ['FROM debian']],
-    ['ARG BASE=127.0.0.1:5000/x\nFROM $BASE', ['FROM $BASE !']],
-    ['FROM ${BASE:-debian}', ['FROM ${BASE:-debian} !']],
-    ['FROM debian\nCOPY --from=${S} /a /a', ['FROM debian', 'COPY --from ${S} !']],
-    ['FROM --platform=linux/arm64 debian', ['FROM --platform=linux/arm64 debian !']],
-    ['FROM --platform=$BUILDPLATFORM debian AS b', ['FROM --platform=$BUILDPLATFORM debian !']],
-    ['# syntax=docker/dockerfile:1\nFROM debian', ['# syntax docker/dockerfile:1 !', 'FROM debian']],
-    ['FROM debian\n# syntax=docker/dockerfile:1', ['FROM debian']],
-    ['FROM debian\nONBUILD COPY --from=debian /a /a', ['FROM debian', 'ONBUILD COPY --from debian !']],
-    ['FROM debian\nCOPY \\\n# c\n\n  --from=127.0.0.1:5000/x /a /a', ['FROM debian', 'COPY --from 127.0.0.1:5000/x']],
-    ['# escape=`\nFROM `\n  127.0.0.1:5000/x', ['FROM 127.0.0.1:5000/x']],
-    ['FROM debian\nRUN echo FROM evil --from=evil', ['FROM debian']],
-    ['# FROM evil\nFROM debian', ['FROM debian']],
-  ])('%j → %j', (text, expected) => {
-    expect(refs(text)).toEqual(expected);
-  });
-
-  it('finds an image outside the Containerfile\'s stages however it is cased, spaced and continued, among honest lines (random Containerfiles)', () => {
-    let seed = 11;
-    const random = (n: number) => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed % n;
-    };
-    const pick = <T>(items: readonly T[]): T => items[random(items.length)] as T;
-    const honest = ['RUN apt-get update', 'COPY a /a', 'COPY --from=base /a /a', 'COPY --from=0 /b /b', 'RUN --mount=type=bind,from=base,target=/m true', 'ENV FROM=x', 'RUN echo FROM evil', '# FROM evil'];
-    for (let trial = 0; trial < 500; trial++) {
-      const lines = ['FROM debian AS base'];
-      for (let i = random(6); i > 0; i--) lines.push(pick(honest));
-      const evil = random(2) === 1;
-      if (evil) {
-        const gap = pick([' ', '  ', '\t', ' \\\n  ', ' \\\n# c\n ', ' \\\n\n ']);
-        const image = pick(['127.0.0.1:5000/x:y', 'evil.example/x', '$V', '${V}', 'localhost:1/a']);
-        const line = pick([
-          () => `${pick(['FROM', 'from', 'From'])}${gap}${image}`,
-          () => `FROM --platform=linux/amd64${gap}base`,
-          () => `${pick(['COPY', 'copy', 'ONBUILD COPY'])}${gap}${pick(['', '--chown=1:1 '])}--from=${image}${gap}/a /a`,
-          () => `${pick(['RUN', 'run'])}${gap}--mount=type=bind,${pick(['from', 'FROM', '"from'])}=${image}${pick(['', '"'])},target=/m${gap}true`,
-        ])();
-        lines.splice(1 + random(lines.length), 0, line);
-      }
-      for (let i = random(4); i > 0; i--) lines.push(pick(honest));
-      const text = lines.join('\n');
-      const outside = namedImages(text).filter((n) => n.refused !== undefined || n.reference !== 'debian');
-      expect(outside.length > 0, text).toBe(evil);
+      expect(refused(text), text).toBe(evil);
     }
   });
 });

@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { renderUnit, unitEnvironment, unitPath } from '../../../../../src/runner/watch/service/systemd.js';
 
 describe('renderUnit', () => {
-  const base = { name: 'scout', dataDir: '/data/scout', nodePath: '/usr/bin/node', binPath: '/opt/ak/dist/cli/kernel-runner.js', environment: {} };
+  const base = { name: 'scout', workingDir: '/home/op/.local/state/agent-kernel/instances/scout', nodePath: '/usr/bin/node', binPath: '/opt/ak/dist/cli/kernel-runner.js', environment: {} };
 
   it('runs watch with absolute paths and restarts on failure', () => {
     const unit = renderUnit(base);
     expect(unit).toContain('ExecStart=/usr/bin/node /opt/ak/dist/cli/kernel-runner.js watch scout\n');
     expect(unit).toContain('Restart=on-failure\n');
-    expect(unit).toContain('WorkingDirectory=/data/scout\n');
+    expect(unit).toContain('WorkingDirectory=/home/op/.local/state/agent-kernel/instances/scout\n');
     expect(unit).toContain('[Install]\nWantedBy=default.target\n');
   });
 
