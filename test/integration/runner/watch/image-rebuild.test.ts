@@ -31,7 +31,6 @@ describeWithEngine('a tick after the agent changed its Containerfile', () => {
     await watching?.stop();
     watching = undefined;
     if (t && existsSync(t.pidFile)) for (const pid of await survivors(t.pidFile)) process.kill(pid, 'SIGKILL');
-    if (process.env.KEEP_LOGS && t) await run('cp', ['-r', t.instance.paths.logs, process.env.KEEP_LOGS]).catch(() => undefined);
     await t?.dispose();
     t = undefined;
   });
