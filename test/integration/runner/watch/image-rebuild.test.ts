@@ -8,6 +8,7 @@ import { kernelHealth } from '../../../../src/kernel/link.js';
 import { kernelSocketPath } from '../../../../src/kernel/socket-path.js';
 import { createLogger } from '../../../../src/log/logger.js';
 import { type RunningWatch, runWatch } from '../../../../src/runner/watch/run-watch.js';
+import { queryStatusSocket, statusSocketPath } from '../../../../src/runner/watch/service/status-api.js';
 import { loadState } from '../../../../src/state/runner-state.js';
 import { describeWithEngine } from '../../../helpers/engine.js';
 import { pollUntil } from '../../../helpers/poll.js';
@@ -58,6 +59,9 @@ describeWithEngine('a tick after the agent changed its Containerfile', () => {
     expect(last).toMatchObject({ tick: 1, status: 'ok' });
     expect(last.build_failed).toBeUndefined();
     expect((await readFile(path.join(i.dataDir, 'image-seen'), 'utf8')).trim()).toBe('rebuilt');
+    // In one go: no start that failed (the kernel "did not answer" at 5 s) and was retried once the build was done.
+    const answer = await queryStatusSocket(statusSocketPath(i.name, i.env), `/v1/agents/${i.name.toUpperCase()}`);
+    expect(answer.body).toMatchObject({ restarts: 0, lastResult: { tick: 1, status: 'ok' } });
     expect(watching!.kernel!.status().restarts).toBe(0);
   });
 
