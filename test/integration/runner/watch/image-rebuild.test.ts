@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -54,11 +55,13 @@ describeWithEngine('a tick after the agent changed its Containerfile', () => {
   }
 
   it('runs in the new image when a build step takes 30 s', { timeout: 420_000 }, async () => {
-    const i = await changeAndSend(`FROM ${TEST_IMAGE}\nRUN sleep 30 && echo rebuilt > /etc/ak-image\n`);
+    // A step of its own (never in the engine's build cache): the build really takes 30 s.
+    const token = randomUUID();
+    const i = await changeAndSend(`FROM ${TEST_IMAGE}\nRUN sleep 30 && echo rebuilt-${token} > /etc/ak-image\n`);
     const last = (await loadState(i.instance.paths.state)).last!;
     expect(last).toMatchObject({ tick: 1, status: 'ok' });
     expect(last.build_failed).toBeUndefined();
-    expect((await readFile(path.join(i.dataDir, 'image-seen'), 'utf8')).trim()).toBe('rebuilt');
+    expect((await readFile(path.join(i.dataDir, 'image-seen'), 'utf8')).trim()).toBe(`rebuilt-${token}`);
     // In one go: no start that failed (the kernel "did not answer" at 5 s) and was retried once the build was done.
     const answer = await queryStatusSocket(statusSocketPath(i.name, i.env), `/v1/agents/${i.name.toUpperCase()}`);
     expect(answer.body).toMatchObject({ restarts: 0, lastResult: { tick: 1, status: 'ok' } });
