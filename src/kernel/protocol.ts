@@ -74,3 +74,41 @@ export function parseReceipt(message: unknown): { upto: number } | { ack: number
   if (typeof ack === 'number' && Number.isSafeInteger(ack)) return { ack };
   return undefined;
 }
+
+/**
+ * `POST /v1/sandbox` answers JSON lines as the work goes on, so that a long image build is
+ * neither mistaken for a silent kernel nor cut short: `{progress}` for each line of the build
+ * or start-up, `{alive}` (seconds so far) at least every SANDBOX_HEARTBEAT_MS, and last either
+ * a SandboxReady or a SandboxFailure.
+ */
+export const SANDBOX_HEARTBEAT_MS = 5_000;
+/** Longest wait for the rest of a container's start-up (egress proxy, its settings inside) once it runs. */
+export const CONTAINER_READY_MS = 120_000;
+/** Longest wait for the terminals to be adopted again (or started) after the container changed. */
+export const TERMINALS_READY_MS = 120_000;
+
+/** A build of the agent's Containerfile that failed: where and what it printed last. */
+export interface BuildFailure {
+  /** The failing step as the engine names it ("Step 3/4 : RUN apt-get install -y w3m"), or '' before any step. */
+  step: string;
+  /** The last lines of the build's output. */
+  output: string[];
+  /** The engine's own words. */
+  error: string;
+}
+
+export interface SandboxReady {
+  sandbox: string;
+  recreated: boolean;
+  /** The changed Containerfile did not build: the container of the image before goes on, and the agent is told. */
+  buildFailed?: BuildFailure;
+}
+
+export interface SandboxFailure {
+  error: string;
+  code?: string;
+  /** For IMAGE_BUILD_FAILED: the step and its output. */
+  buildFailed?: BuildFailure;
+}
+
+export type SandboxLine = { progress: string } | { alive: number } | SandboxReady | SandboxFailure;

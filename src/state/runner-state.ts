@@ -37,6 +37,8 @@ export const tickRecordSchema = z.object({
   harness_pgid: z.int().optional(),
   /** The harness leader's start time (/proc/PID/stat field 22): proves a live PGID is still ours. */
   harness_start: z.string().optional(),
+  /** The agent's changed Containerfile did not build at the tick's start (the tick went on in the container as it was): the step and its output. */
+  build_failed: z.object({ step: z.string(), output: z.array(z.string()), error: z.string() }).optional(),
 });
 
 export const runnerStateSchema = z.looseObject({

@@ -3,9 +3,10 @@ import http from 'node:http';
 import type net from 'node:net';
 import { describeError, isKernelError } from '../../errors.js';
 import { sendJson } from '../../util/net/http-json.js';
-import { CLIENT_HEADER, HELLO_HEADER, type KernelHealth, type KernelHello, MCP_UPGRADE } from '../protocol.js';
+import { CLIENT_HEADER, HELLO_HEADER, type KernelHealth, type KernelHello, MCP_UPGRADE, type SandboxReady } from '../protocol.js';
 import { ensurePrivateSocketDir } from '../socket-path.js';
 import { createKernelServer, type KernelServerDeps } from '../../server/create-server.js';
+import { answerSandboxRequest } from './prepare-sandbox.js';
 import { SocketServerTransport } from './socket-transport.js';
 
 /**
@@ -18,8 +19,8 @@ export interface KernelHostOptions extends KernelServerDeps {
   socketPath: string;
   hello: KernelHello;
   health(sessions: number): KernelHealth;
-  /** Bring the container up to date for a tick (build a changed image, recreate a stale container). */
-  prepareSandbox(): Promise<{ sandbox: string; recreated: boolean }>;
+  /** Bring the container up to date for a tick (build a changed image, recreate a stale container), saying how it goes. */
+  prepareSandbox(onProgress: (line: string) => void): Promise<SandboxReady>;
   /** Begin stopping gracefully. */
   stop(): void;
   /** Sessions at once; more are refused (503). Default 64. */
@@ -47,13 +48,7 @@ export async function startKernelHost(options: KernelHostOptions): Promise<Kerne
       options.stop();
       return;
     }
-    if (route === 'POST /v1/sandbox') {
-      options.prepareSandbox().then(
-        (result) => sendJson(res, 200, result),
-        (error: unknown) => sendJson(res, 500, { error: describeError(error), ...(isKernelError(error) ? { code: error.code } : {}) }),
-      );
-      return;
-    }
+    if (route === 'POST /v1/sandbox') return answerSandboxRequest(res, options.prepareSandbox);
     if (route === 'GET /v1/mcp') return sendJson(res, 426, { error: `Send Upgrade: ${MCP_UPGRADE} for an MCP session.` });
     sendJson(res, 404, { error: `unknown route ${route}; try GET /v1/health` });
   });

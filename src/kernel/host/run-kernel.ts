@@ -10,6 +10,7 @@ import { readLockHolder } from '../../util/process/pid-lock.js';
 import { KernelRuntime } from '../../server/terminals/runtime.js';
 import { SERVER_VERSION } from '../../server/version.js';
 import { type KernelHost, startKernelHost } from './kernel-host.js';
+import { prepareSandboxForTick } from './prepare-sandbox.js';
 
 /**
  * An instance's kernel (`agent-kernel kernel NAME`, started by watch): the one process that owns
@@ -92,17 +93,7 @@ export async function runKernel(instance: Instance, options: RunKernelOptions): 
   };
 
   // Only the owner brings the container up to date; a tick asks for it here instead of doing it itself.
-  const prepareSandbox = async () => {
-    const before = runtime.current;
-    const opened = await openSandboxInStages(instance, { logger, onProgress: (line: string) => logger.info({ phase: 'tick sandbox' }, line) });
-    await opened.finished;
-    if (opened.recreated && before) {
-      logger.warn('the container was recreated for a tick (its image changed); starting the terminals again');
-      await runtime.invalidate(before);
-    }
-    await runtime.terminals();
-    return { sandbox: opened.sandbox.description, recreated: opened.recreated };
-  };
+  const prepareSandbox = (onProgress: (line: string) => void) => prepareSandboxForTick(instance, runtime, logger, onProgress);
 
   // Keep the terminals read whether or not anyone is connected: start them again when they break or failed to start.
   let retryAt = 0;

@@ -113,8 +113,10 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
     await killOrphanedHarness(instance, options.logger);
     basePrompt = await loadTickPrompt(instance.dataDir, instance.config.runner);
     promptAuthor = tickPromptAuthor(instance.config.runner, await readJsonFile(instance.paths.operatorConfig).catch(() => undefined));
-    sandbox = await openTickSandbox(instance, { logger: options.logger, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
-    record = await beginTickRecord(instance.paths.state, { started: new Date().toISOString(), pid: process.pid });
+    const opened = await openTickSandbox(instance, { logger: options.logger, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+    sandbox = opened.sandbox;
+    // In the record from the start: the agent's login reads it there and tells the agent.
+    record = await beginTickRecord(instance.paths.state, { started: new Date().toISOString(), pid: process.pid, ...(opened.buildFailed ? { build_failed: opened.buildFailed } : {}) });
     await lock.update({ tick: record.tick });
     await appendEvent(instance.paths.events, { type: 'tick.started', tick: record.tick, trigger: options.trigger ?? 'manual' });
   } catch (error) {
@@ -171,6 +173,7 @@ class TickRun {
     // A transcript that cannot be written is logged; it does not end the tick.
     tickLog.on('error', (error) => this.logger.error({ err: describeError(error), logFile }, 'cannot write the tick transcript'));
     tickLog.write(JSON.stringify({ type: 'kernel_runner', tick: this.record.tick, time: new Date().toISOString(), event: 'tick-start', trigger: this.options.trigger ?? 'manual', messages: this.messages.length }) + '\n');
+    if (this.record.build_failed) tickLog.write(JSON.stringify({ type: 'kernel_runner', tick: this.record.tick, time: new Date().toISOString(), event: 'build-failed', ...this.record.build_failed }) + '\n');
     const workDir = path.join(paths.kernelState, `tick-${String(this.record.tick).padStart(3, '0')}`);
     let outcome: TickOutcome | undefined;
     try {
@@ -211,6 +214,7 @@ class TickRun {
       await finishTickRecord(this.instance.paths.state, {
         tick: this.record.tick,
         started: this.record.started,
+        ...(this.record.build_failed ? { build_failed: this.record.build_failed } : {}),
         duration_ms: outcome.durationMs,
         status: outcome.status,
         ...(outcome.errorClass ? { error_class: outcome.errorClass } : {}),

@@ -87,7 +87,7 @@ export async function ensureImage(engine: Engine, instance: Instance, options: E
         `Its RUN steps reach only what container.network allows (${NETWORK_OF_BUILDS[instance.config.container.network] ?? 'the engine\'s bridge'}).`,
         `Fix the Containerfile and run: agent-kernel container rebuild ${instance.name}`,
       ].join('\n'),
-      { details: { tag, step, error: message } },
+      { details: { tag, step, error: message, output: tail } },
     );
   }
   const built = await inspectImage(engine, tag);

@@ -1,4 +1,4 @@
-import { loadState } from '../../state/runner-state.js';
+import { type TickRecord, loadState } from '../../state/runner-state.js';
 import type { Logger } from '../../log/logger.js';
 
 /** The current tick from the runner's host-private `state.json`; a missing or broken file means tick 0 (logged). */
@@ -8,5 +8,14 @@ export async function loadTick(stateFile: string, logger?: Logger): Promise<numb
   } catch (error) {
     logger?.warn({ err: error, file: stateFile }, 'state.json cannot be used; reporting tick 0');
     return 0;
+  }
+}
+
+/** The running tick's build failure (its changed Containerfile did not build at its start), if any. */
+export async function loadBuildFailure(stateFile: string): Promise<TickRecord['build_failed']> {
+  try {
+    return (await loadState(stateFile)).current?.build_failed;
+  } catch {
+    return undefined;
   }
 }

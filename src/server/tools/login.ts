@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { loadStartup } from '../../config/startup.js';
 import { describeError, isKernelError } from '../../errors.js';
 import { type LoginSummary, renderLogin, unseenOf } from './render.js';
-import { loadTick } from '../terminals/tick.js';
+import { loadBuildFailure, loadTick } from '../terminals/tick.js';
 import { guarded, toolInput, type ToolDeps } from './context.js';
 
 const DESCRIPTION = `Start your session with the computer: call login() first, once, at the start of every session (every tick), before any other tool.
@@ -32,6 +32,10 @@ export const loginOutputSchema = z.object({
   startupErrors: z.array(z.object({ tty: z.number(), error: z.string() })),
   alreadyLoggedIn: z.boolean(),
   role: z.enum(['agent', 'observer']).describe('agent: your waits mark output seen and you may act; observer: you watch, nothing you do changes what the agent has seen'),
+  buildFailed: z
+    .object({ step: z.string(), output: z.array(z.string()), error: z.string() })
+    .optional()
+    .describe('your changed system/container/Containerfile did not build at this tick\'s start: the failing step and its last output; the terminals run in the container as it was'),
   network: z
     .object({ policy: z.enum(['allowlist', 'none', 'open']), allowed: z.number().describe('destinations allowed (allowlist)') })
     .optional()
@@ -98,6 +102,7 @@ export function registerLoginTool(server: McpServer, deps: ToolDeps): Registered
         deps.session.using = terminals;
         deps.session.notice = undefined;
         const list = await terminals.list();
+        const buildFailed = await loadBuildFailure(deps.instance.paths.state);
         const summary: LoginSummary = {
           tick,
           instance: deps.instance.name,
@@ -113,6 +118,7 @@ export function registerLoginTool(server: McpServer, deps: ToolDeps): Registered
           alreadyLoggedIn,
           role: agent ? 'agent' : 'observer',
           network: terminals.network,
+          ...(buildFailed ? { buildFailed } : {}),
         };
         deps.logger.info({ tick: summary.tick, role: summary.role, opened, lost: summary.lost.length, unseen: summary.unseen }, 'login');
         return { content: [{ type: 'text', text: renderLogin(summary) }], structuredContent: summary };

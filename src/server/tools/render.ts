@@ -184,6 +184,8 @@ export interface LoginSummary {
   role: 'agent' | 'observer';
   /** The instance's network policy; absent on the host backend. */
   network?: NetworkSummary | undefined;
+  /** This tick's changed Containerfile did not build: the failing step and its output. */
+  buildFailed?: { step: string; output: string[]; error: string };
 }
 
 /** Pure: the login line about the network, in the agent's terms. */
@@ -215,6 +217,7 @@ export function renderLogin(summary: LoginSummary): string {
     lines.push(`${how}: TTY ${lost.tty} (${lost.command}); its last scrollback is in ${lost.scrollbackPrev}.`);
   }
   for (const failure of summary.startupErrors) lines.push(`Could not open TTY ${failure.tty} from startup.json: ${failure.error}`);
+  if (summary.buildFailed) lines.push(...renderBuildFailed(summary.buildFailed));
   if (!summary.persistent) lines.push('These terminals are not persistent: they end when this server stops.');
   if (summary.role === 'observer') {
     if (summary.unseen.length > 0) lines.push(`Not seen by the agent yet: ${summary.unseen.map((u) => `TTY ${u.tty} (${u.lines} line${u.lines === 1 ? '' : 's'})`).join(', ')}.`);
@@ -230,6 +233,14 @@ export function renderLogin(summary: LoginSummary): string {
   }
   lines.push('Next: wait() to look, type(tty, expect, text) to act. Tip: call type and wait as parallel tool calls.');
   return lines.join('\n');
+}
+
+function renderBuildFailed(failed: { step: string; output: string[]; error: string }): string[] {
+  return [
+    `Your system/container/Containerfile did not build at this tick's start${failed.step ? `, at ${failed.step}` : ''}: ${failed.error.split('\n')[0] ?? ''}`,
+    ...(failed.output.length > 0 ? ['Its last output:', ...failed.output.slice(-15).map((line) => `  ${line}`)] : []),
+    'Your terminals run in the container as it was, from the image before. Fix the Containerfile; the next tick builds it again.',
+  ];
 }
 
 export function renderOpen(result: OpenResult): string {

@@ -45,12 +45,24 @@ function describeNews(news: readonly TtyNews[]): string {
   return `TTYs ${news.map((n) => n.tty).join(', ')} have news you have not seen: ${news.map((n) => `TTY ${n.tty}, ${n.what}`).join('; ')}`;
 }
 
-export function expectMismatch(tty: number, expected: string, actual: string): KernelError {
-  return new KernelError(
-    'EXPECT_MISMATCH',
-    `TTY ${tty} is running ${actual || 'an unknown program'}, not ${expected}. Nothing was sent. Check its screen with wait(), then type again with expect: "${actual}".`,
-    { details: { tty, expected, actual } },
-  );
+/**
+ * The agent named the wrong program. The next step depends on what runs: a program where the
+ * agent meant its shell is to be waited for or stopped, not typed into (unless it asks for input); a shell where it meant a
+ * program means that program ended; otherwise the program it did not know of is the one to address.
+ */
+export function expectMismatch(tty: number, expected: string, actual: string, state: { expectedShell: boolean; actualShell: boolean; asking: boolean }): KernelError {
+  const running = `TTY ${tty} is running ${actual || 'an unknown program'}, not ${expected}. Nothing was sent.`;
+  let next: string;
+  if (state.expectedShell && !state.actualShell && !state.asking) {
+    next = `Its shell is busy with ${actual || 'that program'}: call wait() to see it and let it finish, or stop it with type({ tty: ${tty}, expect: "${expected}", text: "C-c" }); then type your command.`;
+  } else if (state.expectedShell && !state.actualShell) {
+    next = `${actual} waits for input: call wait() to see its prompt, then answer it with expect: "${actual}", or end it to get back to the shell.`;
+  } else if (state.actualShell && !state.expectedShell) {
+    next = `The shell is at its prompt: ${expected} ended, or never started. Call wait() to see the screen, then type with expect: "${actual}".`;
+  } else {
+    next = `Check its screen with wait(), then type again with expect: "${actual}".`;
+  }
+  return new KernelError('EXPECT_MISMATCH', `${running} ${next}`, { details: { tty, expected, actual } });
 }
 
 /** A call that came after the server let go of its terminals: it is stopping, or starting them again. */

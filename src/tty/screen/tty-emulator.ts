@@ -29,6 +29,8 @@ export interface ShellMark {
   /** The terminal's key the integrated shell signs its marks with (MARK_KEY_PARAM). */
   key?: string;
   at: number;
+  /** On B: the terminal's title as the prompt ends (the integrated shell sets it just before: SHELL_TITLE_PREFIX). */
+  title?: string;
 }
 
 export interface TtyEmulatorOptions {
@@ -98,6 +100,13 @@ export class TtyEmulator implements ScreenSource {
       this.onShellMark(data);
       return true;
     });
+    // Kept for the B mark that follows it in the integrated shell's prompt; the title is otherwise handled as xterm does.
+    for (const code of [0, 2]) {
+      this.terminal.parser.registerOscHandler(code, (data) => {
+        this.title = data.slice(0, 256);
+        return false;
+      });
+    }
     this.terminal.parser.registerOscHandler(JOBS_OSC, (data) => {
       if (/^\d+$/.test(data)) this.backgroundJobs = Number(data);
       return true;
@@ -172,6 +181,8 @@ export class TtyEmulator implements ScreenSource {
 
   /** The last exit announcement printed (EXIT_STATUS_OSC): it counts only with the terminal's own key. */
   exitAnnouncement: { key: string; status: number } | undefined;
+  /** The title last set (OSC 0 or 2), for the shell's B mark. */
+  private title = '';
 
   /** Background jobs the integrated shell said were running at its last prompt. */
   backgroundJobs = 0;
@@ -314,6 +325,7 @@ export class TtyEmulator implements ScreenSource {
     if (kind === 'D' && arg !== undefined && /^\d+$/.test(arg)) mark.exitCode = Number(arg);
     const key = [arg, ...params].find((p) => p?.startsWith(MARK_KEY_PARAM))?.slice(MARK_KEY_PARAM.length);
     if (key) mark.key = key;
+    if (kind === 'B') mark.title = this.title;
     this.options.onMark?.(mark);
   }
 }

@@ -48,10 +48,20 @@ function screenRows(tty: LineSource, first: number, last: number): { from: numbe
   return from === undefined || to === undefined ? undefined : { from, to };
 }
 
-/** The elision note's pointer: which lines of which files, and a command that prints some. */
+/** Left-out lines up to this many are named with one command that prints them all; more are read in parts. */
+const READ_AT_ONCE = 200;
+
+/**
+ * Pure: where left-out lines are, and the command that prints them, so that the agent can run it
+ * as it is (the ranges of several files in one command line, in order).
+ */
 export function describeLocation(ranges: ReadonlyArray<LineRange & { rows?: true }>): string {
   const parts = ranges.map((r) => `${r.rows ? 'rows' : 'lines'} ${r.from}-${r.to} of ${r.file}`);
   const list = parts.length > 1 ? `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}` : parts[0];
+  if (ranges.reduce((sum, r) => sum + r.to - r.from + 1, 0) <= READ_AT_ONCE) {
+    return `they are ${list}; print them all with \`${ranges.map((r) => `sed -n ${r.from},${r.to}p ${r.file}`).join('; ')}\``;
+  }
   const start = ranges[0]!;
-  return `they are ${list}; read some with \`sed -n ${start.from},${Math.min(start.to, start.from + 49)}p ${start.file}\``;
+  const to = Math.min(start.to, start.from + READ_AT_ONCE - 1);
+  return `they are ${list}; read them in parts of ${READ_AT_ONCE} lines, the first with \`sed -n ${start.from},${to}p ${start.file}\``;
 }

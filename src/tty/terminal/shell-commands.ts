@@ -1,5 +1,6 @@
 import type { TtyEventSource } from '../api/tty-events.js';
 import { typedCommandLine } from '../screen/command-line.js';
+import { parseShellTitle } from '../screen/shell-integration.js';
 import type { ShellMark, TtyEmulator } from '../screen/tty-emulator.js';
 
 export interface CommandEnd {
@@ -74,6 +75,7 @@ export class ShellCommands {
       this.startedAt = undefined;
     } else if (mark.kind === 'B') {
       this.inputStart = { abs: emulator.cursorAbs, x: emulator.cursorX };
+      if (this.running && !this.endingAt) this.endedBeforePrompt(mark);
       this.finishEnding();
     }
   }
@@ -93,6 +95,19 @@ export class ShellCommands {
   endedUnseen(startedAt: number, end: { exitCode: number; endedAt: number }): void {
     this.endingAt = { at: end.endedAt, exitCode: end.exitCode, durationMs: Math.max(0, end.endedAt - startedAt) };
     this.finishEnding();
+  }
+
+  /**
+   * A prompt drawn while a command runs, with no D mark before it: the command ended and its D
+   * mark went where no mark is read (the history a server captured when it adopted the terminal
+   * in the instant between the D and this prompt). The title the prompt set just before tells how.
+   */
+  private endedBeforePrompt(mark: ShellMark): void {
+    const end = parseShellTitle(mark.title ?? '', this.statusKey);
+    if (!end || this.startedAt === undefined) return;
+    this.endingAt = { at: mark.at, exitCode: end.exitCode, durationMs: Math.max(0, end.endedAt - this.startedAt) };
+    this.running = false;
+    this.startedAt = undefined;
   }
 
   /** A D mark whose prompt never ended with B (a PS1 we could not mark): count it after a short grace. */

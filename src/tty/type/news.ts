@@ -26,6 +26,7 @@ export function ownNews(tty: Tty): News | undefined {
   if (kind === 'screen') return tty.actions.actedSinceLook ? { what: screenNews(tty) } : undefined;
   const output = tty.tracker.collect(tty.emulator);
   if (output.all && onlyEcho(output.all, tty.tracker.markPrefix, tty.actions.sent)) return undefined;
+  if (output.all && onlyNewPrompt(tty, output.all)) return undefined;
   if (!tty.actions.actedSinceLook && tty.tracker.onlyMarkRowChanged(tty.emulator)) return { ifAsking: true };
   return { what: linesNews(tty, output) };
 }
@@ -52,11 +53,25 @@ export function askingNews(tty: Tty): string {
 function endNews(tty: Tty): News | undefined {
   if (!tty.hasUnseen() && tty.commands.ends <= tty.commands.reportedEnds) return undefined;
   if (!tty.alive) return { what: `its program ended${tty.exitCode === undefined ? '' : ` with exit code ${tty.exitCode}`}` };
-  if (tty.commands.ends > tty.commands.reportedEnds) {
-    const code = tty.commands.lastEnd?.exitCode;
+  // A prompt with no command before it (a new shell's first, an empty Enter): nothing finished.
+  if (tty.commands.ends > tty.commands.reportedEnds && tty.commands.lastEnd?.durationMs !== undefined) {
+    const code = tty.commands.lastEnd.exitCode;
     return { what: `a command finished${code === undefined ? '' : ` with exit code ${code}`}` };
   }
   return undefined;
+}
+
+/**
+ * The new lines are only a prompt the shell drew with no command before it (a new terminal's
+ * first prompt): the agent knows a shell waits there, and types at it.
+ */
+function onlyNewPrompt(tty: Tty, lines: readonly string[]): boolean {
+  if (tty.commands.ends <= tty.commands.reportedEnds || tty.commands.lastEnd?.durationMs !== undefined) return false;
+  const written = lines.filter((line) => line.trim() !== '');
+  if (written.length > 1) return false;
+  const emulator = tty.emulator;
+  const cursorRow = emulator.readRows(emulator.cursorAbs, emulator.cursorAbs + 1)[0]?.text ?? '';
+  return written.length === 0 || written[0]!.trim() === cursorRow.trim();
 }
 
 function screenNews(tty: Tty): string {

@@ -1,5 +1,5 @@
 import { KernelError } from '../../errors.js';
-import { groupNames } from '../probe/input-wait.js';
+import { classifyForeground, groupNames } from '../probe/input-wait.js';
 import { type News, askingNews, otherNews, ownNews } from './news.js';
 import { INTERRUPT_KEYS, parseTypedText } from '../host/keys.js';
 import { isShell, programMatches } from '../probe/program-name.js';
@@ -33,7 +33,9 @@ export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeR
   const before = await ctx.inputWatch.foreground(tty.state?.pid);
   const named = programMatches(input.expect, actual) || groupNames(before).some((name) => programMatches(input.expect, name));
   // C-c and C-z stop whatever runs under the shell the agent knows: naming the shell is enough.
-  if (!named && !(interrupting && isShell(input.expect))) throw expectMismatch(tty.number, input.expect, actual);
+  if (!named && !(interrupting && isShell(input.expect))) {
+    throw expectMismatch(tty.number, input.expect, actual, { expectedShell: isShell(input.expect), actualShell: isShell(actual), asking: classifyForeground(before) === 'input' });
+  }
   const enter = typed.kind !== 'key' && (input.enter ?? true);
   tty.acted('type', false, typed.kind === 'key' ? { key: typed.key } : { text: typed.text, enter });
   ctx.inputWatch.keysSent(tty, before);

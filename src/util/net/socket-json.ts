@@ -11,34 +11,104 @@ export interface SocketJsonRequest {
   who: string;
 }
 
+const failure = (message: string, code: string) => Object.assign(new Error(message), { code });
+
 /**
  * One HTTP request over a unix socket whose answer is JSON: its status and parsed body (still
  * unknown: the caller validates it). Node built-ins only. Rejects with code ETIMEDOUT when
  * nothing answers in time, and with code EBADANSWER when the answer is not JSON or too big.
  */
-export function requestSocketJson(socketPath: string, urlPath: string, options: SocketJsonRequest): Promise<{ status: number; body: unknown }> {
-  const { method = 'GET', timeoutMs, who } = options;
-  const failure = (message: string, code: string) => Object.assign(new Error(message), { code });
+export async function requestSocketJson(socketPath: string, urlPath: string, options: SocketJsonRequest): Promise<{ status: number; body: unknown }> {
+  let text = '';
+  const status = await socketRequest(socketPath, urlPath, { ...options, idleMs: options.timeoutMs }, (chunk) => {
+    text += chunk;
+  });
+  try {
+    return { status, body: JSON.parse(text) as unknown };
+  } catch (error) {
+    throw failure(`${options.who} answered ${urlPath} with something that is not JSON: ${(error as Error).message}`, 'EBADANSWER');
+  }
+}
+
+export interface SocketJsonLinesRequest {
+  method?: 'GET' | 'POST';
+  /** Reject (code ETIMEDOUT) when the answer stays silent this long (between any two lines). */
+  idleMs: number;
+  /** Reject (code ETIMEDOUT) when the answer has not ended after this long; 0: no limit. */
+  deadlineMs: number;
+  who: string;
+}
+
+/**
+ * One HTTP request over a unix socket whose answer is JSON lines, sent as they happen (a long
+ * operation's progress, then its result): `onLine` gets each line parsed; resolves with the status
+ * and the last line. A silent answer fails after `idleMs`, a long one after `deadlineMs`.
+ */
+export async function requestSocketJsonLines(
+  socketPath: string,
+  urlPath: string,
+  options: SocketJsonLinesRequest,
+  onLine: (value: unknown) => void,
+): Promise<{ status: number; last: unknown }> {
+  let buffer = '';
+  let last: unknown;
+  const take = (line: string) => {
+    if (!line.trim()) return;
+    try {
+      last = JSON.parse(line) as unknown;
+    } catch (error) {
+      throw failure(`${options.who} answered ${urlPath} with a line that is not JSON: ${(error as Error).message}`, 'EBADANSWER');
+    }
+    onLine(last);
+  };
+  // A long operation may say a lot in all: only one line is held at a time, and it is bounded.
+  const status = await socketRequest(socketPath, urlPath, { ...options, maxBytes: Infinity }, (chunk) => {
+    buffer += chunk;
+    let newline: number;
+    while ((newline = buffer.indexOf('\n')) >= 0) {
+      take(buffer.slice(0, newline));
+      buffer = buffer.slice(newline + 1);
+    }
+    if (buffer.length > MAX_ANSWER_BYTES) throw failure(`${options.who} answered ${urlPath} with a line of more than ${MAX_ANSWER_BYTES} characters`, 'EBADANSWER');
+  });
+  take(buffer);
+  return { status, last };
+}
+
+/** The request itself: `onText` gets the answer's text as it comes; resolves with its status at its end. */
+function socketRequest(
+  socketPath: string,
+  urlPath: string,
+  options: { method?: 'GET' | 'POST'; idleMs: number; deadlineMs?: number; who: string; maxBytes?: number },
+  onText: (text: string) => void,
+): Promise<number> {
+  const { method = 'GET', idleMs, deadlineMs = 0, who, maxBytes = MAX_ANSWER_BYTES } = options;
   return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath, path: urlPath, method, ...(timeoutMs > 0 ? { timeout: timeoutMs } : {}) }, (res) => {
-      const chunks: Buffer[] = [];
+    let failed: Error | undefined;
+    const fail = (error: Error) => {
+      failed ??= error;
+      req.destroy(failed);
+    };
+    // Not the global agent: Node 20's has a 5 s socket timeout of its own, which would end a request we allow longer.
+    const req = http.request({ socketPath, path: urlPath, method, agent: false }, (res) => {
       let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_ANSWER_BYTES) req.destroy(failure(`${who} answered ${urlPath} with more than ${MAX_ANSWER_BYTES} bytes`, 'EBADANSWER'));
-        else chunks.push(chunk);
-      });
-      res.on('end', () => {
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        size += Buffer.byteLength(chunk);
+        if (size > maxBytes) return fail(failure(`${who} answered ${urlPath} with more than ${maxBytes} bytes`, 'EBADANSWER'));
         try {
-          resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown });
+          onText(chunk);
         } catch (error) {
-          reject(failure(`${who} answered ${urlPath} with something that is not JSON: ${(error as Error).message}`, 'EBADANSWER'));
+          fail(error as Error);
         }
       });
-      res.on('error', reject);
+      res.on('end', () => (failed ? reject(failed) : resolve(res.statusCode ?? 0)));
+      res.on('error', (error) => reject(failed ?? error));
     });
-    req.once('timeout', () => req.destroy(failure(`${who} did not answer ${urlPath} within ${timeoutMs} ms`, 'ETIMEDOUT')));
-    req.once('error', reject);
+    if (idleMs > 0) req.setTimeout(idleMs, () => fail(failure(`${who} did not answer ${urlPath} within ${idleMs} ms`, 'ETIMEDOUT')));
+    const deadline = deadlineMs > 0 ? setTimeout(() => fail(failure(`${who} did not finish ${urlPath} within ${Math.round(deadlineMs / 1000)} s`, 'ETIMEDOUT')), deadlineMs) : undefined;
+    req.once('close', () => clearTimeout(deadline));
+    req.once('error', (error) => reject(failed ?? error));
     req.end();
   });
 }

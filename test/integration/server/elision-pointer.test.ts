@@ -17,7 +17,7 @@ interface Change {
 
 /** The ranges an elision note names: `lines 11-2000 of /x/scrollback.1, ... and rows 1-28 of /x/screen`. */
 function rangesOf(note: string): Array<{ from: number; to: number; file: string }> {
-  const list = /they are (.*?); read some with `sed -n (\d+),(\d+)p (\S+)`/.exec(note);
+  const list = /they are (.*?); (?:print them all|read them in parts of \d+ lines, the first) with `sed -n (\d+),(\d+)p (\S+?)[;`]/.exec(note);
   expect(list, note).not.toBeNull();
   return [...list![1]!.matchAll(/(?:lines|rows) (\d+)-(\d+) of (\S+?)(?:,| and|$)/g)].map((m) => ({ from: Number(m[1]), to: Number(m[2]), file: m[3]! }));
 }

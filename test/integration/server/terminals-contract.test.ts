@@ -97,7 +97,7 @@ describe.each(Object.keys(subjects))('the Terminals contract (%s)', (kind) => {
     });
     expect(await refusal(t.type({ tty: 0, expect: 'python3', text: 'print(1)' }))).toEqual({
       code: 'EXPECT_MISMATCH',
-      message: 'TTY 0 is running bash, not python3. Nothing was sent. Check its screen with wait(), then type again with expect: "bash".',
+      message: 'TTY 0 is running bash, not python3. Nothing was sent. The shell is at its prompt: python3 ended, or never started. Call wait() to see the screen, then type with expect: "bash".',
     });
   });
 

@@ -72,7 +72,7 @@ export class FakeTerminals implements Terminals {
     // Simpler than the real rule (src/tty/type/news.ts): any unseen output anywhere refuses, in its words.
     const unseen = [...this.ttys.entries()].filter(([, t]) => t.unseen.length > 0);
     if (unseen.length > 0) throw unseenOutput(unseen.map(([n, t]) => ({ tty: n, what: newLinesNews(t.unseen.length, t.unseen.at(-1)) })));
-    if (tty.program !== input.expect) throw expectMismatch(input.tty, input.expect, tty.program);
+    if (tty.program !== input.expect) throw expectMismatch(input.tty, input.expect, tty.program, { expectedShell: input.expect === 'bash', actualShell: tty.program === 'bash', asking: false });
     tty.unseen.push(`$ ${input.text}`);
     const print = /^print (\d+)$/.exec(input.text);
     if (print) for (let i = 1; i <= Number(print[1]); i++) tty.unseen.push(`line ${i} ${'x'.repeat(60)}`);

@@ -132,7 +132,7 @@ describe('the five tools over a linked in-memory transport', () => {
     expect(textOf(seen)).toContain('started bash');
 
     const mismatch = await session.call('type', { tty: 0, expect: 'python3', text: 'print(1)' });
-    expect(textOf(mismatch)).toMatch(/^EXPECT_MISMATCH: TTY 0 is running bash, not python3\. Nothing was sent\. Check its screen with wait\(\), then type again with expect: "bash"\.$/);
+    expect(textOf(mismatch)).toMatch(/^EXPECT_MISMATCH: TTY 0 is running bash, not python3\. Nothing was sent\. The shell is at its prompt: python3 ended, or never started\. Call wait\(\) to see the screen, then type with expect: "bash"\.$/);
 
     const typed = await session.call('type', { tty: 0, expect: 'bash', text: 'echo hi' });
     expect(typed.structuredContent).toMatchObject({ tty: 0, sent: 'text', enter: true });

@@ -65,6 +65,31 @@ describe('ShellCommands', () => {
     expect(old.commands.running).toBe(true);
   });
 
+  it('ends a command a former server saw start when its prompt comes with no D mark (the D fell into the adoption\'s capture), with the status its title tells', async () => {
+    const events = new TtyEventSource((error) => {
+      throw error;
+    });
+    const commands = new ShellCommands(3, KEY, events);
+    commands.signs();
+    const emulator: TtyEmulator = new TtyEmulator({ cols: 40, rows: 5, onMark: (m) => commands.accepts(m) && commands.marked(m, emulator) });
+    commands.resume(1_700_000_001_000);
+    // What the next server reads after its capture: the rest of the prompt (its title, then B), the D before it already captured.
+    emulator.write(`\x1b]2;ak-${KEY}-7-1700000004000000\x07\x1b]133;B;ak=${KEY}\x07$ `);
+    await emulator.drain();
+    expect(commands.running).toBe(false);
+    expect(commands.ends).toBe(1);
+    expect(commands.lastEnd).toMatchObject({ exitCode: 7, durationMs: 3000 });
+    // A title not its shell's own (another key) ends nothing.
+    const other = new ShellCommands(3, KEY, events);
+    other.signs();
+    const second: TtyEmulator = new TtyEmulator({ cols: 40, rows: 5, onMark: (m) => other.accepts(m) && other.marked(m, second) });
+    other.resume(1_700_000_001_000);
+    second.write(`\x1b]2;ak-beef-0-1700000004000000\x07\x1b]133;B;ak=${KEY}\x07$ `);
+    await second.drain();
+    expect(other.running).toBe(true);
+    expect(other.ends).toBe(0);
+  });
+
   it('counts a D mark whose prompt has no B after a second of quiet, and a command that ended while no server read', () => {
     const { commands, mark } = shell(KEY);
     mark({ kind: 'C', key: KEY, at: 1000 });
