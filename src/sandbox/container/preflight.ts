@@ -9,6 +9,7 @@ import { describeError, isKernelError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { DEFAULT_BASE_IMAGE } from '../engine/bootstrap.js';
 import { egressStatus, ensureEgressImage } from '../egress/proxy.js';
+import { podmanCheck } from '../engine/engine-traps.js';
 import { type Engine, connectEngine, describeEngine, engineSetting } from '../engine/engine.js';
 import { CONTAINER_ULIMITS } from '../engine/ulimits.js';
 import { LABEL, type ProgressCallback, baseImages, buildContext, imageExists, readContainerfile } from '../engine/image.js';
@@ -152,6 +153,7 @@ export async function preflight(instance: Instance | undefined, options: Preflig
   try {
     engine = await connectEngine({ socket: instance ? engineSetting(instance.config.container) : undefined });
     rows.push({ name: 'engine', status: 'ok', detail: describeEngine(engine) });
+    if (engine.name === 'podman') rows.push({ name: 'podman', ...podmanCheck(await engine.docker.info()) });
     rows.push(await boundaryRow(engine, instance));
   } catch (error) {
     rows.push({
