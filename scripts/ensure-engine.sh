@@ -83,6 +83,11 @@ start_podman() {
   if [ -n "${AGENT_KERNEL_STARTED_PID_FILE:-}" ]; then echo "$pid" >"$AGENT_KERNEL_STARTED_PID_FILE"; fi
   wait_for_engine "$pid" "podman system service" "$logfile"
   log "podman: PID $pid answering after $(elapsed "$start") s"
+  # Rootless Podman's network (slirp4netns) opens /dev/net/tun as its user: some hosts leave it 0600 (Debian's is 0666).
+  if [ -c /dev/net/tun ] && [ "$(stat -c %a /dev/net/tun)" != 666 ]; then
+    log "/dev/net/tun is $(stat -c %a /dev/net/tun): making it 0666 (its usual mode) for rootless Podman's network"
+    chmod 0666 /dev/net/tun
+  fi
 }
 
 start_dockerd() {

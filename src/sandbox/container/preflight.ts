@@ -153,7 +153,7 @@ export async function preflight(instance: Instance | undefined, options: Preflig
   try {
     engine = await connectEngine({ socket: instance ? engineSetting(instance.config.container) : undefined });
     rows.push({ name: 'engine', status: 'ok', detail: describeEngine(engine) });
-    if (engine.name === 'podman') rows.push({ name: 'podman', ...podmanCheck(await engine.docker.info()) });
+    if (engine.name === 'podman') rows.push({ name: 'podman', ...podmanCheck(await engine.docker.info(), (await engineBoundary(engine)).kind === 'rootless') });
     rows.push(await boundaryRow(engine, instance));
   } catch (error) {
     rows.push({

@@ -24,6 +24,10 @@ const TRAPS: readonly Trap[] = [
     fix: 'give the engine\'s user subordinate ids: usermod --add-subuids 100000-165535 --add-subgids 100000-165535 USER (for rootful Podman\'s --userns=auto: the user "containers"), and apt-get install uidmap',
   },
   {
+    symptom: /\/dev\/net\/tun.*(?:permission denied|not permitted)|slirp4netns failed/i,
+    fix: 'rootless Podman\'s network cannot open /dev/net/tun: as root, chmod 0666 /dev/net/tun (its usual mode; scripts/ensure-engine.sh does it with AGENT_KERNEL_ENGINE=podman)',
+  },
+  {
     symptom: /cgroup-manager|systemd.*(?:not running|no such file)|dbus/i,
     fix: 'without systemd, Podman needs --cgroup-manager cgroupfs (podman --cgroup-manager cgroupfs system service ...)',
   },
@@ -37,12 +41,10 @@ export function knownTrapFix(message: string): string | undefined {
 interface EngineInfo {
   DefaultRuntime?: string;
   CgroupVersion?: string;
-  SecurityOptions?: string[] | null;
 }
 
 /** Pure: doctor's row on a Podman engine from its `info`: which runtime, rootless or not, and the trap it would fall into. */
-export function podmanCheck(info: EngineInfo): { status: 'ok' | 'failed'; detail: string; fix?: string } {
-  const rootless = (info.SecurityOptions ?? []).some((option) => /(?:^|,)name=rootless(?:,|$)/.test(option));
+export function podmanCheck(info: EngineInfo, rootless: boolean): { status: 'ok' | 'failed'; detail: string; fix?: string } {
   const runtime = info.DefaultRuntime ?? 'unknown';
   const detail = `${rootless ? 'rootless' : 'rootful'}, runtime ${runtime}, cgroups v${info.CgroupVersion ?? '?'}`;
   if (runtime === 'crun' && info.CgroupVersion === '1') {

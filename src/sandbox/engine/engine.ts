@@ -23,6 +23,7 @@ export interface ConnectOptions {
 }
 
 const DEFAULT_PING_TIMEOUT_MS = 3000;
+const VERSION_TIMEOUT_MS = 30_000;
 
 /** The operator's engine for an instance: `container.engine`, else its former name `engine_socket`; undefined: DOCKER_HOST or the first that answers. */
 export function engineSetting(container: { engine?: string | undefined; engine_socket?: string | undefined }): string | undefined {
@@ -132,7 +133,8 @@ function abortable(docker: Dockerode): AbortableCalls {
 async function tryAddress(address: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Engine> {
   const docker = new DockerodeClient(dockerodeOptions(address, env));
   await withTimeout((abortSignal) => abortable(docker).ping({ abortSignal }), timeoutMs, address);
-  const version = await withTimeout((abortSignal) => abortable(docker).version({ abortSignal }), timeoutMs, address);
+  // It answered the ping: the version may take longer. Podman's runs `conmon --version` and its runtimes' for it: 3-7 s at load 20.
+  const version = await withTimeout((abortSignal) => abortable(docker).version({ abortSignal }), Math.max(timeoutMs, VERSION_TIMEOUT_MS), address);
   const isPodman = (version.Components ?? []).some((c) => /podman/i.test(c.Name)) || /podman/i.test(version.Platform?.Name ?? '');
   return { docker, address, name: isPodman ? 'podman' : 'docker', version: version.Version, apiVersion: version.ApiVersion };
 }
