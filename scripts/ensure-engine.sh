@@ -9,7 +9,10 @@
 #   3. bootstrap the base image (debian:bookworm-slim) offline with mmdebstrap when it is missing.
 # Idempotent. When it starts dockerd it writes the PID to .engine/dockerd.pid and, if set,
 # to $AGENT_KERNEL_STARTED_PID_FILE (with-engine.sh uses that to stop only what it started).
-# Knobs: DOCKER_HOST (a unix socket gets a dockerd there; anything else must already answer),
+# Knobs: AGENT_KERNEL_ENGINE (docker, the default, or podman: Debian's podman, catatonit and runc are
+# installed and its API service is started as root on DOCKER_HOST, default unix:///run/podman/podman.sock,
+# with runc, since crun fails on cgroups v1 hosts; log .engine/podman.log),
+# DOCKER_HOST (a unix socket gets a dockerd there; anything else must already answer),
 # AGENT_KERNEL_DOCKERD_ARGS (extra dockerd flags, e.g. --add-runtime runsc=/usr/bin/runsc for gVisor),
 # AGENT_KERNEL_BOUNDARY (userns-remap, the default, or none: dockerd without a user namespace),
 # AGENT_KERNEL_DOCKERD_TIMEOUT (s, default 60),
@@ -24,7 +27,13 @@ BOUNDARY=${AGENT_KERNEL_BOUNDARY:-userns-remap}
 
 install_packages() {
   local missing=()
-  if [ -z "${DOCKER_HOST:-}" ] && ! command -v dockerd >/dev/null 2>&1 && ! engine_answers; then missing+=(docker.io); fi
+  if [ "$ENGINE_KIND" = podman ]; then
+    command -v podman >/dev/null 2>&1 || missing+=(podman)
+    # Init: true needs catatonit; runc works where crun fails ("cgroups in hybrid mode").
+    [ -x /usr/bin/catatonit ] || [ -x /usr/libexec/podman/catatonit ] || missing+=(catatonit)
+    command -v runc >/dev/null 2>&1 || missing+=(runc)
+    command -v newuidmap >/dev/null 2>&1 || missing+=(uidmap)
+  elif [ -z "${DOCKER_HOST:-}" ] && ! command -v dockerd >/dev/null 2>&1 && ! engine_answers; then missing+=(docker.io); fi
   command -v tmux >/dev/null 2>&1 || missing+=(tmux)
   command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
@@ -37,6 +46,49 @@ install_packages() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   log "apt: installed ${missing[*]} in $(elapsed "$start") s"
+}
+
+# Wait until the engine answers, or the process PID dies, or TIMEOUT passes.
+wait_for_engine() {
+  local pid=$1 what=$2 logfile=$3
+  local deadline=$((SECONDS + DOCKERD_TIMEOUT))
+  until engine_answers; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      tail -n 20 "$logfile" >&2 || true
+      die "$what exited during start-up (its log above, all of it in $logfile)"
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      tail -n 20 "$logfile" >&2 || true
+      die "$what (PID $pid) did not answer within ${DOCKERD_TIMEOUT} s (log above, all of it in $logfile); it is still running"
+    fi
+    sleep 0.2
+  done
+}
+
+start_podman() {
+  local address=$DOCKER_HOST
+  case "$address" in
+    unix://*) ;;
+    *) die "DOCKER_HOST=$DOCKER_HOST does not answer, and only a local unix socket can be started here." ;;
+  esac
+  [ "$(id -u)" = 0 ] || die "no engine answers at $address; start rootless Podman yourself: podman system service --time=0 unix://\$XDG_RUNTIME_DIR/podman/podman.sock &"
+  mkdir -p "$ENGINE_STATE_DIR" "$(dirname "${address#unix://}")"
+  local logfile="$ENGINE_STATE_DIR/podman.log" start pid manager=()
+  # Without systemd, Podman's default cgroup manager (systemd) cannot start a container.
+  [ -d /run/systemd/system ] || manager=(--cgroup-manager cgroupfs)
+  start=$(now)
+  log "no engine answers: starting podman system service $address (runc; log: $logfile)"
+  nohup podman --runtime runc "${manager[@]}" system service --time=0 "$address" >"$logfile" 2>&1 </dev/null &
+  pid=$!
+  echo "$pid" >"$ENGINE_STATE_DIR/podman.pid"
+  if [ -n "${AGENT_KERNEL_STARTED_PID_FILE:-}" ]; then echo "$pid" >"$AGENT_KERNEL_STARTED_PID_FILE"; fi
+  wait_for_engine "$pid" "podman system service" "$logfile"
+  log "podman: PID $pid answering after $(elapsed "$start") s"
+  # Rootless Podman's network (slirp4netns) opens /dev/net/tun as its user: some hosts leave it 0600 (Debian's is 0666).
+  if [ -c /dev/net/tun ] && [ "$(stat -c %a /dev/net/tun)" != 666 ]; then
+    log "/dev/net/tun is $(stat -c %a /dev/net/tun): making it 0666 (its usual mode) for rootless Podman's network"
+    chmod 0666 /dev/net/tun
+  fi
 }
 
 start_dockerd() {
@@ -62,18 +114,7 @@ start_dockerd() {
   pid=$!
   echo "$pid" >"$ENGINE_STATE_DIR/dockerd.pid"
   if [ -n "${AGENT_KERNEL_STARTED_PID_FILE:-}" ]; then echo "$pid" >"$AGENT_KERNEL_STARTED_PID_FILE"; fi
-  local deadline=$((SECONDS + DOCKERD_TIMEOUT))
-  until engine_answers; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      tail -n 20 "$logfile" >&2 || true
-      die "dockerd exited during start-up (its log above, all of it in $logfile)"
-    fi
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      tail -n 20 "$logfile" >&2 || true
-      die "dockerd (PID $pid) did not answer within ${DOCKERD_TIMEOUT} s (log above, all of it in $logfile); it is still running"
-    fi
-    sleep 0.2
-  done
+  wait_for_engine "$pid" dockerd "$logfile"
   log "dockerd: PID $pid answering after $(elapsed "$start") s"
 }
 
@@ -85,6 +126,8 @@ if engine_answers; then
   case "$description" in
     *"boundary none:"*) log "note: this engine was started without a user namespace, and this script leaves a running engine alone. For the second boundary restart it with --userns-remap=default (README: Security, The second boundary)" ;;
   esac
+elif [ "$ENGINE_KIND" = podman ]; then
+  start_podman
 else
   start_dockerd
 fi

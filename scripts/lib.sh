@@ -1,6 +1,13 @@
 # Shared helpers for the set-up scripts (sourced, not run).
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ENGINE_STATE_DIR=${AGENT_KERNEL_ENGINE_DIR:-$ROOT/.engine}
+# AGENT_KERNEL_ENGINE: docker (the default) or podman (rootful Podman's API service, on its own socket).
+ENGINE_KIND=${AGENT_KERNEL_ENGINE:-docker}
+case "$ENGINE_KIND" in
+  docker) ;;
+  podman) export DOCKER_HOST=${DOCKER_HOST:-unix:///run/podman/podman.sock} ;; # everything after this talks to it
+  *) printf '%s: ERROR: AGENT_KERNEL_ENGINE=%s: use docker or podman\n' "${LOG_PREFIX:-agent-kernel}" "$ENGINE_KIND" >&2; exit 1 ;;
+esac
 
 log() { printf '%s: %s\n' "${LOG_PREFIX:-agent-kernel}" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }

@@ -52,10 +52,14 @@ const containerSchema = z.strictObject({
     .enum(['docker', 'host'])
     .default('docker')
     .describe('docker: a hardened container (Docker or Podman); host: this machine, for a server already in a sandbox'),
-  engine_socket: z
+  engine: z
     .string()
+    .min(1)
     .optional()
-    .describe('engine address, like DOCKER_HOST (unix:///run/podman/podman.sock, tcp://..., ssh://...)'),
+    .describe(
+      'the container engine: "docker" (its local socket), "podman" (Podman\'s socket: rootless for a user, /run/podman/podman.sock for root), or an address like DOCKER_HOST (unix:///path.sock, tcp://host:port, ssh://user@host); default: DOCKER_HOST, else the first local engine that answers',
+    ),
+  engine_socket: z.string().min(1).optional().describe('the former name of container.engine (an address); container.engine wins'),
   network: z
     .enum(['allowlist', 'none', 'open', 'bridge'])
     .default('allowlist')

@@ -7,7 +7,7 @@ import { readJsonFile } from '../../config/parse.js';
 import { type InstancePaths, instancePaths, stateHome } from '../../config/paths.js';
 import { configHome, loadRegistry, registryFile, unregisterInstance, validateInstanceName } from '../../config/registry.js';
 import { KernelError, describeError } from '../../errors.js';
-import { type Engine, connectEngine } from '../../sandbox/engine/engine.js';
+import { type Engine, connectEngine, engineSetting } from '../../sandbox/engine/engine.js';
 import { LABEL } from '../../sandbox/engine/image.js';
 import { removeInstanceResources } from '../../sandbox/container/remove-instance.js';
 import { isProcessAlive, readLockHolder } from '../../util/process/pid-lock.js';
@@ -144,7 +144,7 @@ export async function removeInstance(
   const report: RemovalReport = { removed: [], kept: [] };
   // The operator's file alone says which engine holds the container: the agent can break its own file, and the removal must not then ask another engine.
   const socket = await readJsonFile(target.paths.operatorConfig).then(
-    (raw) => parseAgentConfig(raw, target.paths.operatorConfig).container.engine_socket,
+    (raw) => engineSetting(parseAgentConfig(raw, target.paths.operatorConfig).container),
     () => undefined,
   );
   const engine = await connectEngine({ socket });

@@ -4,7 +4,8 @@ import type { Instance } from '../../config/instance.js';
 import { ensureStateDirs } from '../../config/state-dir.js';
 import { KernelError, describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
-import { type Engine, inspectNamed, statusCode } from '../engine/engine.js';
+import { knownTrapFix } from '../engine/engine-traps.js';
+import { type Engine, forceRemoveContainer, inspectNamed, statusCode } from '../engine/engine.js';
 import { ensureEgress, removeEgress } from '../egress/proxy.js';
 import { hardenedCreateOptions, hostFacts } from './hardening.js';
 import { type ImageRef, LABEL, type ProgressCallback, currentImageRef, imageTag, shortReference } from '../engine/image.js';
@@ -140,7 +141,7 @@ export async function isContainerStale(engine: Engine, instance: Instance): Prom
 
 async function removeContainer(engine: Engine, id: string): Promise<void> {
   try {
-    await engine.docker.getContainer(id).remove({ force: true });
+    await forceRemoveContainer(engine, id);
   } catch (error) {
     if (statusCode(error) !== 404) throw new KernelError('CONTAINER_FAILED', `Cannot remove container ${id.slice(0, 12)}: ${describeError(error)}`, { cause: error });
   }
@@ -166,9 +167,10 @@ async function startContainer(engine: Engine, name: string): Promise<void> {
     await engine.docker.getContainer(name).start();
   } catch (error) {
     if (statusCode(error) === 304) return; // already started
+    const fix = knownTrapFix(describeError(error));
     throw new KernelError(
       'CONTAINER_FAILED',
-      `Cannot start container ${name}: ${describeError(error)}\nSee the engine's log; agent-kernel doctor checks the set-up.`,
+      `Cannot start container ${name}: ${describeError(error)}\n${fix ? `Fix: ${fix}.` : "See the engine's log; agent-kernel doctor checks the set-up."}`,
       { cause: error },
     );
   }

@@ -2,7 +2,7 @@ import type { Instance } from '../../config/instance.js';
 import type { Logger } from '../../log/logger.js';
 import { containerName, containerUpInStages } from './container.js';
 import { DockerSandbox } from '../docker-sandbox.js';
-import { connectEngine } from '../engine/engine.js';
+import { connectEngine, engineSetting } from '../engine/engine.js';
 import { hardenedCreateOptions, hostFacts } from './hardening.js';
 import { HostSandbox } from '../host-sandbox.js';
 import type { ProgressCallback } from '../engine/image.js';
@@ -50,7 +50,7 @@ export function openSandboxInStages(instance: Instance, options: OpenSandboxOpti
   const open = (async (): Promise<OpenedSandbox> => {
     // A refused config fails here, before the engine is even asked.
     hardenedCreateOptions({ config, dataDir: instance.dataDir, host: hostFacts(), configFile: instance.paths.operatorConfig });
-    const engine = await connectEngine({ socket: config.engine_socket });
+    const engine = await connectEngine({ socket: engineSetting(config) });
     const stages = await containerUpInStages(engine, instance, { logger: options.logger, onProgress: options.onProgress });
     const finished = stages.finished.then(() => undefined);
     finished.catch(() => undefined); // rejects for whoever awaits it, not as an unhandled rejection meanwhile
@@ -71,6 +71,6 @@ export function openSandboxInStages(instance: Instance, options: OpenSandboxOpti
 export async function attachSandbox(instance: Instance): Promise<Sandbox> {
   const config = instance.config.container;
   if (config.backend === 'host') return new HostSandbox({ cwd: instance.dataDir, env: config.env });
-  const engine = await connectEngine({ socket: config.engine_socket });
+  const engine = await connectEngine({ socket: engineSetting(config) });
   return new DockerSandbox({ engine, containerName: containerName(instance.name), cwd: instance.dataDir, user: config.user, env: config.env });
 }

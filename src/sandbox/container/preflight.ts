@@ -9,7 +9,8 @@ import { describeError, isKernelError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { DEFAULT_BASE_IMAGE } from '../engine/bootstrap.js';
 import { egressStatus, ensureEgressImage } from '../egress/proxy.js';
-import { type Engine, connectEngine, describeEngine } from '../engine/engine.js';
+import { podmanCheck } from '../engine/engine-traps.js';
+import { type Engine, connectEngine, describeEngine, engineSetting } from '../engine/engine.js';
 import { CONTAINER_ULIMITS } from '../engine/ulimits.js';
 import { LABEL, type ProgressCallback, baseImages, buildContext, imageExists, readContainerfile } from '../engine/image.js';
 import { ensureImage } from './instance-image.js';
@@ -150,8 +151,9 @@ export async function preflight(instance: Instance | undefined, options: Preflig
 
   let engine: Engine | undefined;
   try {
-    engine = await connectEngine({ socket: instance?.config.container.engine_socket });
+    engine = await connectEngine({ socket: instance ? engineSetting(instance.config.container) : undefined });
     rows.push({ name: 'engine', status: 'ok', detail: describeEngine(engine) });
+    if (engine.name === 'podman') rows.push({ name: 'podman', ...podmanCheck(await engine.docker.info(), (await engineBoundary(engine)).kind === 'rootless') });
     rows.push(await boundaryRow(engine, instance));
   } catch (error) {
     rows.push({

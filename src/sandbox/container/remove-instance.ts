@@ -1,5 +1,5 @@
 import { containerName } from './container.js';
-import { type Engine, statusCode } from '../engine/engine.js';
+import { type Engine, forceRemoveContainer, statusCode } from '../engine/engine.js';
 import { LABEL } from '../engine/image.js';
 
 export interface RemovedResources {
@@ -27,7 +27,7 @@ export async function removeInstanceResources(engine: Engine, name: string, onPr
   for (const c of containers) {
     if (c.Labels[LABEL.instance] !== name) continue;
     const shown = c.Names[0]?.replace(/^\//, '') ?? c.Id.slice(0, 12);
-    await docker.getContainer(c.Id).remove({ force: true }).catch(ignoreMissing);
+    await forceRemoveContainer(engine, c.Id).catch(ignoreMissing);
     removed.containers.push(shown);
     onProgress?.(`removed container ${shown}`);
   }
@@ -65,7 +65,7 @@ async function removeImage(engine: Engine, reference: string, name: string): Pro
     if (statusCode(error) !== 409) throw error;
     const users = await engine.docker.listContainers({ all: true, filters: { ancestor: [reference], label: [`${LABEL.instance}=${name}`] } });
     if (users.length === 0) throw error;
-    for (const c of users) await engine.docker.getContainer(c.Id).remove({ force: true }).catch(ignoreMissing);
+    for (const c of users) await forceRemoveContainer(engine, c.Id).catch(ignoreMissing);
     await image.remove({ noprune: true }).catch(ignoreMissing);
   }
 }

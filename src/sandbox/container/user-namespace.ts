@@ -63,13 +63,28 @@ export function boundaryOfInfo(info: EngineInfo): EngineBoundary {
   return { kind: 'none', runtimes };
 }
 
+/** Podman's own info: `host.security.rootless`. */
+function podmanIsRootless(engine: Engine): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    engine.docker.modem.dial({ path: '/v4.0.0/libpod/info', method: 'GET', statusCodes: { 200: true, 500: 'server error' } }, (error: unknown, info: unknown) => {
+      if (error) reject(error instanceof Error ? error : new Error(String(error)));
+      else resolve((info as { host?: { security?: { rootless?: unknown } } } | undefined)?.host?.security?.rootless === true);
+    });
+  });
+}
+
 const cache = new WeakMap<Engine, Promise<EngineBoundary>>();
 
 /** The engine's boundary (asked once per connection). */
 export function engineBoundary(engine: Engine): Promise<EngineBoundary> {
   let known = cache.get(engine);
   if (!known) {
-    known = engine.docker.info().then((info: EngineInfo) => boundaryOfInfo(info));
+    known = engine.docker.info().then(async (info: EngineInfo) => {
+      const boundary = boundaryOfInfo(info);
+      // Podman 4.3 does not say `name=rootless` in Docker's info; its own info does.
+      if (engine.name === 'podman' && boundary.kind === 'none' && (await podmanIsRootless(engine))) return { kind: 'rootless' as const, runtimes: boundary.runtimes };
+      return boundary;
+    });
     known.catch(() => cache.delete(engine));
     cache.set(engine, known);
   }

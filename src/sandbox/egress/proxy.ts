@@ -5,7 +5,7 @@ import type { Instance } from '../../config/instance.js';
 import { KernelError, describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { DockerSandbox } from '../docker-sandbox.js';
-import { type Engine, inspectNamed, statusCode } from '../engine/engine.js';
+import { type Engine, forceRemoveContainer, inspectNamed, statusCode } from '../engine/engine.js';
 import { CONTAINER_ULIMITS } from '../engine/ulimits.js';
 import { type BuildContext, type BuildNetworkOptions, LABEL, type ProgressCallback, baseImages, contextHash, ensureBaseImage, imageExists, readContainerfile, runBuild } from '../engine/image.js';
 import { trustedContext } from '../engine/build-context.js';
@@ -96,10 +96,7 @@ async function inspectOurs(engine: Engine, name: string, instance: Instance, rol
 }
 
 async function removeIfPresent(engine: Engine, id: string): Promise<void> {
-  await engine.docker
-    .getContainer(id)
-    .remove({ force: true })
-    .catch((error: unknown) => {
+  await forceRemoveContainer(engine, id).catch((error: unknown) => {
       if (statusCode(error) !== 404) throw error;
     });
 }

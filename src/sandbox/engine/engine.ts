@@ -15,7 +15,7 @@ export interface Engine {
 }
 
 export interface ConnectOptions {
-  /** `container.engine_socket` from the operator's configuration; wins over DOCKER_HOST. */
+  /** The operator's choice (engineSetting: `container.engine`, a name or an address); wins over DOCKER_HOST. */
   socket?: string | undefined;
   env?: NodeJS.ProcessEnv;
   /** How long one address may take to answer a ping. */
@@ -23,18 +23,35 @@ export interface ConnectOptions {
 }
 
 const DEFAULT_PING_TIMEOUT_MS = 3000;
+const VERSION_TIMEOUT_MS = 30_000;
+
+/** The operator's engine for an instance: `container.engine`, else its former name `engine_socket`; undefined: DOCKER_HOST or the first that answers. */
+export function engineSetting(container: { engine?: string | undefined; engine_socket?: string | undefined }): string | undefined {
+  return container.engine ?? container.engine_socket;
+}
+
+export const DOCKER_SOCKET = 'unix:///var/run/docker.sock';
+export const ROOTFUL_PODMAN_SOCKET = 'unix:///run/podman/podman.sock';
+
+/** Podman's socket for this user: root's, or the user's own under XDG_RUNTIME_DIR (else /run/user/<uid>). */
+export function podmanSocket(env: NodeJS.ProcessEnv = process.env, uid: number = process.getuid?.() ?? 0): string {
+  if (uid === 0) return ROOTFUL_PODMAN_SOCKET;
+  return `unix://${path.join(env.XDG_RUNTIME_DIR || `/run/user/${uid}`, 'podman', 'podman.sock')}`;
+}
 
 /**
- * The addresses to try, in order. An explicit address (the config's engine_socket, else
- * DOCKER_HOST) is the only one tried: the operator chose it, so falling back elsewhere
- * would hide their mistake. Otherwise: Docker's default socket, then Podman's (rootless, rootful).
+ * The addresses to try, in order. An explicit choice (the config's engine, else DOCKER_HOST) is
+ * the only one tried: the operator chose it, so falling back elsewhere would hide their mistake;
+ * `docker` and `podman` name their local sockets. Otherwise: Docker's default socket, then Podman's (rootless, rootful).
  */
 export function engineCandidates(socket: string | undefined, env: NodeJS.ProcessEnv = process.env): string[] {
+  if (socket === 'docker') return [DOCKER_SOCKET];
+  if (socket === 'podman') return [podmanSocket(env)];
   if (socket) return [normalizeAddress(socket)];
   if (env.DOCKER_HOST) return [normalizeAddress(env.DOCKER_HOST)];
-  const candidates = ['unix:///var/run/docker.sock'];
+  const candidates = [DOCKER_SOCKET];
   if (env.XDG_RUNTIME_DIR) candidates.push(`unix://${path.join(env.XDG_RUNTIME_DIR, 'podman', 'podman.sock')}`);
-  candidates.push('unix:///run/podman/podman.sock');
+  candidates.push(ROOTFUL_PODMAN_SOCKET);
   return candidates;
 }
 
@@ -116,7 +133,8 @@ function abortable(docker: Dockerode): AbortableCalls {
 async function tryAddress(address: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Engine> {
   const docker = new DockerodeClient(dockerodeOptions(address, env));
   await withTimeout((abortSignal) => abortable(docker).ping({ abortSignal }), timeoutMs, address);
-  const version = await withTimeout((abortSignal) => abortable(docker).version({ abortSignal }), timeoutMs, address);
+  // It answered the ping: the version may take longer. Podman's runs `conmon --version` and its runtimes' for it: 3-7 s at load 20.
+  const version = await withTimeout((abortSignal) => abortable(docker).version({ abortSignal }), Math.max(timeoutMs, VERSION_TIMEOUT_MS), address);
   const isPodman = (version.Components ?? []).some((c) => /podman/i.test(c.Name)) || /podman/i.test(version.Platform?.Name ?? '');
   return { docker, address, name: isPodman ? 'podman' : 'docker', version: version.Version, apiVersion: version.ApiVersion };
 }
@@ -130,7 +148,7 @@ export function engineUnreachableMessage(tried: readonly { address: string; erro
     '  sudo dockerd &                     (Docker, no systemd)',
     '  sudo systemctl start docker        (Docker, with systemd)',
     `  podman system service --time=0 unix://${process.env.XDG_RUNTIME_DIR ?? '/run/user/$UID'}/podman/podman.sock &   (Podman)`,
-    'or point DOCKER_HOST (or container.engine_socket in the operator configuration) at a running engine.',
+    'or point DOCKER_HOST (or container.engine in the operator configuration) at a running engine.',
   ].join('\n');
 }
 
@@ -184,4 +202,28 @@ export async function inspectNamed(engine: Engine, name: string): Promise<Docker
     if (statusCode(error) === 404) return undefined;
     throw new KernelError('CONTAINER_FAILED', `Cannot inspect container ${name}: ${describeError(error)}`, { cause: error });
   }
+}
+
+/**
+ * Remove a container, running or not. Podman refuses while another container shares its namespaces
+ * (an egress link in the agent's network namespace), where Docker removes it and leaves the other
+ * without one; its own API's `depend` removes those with it, which is what Docker's removal comes to.
+ * A missing container is a 404 error, as with dockerode.
+ */
+export async function forceRemoveContainer(engine: Engine, id: string): Promise<void> {
+  if (engine.name === 'docker') {
+    await engine.docker.getContainer(id).remove({ force: true });
+    return;
+  }
+  await new Promise<void>((resolve, reject) => {
+    engine.docker.modem.dial(
+      {
+        path: `/v4.0.0/libpod/containers/${encodeURIComponent(id)}?`,
+        method: 'DELETE',
+        options: { force: true, depend: true },
+        statusCodes: { 200: true, 204: true, 404: 'no such container', 409: 'conflict', 500: 'server error' },
+      },
+      (error: unknown) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve()),
+    );
+  });
 }

@@ -3,6 +3,7 @@ import type { Instance } from '../../config/instance.js';
 import { KernelError, describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { type Engine, statusCode } from './engine.js';
+import { startBuild } from './build-request.js';
 import { type EngineEvent, eventLine, readEngineEvents } from './progress.js';
 import { type BuildContext, buildContext, contextHash, packContext } from './build-context.js';
 
@@ -151,21 +152,19 @@ export async function runBuild(
   const { logger, onProgress } = options;
   const tail: string[] = [];
   let step = '';
-  const stream = await engine.docker
-    .buildImage(
-      // A tar the host packed itself: the engine never resolves a path in the agent's folder.
-      packContext(context, options.containerfile),
-      {
-        t: tag,
-        dockerfile: context.containerfile,
-        labels,
-        rm: true,
-        forcerm: true,
-        nocache: options.force === true,
-        ...(options.network?.networkmode ? { networkmode: options.network.networkmode } : {}),
-        ...(options.network?.buildargs ? { buildargs: options.network.buildargs } : {}),
-      },
-    )
+  const stream = await startBuild(
+    engine,
+    // A tar the host packed itself: the engine never resolves a path in the agent's folder.
+    packContext(context, options.containerfile),
+    {
+      tag,
+      dockerfile: context.containerfile,
+      labels,
+      nocache: options.force === true,
+      networkmode: options.network?.networkmode,
+      buildargs: options.network?.buildargs,
+    },
+  )
     .catch((error: unknown) => {
       throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag} failed to start: ${describeError(error)}`, { cause: error });
     });

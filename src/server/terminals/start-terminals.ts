@@ -1,7 +1,7 @@
 import type { Instance } from '../../config/instance.js';
 import type { Logger } from '../../log/logger.js';
 import { EgressWatch } from '../../sandbox/egress/watch.js';
-import { connectEngine } from '../../sandbox/engine/engine.js';
+import { connectEngine, engineSetting } from '../../sandbox/engine/engine.js';
 import { openSandboxInStages } from '../../sandbox/container/open-sandbox.js';
 import type { TerminalObserver } from '../../observe/terminal-observer.js';
 import { type ServerLock, acquireServerLock } from '../../tty/server-lock.js';
@@ -87,7 +87,7 @@ async function startLocked(instance: Instance, logger: Logger, options: { hostTm
     logger,
     onProgress: (line: string) => logger.info({ phase: 'start-up' }, line),
   });
-  const engine = sandbox.kind === 'docker' ? connectEngine({ socket: instance.config.container.engine_socket }) : undefined;
+  const engine = sandbox.kind === 'docker' ? connectEngine({ socket: engineSetting(instance.config.container) }) : undefined;
   const started = (async () => {
     const { TtyManager } = await ttyLayer;
     return TtyManager.start({ instance, sandbox, logger, tick: await tick, lock: options.lock, ...(options.hostTmux === undefined ? {} : { hostTmux: options.hostTmux }) });

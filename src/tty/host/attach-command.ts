@@ -1,4 +1,5 @@
 import { containerName } from '../../sandbox/container/container.js';
+import { engineCandidates } from '../../sandbox/engine/engine.js';
 import { TMUX_SESSION, tmuxSocketName } from './tmux-server.js';
 
 export interface TmuxTarget {
@@ -36,8 +37,8 @@ export function listWindowsArgv(target: TmuxTarget): string[] {
   return tmuxCommandArgv(target, ['list-windows', '-t', TMUX_SESSION, '-F', '#{window_index}'], false);
 }
 
-/** Pure: DOCKER_HOST for the docker CLI from the config's engine_socket. */
-export function dockerHostFor(engineSocket: string | undefined): string | undefined {
-  if (engineSocket === undefined) return undefined;
-  return engineSocket.includes('://') ? engineSocket : `unix://${engineSocket}`;
+/** DOCKER_HOST for the docker CLI from the config's engine (a name or an address); undefined: the CLI's own default. */
+export function dockerHostFor(engine: string | undefined): string | undefined {
+  if (engine === undefined) return undefined;
+  return engineCandidates(engine)[0];
 }

@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
 import { DEFAULT_CONTAINERFILE } from '../../../src/sandbox/engine/build-context.js';
+import { connectEngine } from '../../../src/sandbox/engine/engine.js';
+import { CONTAINER_ULIMITS } from '../../../src/sandbox/engine/ulimits.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { GIT_TEST_IMAGE } from '../../helpers/git-image.js';
 
@@ -32,8 +34,17 @@ describeWithEngine("the built-in image's git commits on the first try", () => {
     build.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
     build.stdin.end(`FROM ${GIT_TEST_IMAGE}\n${gitSetupStep()}\n`);
     expect(await new Promise((resolve) => build.on('exit', resolve)), errors).toBe(0);
-    const script = 'mkdir /data && chown 1000:1000 /data && cd /data && git init -q && git commit -q --allow-empty -m first && git log --format="%an <%ae> on %D"';
-    const { stdout } = await run('docker', ['run', '--rm', '--network', 'none', tag, 'sh', '-c', script]);
-    expect(stdout.trim()).toBe('agent <agent@agent-kernel.invalid> on HEAD -> main');
+    const script = 'mkdir /data && chown 1000:1000 /data && cd /data && git init -q && git commit -q --allow-empty -m first && git --no-pager log --format="%an <%ae> on %D"';
+    // Through the engine's API (the docker CLI's `run` cannot attach to Podman's service), with the limits every container of ours gets.
+    const engine = await connectEngine();
+    const container = await engine.docker.createContainer({ Image: tag, Cmd: ['sh', '-c', script], Tty: true, HostConfig: { NetworkMode: 'none', Ulimits: CONTAINER_ULIMITS } });
+    try {
+      await container.start();
+      expect(((await container.wait()) as { StatusCode: number }).StatusCode).toBe(0);
+      const stdout = String(await container.logs({ stdout: true, stderr: true, follow: false }));
+      expect(stdout.trim()).toBe('agent <agent@agent-kernel.invalid> on HEAD -> main');
+    } finally {
+      await container.remove({ force: true });
+    }
   }, 120_000);
 });

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { resolveInstance } from '../../../config/instance.js';
 import { KernelError } from '../../../errors.js';
+import { engineSetting } from '../../../sandbox/engine/engine.js';
 import { attachArgv, dockerHostFor, listWindowsArgv } from '../../../tty/host/attach-command.js';
 import { TerminalOutputFilter } from '../../../util/terminal-filter.js';
 import { parseCommandArgs } from '../args.js';
@@ -31,7 +32,7 @@ export const attachCommand: Command = {
     const where = { backend: config.backend, instanceName: instance.name, ...(config.user ? { user: config.user } : {}) };
     const argv = attachArgv(where, tty, write);
     const env = { ...process.env };
-    const dockerHost = dockerHostFor(config.engine_socket);
+    const dockerHost = dockerHostFor(engineSetting(config));
     if (dockerHost) env.DOCKER_HOST = dockerHost;
 
     // Check first, so a missing TTY or container gets a clear message rather than tmux's.

@@ -1,7 +1,7 @@
 import { type Instance, resolveInstance } from '../../../config/instance.js';
 import { createLogger } from '../../../log/logger.js';
 import { type ContainerStatus, containerDown, containerRebuild, containerStatus, containerUp, prune } from '../../../sandbox/container/container.js';
-import { type Engine, connectEngine, describeEngine } from '../../../sandbox/engine/engine.js';
+import { type Engine, connectEngine, describeEngine, engineSetting } from '../../../sandbox/engine/engine.js';
 import { imageTag } from '../../../sandbox/engine/image.js';
 import { removeInstanceResources } from '../../../sandbox/container/remove-instance.js';
 import { parseCommandArgs, usageError } from '../args.js';
@@ -42,7 +42,7 @@ export const containerCommand: Command = {
     const [action, target] = positionals as [string, string];
     if (!ACTIONS.includes(action as Action)) throw usageError(usage, `Unknown action ${JSON.stringify(action)}.`);
     const instance = await resolveInstance(target);
-    const engine = await connectEngine({ socket: instance.config.container.engine_socket });
+    const engine = await connectEngine({ socket: engineSetting(instance.config.container) });
     const logger = createLogger({ process: 'agent-kernel', level: process.env.AGENT_KERNEL_LOG_LEVEL ?? 'warn' });
     const progress = values.quiet || values.json ? undefined : (line: string) => out(`  ${finalText(line)}
 `);

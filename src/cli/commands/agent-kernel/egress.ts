@@ -2,7 +2,7 @@ import { resolveInstance } from '../../../config/instance.js';
 import { containerStatus, isContainerStale } from '../../../sandbox/container/container.js';
 import { formatRecords, readEgressLog, topRefused } from '../../../sandbox/egress/log.js';
 import { applyAllowlist, egressStatus } from '../../../sandbox/egress/proxy.js';
-import { connectEngine } from '../../../sandbox/engine/engine.js';
+import { connectEngine, engineSetting } from '../../../sandbox/engine/engine.js';
 import { parseCommandArgs, usageError } from '../args.js';
 import { type Command, EXIT, out } from '../command.js';
 
@@ -26,7 +26,7 @@ export const egressCommand: Command = {
     const lines = Number(values.lines);
     if (!Number.isInteger(lines) || lines < 1) throw usageError(usage, `--lines wants a whole number of lines, such as 50; got ${JSON.stringify(values.lines)}.`);
     const instance = await resolveInstance(target);
-    const engine = await connectEngine({ socket: instance.config.container.engine_socket });
+    const engine = await connectEngine({ socket: engineSetting(instance.config.container) });
     const print = (text: string): void => void out(`${text}\n`);
 
     if (action === 'log') {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dockerodeOptions, engineCandidates, engineUnreachableMessage, normalizeAddress } from '../../../../src/sandbox/engine/engine.js';
+import { dockerodeOptions, engineCandidates, engineSetting, engineUnreachableMessage, normalizeAddress, podmanSocket } from '../../../../src/sandbox/engine/engine.js';
 
 describe('engineCandidates', () => {
   it('tries Docker, then rootless and rootful Podman, when nothing is configured', () => {
@@ -17,6 +17,28 @@ describe('engineCandidates', () => {
 
   it('prefers the config engine_socket over DOCKER_HOST', () => {
     expect(engineCandidates('/run/podman/podman.sock', { DOCKER_HOST: 'tcp://x:1' })).toEqual(['unix:///run/podman/podman.sock']);
+  });
+
+  it('takes "docker" and "podman" as the local sockets of each, whatever DOCKER_HOST says', () => {
+    expect(engineCandidates('docker', { DOCKER_HOST: 'tcp://x:1' })).toEqual(['unix:///var/run/docker.sock']);
+    expect(engineCandidates('podman', { DOCKER_HOST: 'tcp://x:1' })).toEqual([podmanSocket({})]);
+    expect(engineCandidates('ssh://ak@10.0.0.2', {})).toEqual(['ssh://ak@10.0.0.2']);
+  });
+});
+
+describe('podmanSocket', () => {
+  it("is root's for root, and the user's own (rootless) for anyone else", () => {
+    expect(podmanSocket({ XDG_RUNTIME_DIR: '/run/user/1000' }, 0)).toBe('unix:///run/podman/podman.sock');
+    expect(podmanSocket({ XDG_RUNTIME_DIR: '/run/user/1000' }, 1000)).toBe('unix:///run/user/1000/podman/podman.sock');
+    expect(podmanSocket({}, 1001)).toBe('unix:///run/user/1001/podman/podman.sock');
+  });
+});
+
+describe('engineSetting', () => {
+  it('is container.engine, else the former engine_socket, else nothing (DOCKER_HOST or the first that answers)', () => {
+    expect(engineSetting({ engine: 'podman', engine_socket: '/x.sock' })).toBe('podman');
+    expect(engineSetting({ engine_socket: '/x.sock' })).toBe('/x.sock');
+    expect(engineSetting({})).toBeUndefined();
   });
 });
 

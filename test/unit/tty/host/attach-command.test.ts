@@ -15,9 +15,11 @@ describe('attachArgv', () => {
   it('lists windows without a terminal', () => {
     expect(listWindowsArgv({ backend: 'docker', instanceName: 'foo' })).not.toContain('-it');
   });
-  it('turns engine_socket into DOCKER_HOST', () => {
+  it('turns container.engine into DOCKER_HOST', () => {
     expect(dockerHostFor('/run/podman/podman.sock')).toBe('unix:///run/podman/podman.sock');
     expect(dockerHostFor('tcp://10.0.0.2:2375')).toBe('tcp://10.0.0.2:2375');
     expect(dockerHostFor(undefined)).toBeUndefined();
+    expect(dockerHostFor('docker')).toBe('unix:///var/run/docker.sock');
+    expect(dockerHostFor('10.0.0.2:2375')).toBe('tcp://10.0.0.2:2375');
   });
 });
