@@ -33,7 +33,7 @@ export function formatBytes(bytes: number): string {
   return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
 }
 
-const SETTING = 'the snapshots section of the operator\'s instance file (kernel-runner snapshots NAME shows where)';
+const SETTING = "the snapshots section of the operator's instance file";
 
 /** What one snapshot has counted so far; every entry and every byte goes through here first. */
 export class Budget {
@@ -66,7 +66,7 @@ export class Budget {
     if (this.bytes > this.limits.maxBytes) {
       throw new KernelError(
         'SNAPSHOT_REFUSED',
-        `Snapshot refused: its content passes the ${formatBytes(this.limits.maxBytes)} cap at ${where} (${formatBytes(size)}). Delete or shrink that file, or raise snapshots.max_bytes in ${SETTING}.`,
+        `Snapshot refused: its content passes the ${formatBytes(this.limits.maxBytes)} cap at ${where} (${formatBytes(size)}). Delete or shrink that file, or raise snapshots.max_mb in ${SETTING}.`,
         { details: { bytes: this.bytes, maxBytes: this.limits.maxBytes, at: where, size } },
       );
     }
@@ -88,4 +88,9 @@ export class Budget {
 async function freeBytes(dir: string): Promise<number> {
   const info = await statfs(dir);
   return info.bavail * info.bsize;
+}
+
+/** The operator's `snapshots` settings → the bounds of one snapshot. */
+export function limitsOf(settings: { max_mb: number; max_files: number }): SnapshotLimits {
+  return { ...DEFAULT_LIMITS, maxBytes: settings.max_mb * 1024 ** 2, maxFiles: settings.max_files };
 }

@@ -5,7 +5,7 @@ import { KernelError, describeError } from '../errors.js';
 import type { Engine } from '../sandbox/engine/engine.js';
 import type { Budget } from './budget.js';
 import { type ChangePlan, type ChangeRoot, isUnder, mountPaths, planChanges } from './container-changes.js';
-import type { ContentSink } from './content-sink.js';
+import type { ContentSink } from './store.js';
 import type { Skipped } from './host-tree-read.js';
 import type { Entry } from './manifest.js';
 

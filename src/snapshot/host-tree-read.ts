@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, lstat, open, readdir, readlink } from 'node:fs/promises';
 import { DIR_FLAGS, PinnedDir, openUntrustedDir } from '../util/untrusted-dir.js';
 import type { Budget } from './budget.js';
-import type { ContentSink } from './content-sink.js';
+import type { ContentSink } from './store.js';
 import type { Entry } from './manifest.js';
 
 /**

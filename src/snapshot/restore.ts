@@ -9,7 +9,7 @@ import { LABEL } from '../sandbox/engine/image.js';
 import { readSessionRegistry } from '../state/session-registry.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { Budget, DEFAULT_LIMITS } from './budget.js';
-import { hashSink } from './content-sink.js';
+import { hashSink } from './store.js';
 import { isUnder } from './container-changes.js';
 import { readContainerTree } from './container-tree-read.js';
 import { writeContainerTree } from './container-tree-write.js';

@@ -6,12 +6,11 @@ import type { Logger } from '../log/logger.js';
 import { containerName } from '../sandbox/container/container.js';
 import { type Engine, connectEngine, inspectNamed } from '../sandbox/engine/engine.js';
 import { LABEL } from '../sandbox/engine/image.js';
-import { Budget, DEFAULT_LIMITS, type SnapshotLimits } from './budget.js';
-import { storeSink } from './content-sink.js';
+import { Budget, type SnapshotLimits, limitsOf } from './budget.js';
 import { readContainerTree } from './container-tree-read.js';
 import { type Skipped, readHostTree } from './host-tree-read.js';
 import { type Entry, type Manifest, ManifestShelf, type Trigger } from './manifest.js';
-import { ObjectStore } from './store.js';
+import { ObjectStore, storeSink } from './store.js';
 
 /**
  * Taking a snapshot of an instance: its data directory, its container's changes from the image,
@@ -78,7 +77,7 @@ async function withPaused<T>(engine: Engine, container: string, logger: Logger |
 export async function takeSnapshot(instance: Instance, options: TakeOptions): Promise<Manifest> {
   const { store, shelf } = storeOf(instance);
   await store.ensure();
-  const budget = new Budget(options.limits ?? DEFAULT_LIMITS, store.root);
+  const budget = new Budget(options.limits ?? limitsOf(instance.config.snapshots), store.root);
   const skipped: Skipped[] = [];
   const previous = (await shelf.all()).at(-1);
   const sink = storeSink(store, budget);
