@@ -33,16 +33,18 @@ export interface ReadTreeOptions {
   previous?: ReadonlyMap<string, Entry>;
   /** Paths (relative) left out with their subtrees. */
   exclude?: ReadonlySet<string>;
+  /** Files still being appended to (the host's own scrollback files): keep what they held when looked at, instead of refusing. */
+  cutGrowth?: boolean;
 }
 
 /** Permission bits kept for a host tree: never set-uid or set-gid on the host. */
 export const HOST_MODE_MASK = 0o1777;
 
-/** The chunks of an open file, at most `size + 1` bytes (one more shows it grew). */
-export async function* chunksOf(handle: FileHandle, size: number): AsyncGenerator<Buffer> {
+/** The chunks of an open file, at most `limit` bytes (`size + 1`: one more shows it grew). */
+export async function* chunksOf(handle: FileHandle, limit: number): AsyncGenerator<Buffer> {
   let position = 0;
-  while (position <= size) {
-    const buffer = Buffer.alloc(Math.min(CHUNK, size + 1 - position));
+  while (position < limit) {
+    const buffer = Buffer.alloc(Math.min(CHUNK, limit - position));
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
     if (bytesRead === 0) return;
     position += bytesRead;
@@ -122,7 +124,7 @@ async function readFile(dir: PinnedDir, name: string, file: string, base: Omit<E
     if (before?.type === 'file' && before.stamp === stamp && before.digest && (await options.sink.reuse(before.digest))) {
       return { ...base, mode: info.mode & HOST_MODE_MASK, type: 'file', size: info.size, digest: before.digest, stamp };
     }
-    const stored = await options.sink.put(chunksOf(handle, info.size), info.size, where);
+    const stored = await options.sink.put(chunksOf(handle, options.cutGrowth ? info.size : info.size + 1), info.size, where);
     return { ...base, mode: info.mode & HOST_MODE_MASK, type: 'file', size: stored.size, digest: stored.digest, stamp };
   } finally {
     await handle.close();

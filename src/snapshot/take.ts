@@ -47,7 +47,8 @@ const MAX_SEEN_BYTES = 16 * 1024 * 1024;
 
 async function readHostState(instance: Instance, store: ObjectStore, budget: Budget, skipped: Skipped[]): Promise<Entry[]> {
   const sink = storeSink(store, budget);
-  const sessions = await readHostTree(instance.paths.sessions, { tree: 'host', sink, budget, skipped });
+  // The kernel keeps writing these while it runs: each file as it was when looked at.
+  const sessions = await readHostTree(instance.paths.sessions, { tree: 'host', sink, budget, skipped, cutGrowth: true });
   const entries: Entry[] = [{ path: 'sessions', type: 'dir', mode: 0o755, uid: 0, gid: 0, size: 0, mtime: 0 }, ...sessions.map((e) => ({ ...e, path: `sessions/${e.path}` }))];
   const seen = await readFile(path.join(instance.paths.kernelState, SEEN_FILE)).catch(() => undefined);
   if (seen && seen.length <= MAX_SEEN_BYTES) {
