@@ -50,8 +50,17 @@ export interface RestoreReport {
   imageChanged: boolean;
 }
 
-/** Before anything is removed: every object the manifest needs is in the store, at its size. */
+/** A manifest path must name an entry inside its tree: no '..', not absolute, nothing empty. */
+function assertPaths(manifest: Manifest): void {
+  const entries = [...manifest.data, ...manifest.container.entries, ...manifest.host];
+  const paths = [...entries.map((e) => e.path), ...entries.flatMap((e) => (e.type === 'hardlink' && e.target !== undefined ? [e.target] : [])), ...manifest.container.deleted, ...manifest.container.replaced];
+  const bad = paths.find((p) => p.startsWith('/') || p.split('/').some((part) => part === '' || part === '.' || part === '..'));
+  if (bad !== undefined) throw new KernelError('SNAPSHOT_MISMATCH', `Snapshot ${manifest.id} cannot be restored: its manifest names ${JSON.stringify(bad)}, outside the tree it belongs to. Nothing was changed.`);
+}
+
+/** Before anything is removed: every path stays inside its tree, every object the manifest needs is in the store at its size. */
 async function assertComplete(manifest: Manifest, store: ObjectStore): Promise<void> {
+  assertPaths(manifest);
   const sizes = new Map<string, number>();
   for (const entry of [...manifest.data, ...manifest.container.entries, ...manifest.host]) if (entry.type === 'file' && entry.digest) sizes.set(entry.digest, entry.size);
   const missing: string[] = [];
