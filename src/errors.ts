@@ -42,6 +42,10 @@ export type ErrorCode =
   | 'INSTANCE_PAUSED'
   | 'HARNESS_MISSING'
   | 'HARNESS_FAILED'
+  // snapshots of an instance (src/snapshot)
+  | 'SNAPSHOT_NOT_FOUND'
+  | 'SNAPSHOT_REFUSED'
+  | 'SNAPSHOT_MISMATCH'
   | 'INTERNAL';
 
 export class KernelError extends Error {

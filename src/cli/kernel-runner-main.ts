@@ -15,6 +15,9 @@ void runCli(
     secret: async () => (await import('./commands/kernel-runner/secret.js')).secretCommand,
     resume: async () => (await import('./commands/kernel-runner/resume.js')).resumeCommand,
     rm: async () => (await import('./commands/kernel-runner/remove.js')).removeCommand,
+    snapshot: async () => (await import('./commands/kernel-runner/snapshot.js')).snapshotCommand,
+    snapshots: async () => (await import('./commands/kernel-runner/snapshot.js')).snapshotsCommand,
+    rollback: async () => (await import('./commands/kernel-runner/rollback.js')).rollbackCommand,
   },
   process.argv.slice(2),
 );

@@ -230,6 +230,19 @@ const mailSchema = z.strictObject({
   max_per_tick: z.int().min(1).max(1000).default(20).describe("other agents' messages and inbox notes handed to one tick (the operator's all come first and do not count); more wait for the next"),
 });
 
+/**
+ * Snapshots of the whole instance (src/snapshot): taken before every tick unless turned off,
+ * the oldest automatic ones removed past `keep` or past `max_store_mb` (never the newest), and
+ * each bounded, since everything in one came from the agent.
+ */
+const snapshotsSchema = z.strictObject({
+  before_tick: z.boolean().default(true).describe('take a snapshot before every tick (watch and kernel-runner tick)'),
+  keep: z.int().min(1).max(10_000).default(20).describe('automatic snapshots kept; older ones are removed first, never the newest'),
+  max_store_mb: z.int().min(1).default(20_480).describe('most disk all snapshots of the instance may take together; the oldest automatic ones go first'),
+  max_mb: z.int().min(1).default(4096).describe('largest content one snapshot may hold (a larger one is refused, saying which file)'),
+  max_files: z.int().min(1).default(200_000).describe('most files and folders one snapshot may hold'),
+});
+
 export const agentConfigSchema = z.strictObject({
   $schema: z.string().optional(),
   model: z.string().optional().describe('shorthand for runner.model'),
@@ -241,6 +254,7 @@ export const agentConfigSchema = z.strictObject({
   tty: ttySchema.prefault({}),
   runner: runnerSchema.prefault({}),
   mail: mailSchema.prefault({}),
+  snapshots: snapshotsSchema.prefault({}),
 });
 
 export type AgentConfig = z.output<typeof agentConfigSchema>;

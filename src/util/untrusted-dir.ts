@@ -74,6 +74,16 @@ export class PinnedDir {
     return this.handle.chown(uid, gid);
   }
 
+  /** Set the folder's own mode (fchmod: never a path). */
+  chmod(mode: number): Promise<void> {
+    return this.handle.chmod(mode);
+  }
+
+  /** Set the folder's own access and modification times, in seconds (futimes: never a path). */
+  utimes(seconds: number): Promise<void> {
+    return this.handle.utimes(seconds, seconds);
+  }
+
   close(): Promise<void> {
     return this.handle.close();
   }

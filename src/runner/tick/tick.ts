@@ -19,6 +19,7 @@ import { openTickSandbox } from './tick-sandbox.js';
 import { HOOK_TIMEOUT_MS, type HookKind, preStopIssues, runHooks } from '../hooks/hooks.js';
 import { assertBuilt } from '../../config/package-files.js';
 import { acquireTickLock, type TickLock } from './lock.js';
+import { snapshotBeforeTick } from '../../snapshot/actions.js';
 import { openTerminalIssues, readOpenTerminals } from './open-terminals.js';
 import { assertNotPaused, writePaused } from './paused.js';
 import { fatalFix } from './fatal-fix.js';
@@ -118,6 +119,8 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
     // In the record from the start: the agent's login reads it there and tells the agent.
     record = await beginTickRecord(instance.paths.state, { started: new Date().toISOString(), pid: process.pid, ...(opened.buildFailed ? { build_failed: opened.buildFailed } : {}) });
     await lock.update({ tick: record.tick });
+    // Under the tick's lock, before the agent runs: a bad tick is undone with kernel-runner rollback --before-tick.
+    await snapshotBeforeTick(instance, record.tick, options.logger);
     await appendEvent(instance.paths.events, { type: 'tick.started', tick: record.tick, trigger: options.trigger ?? 'manual' });
   } catch (error) {
     await lock.release();
