@@ -1,9 +1,9 @@
 import type { Instance } from '../config/instance.js';
 import { KernelError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import { kernelRequest } from '../kernel/link.js';
+import { kernelRequest } from '../kernel/client/link.js';
 import { type ServerLock, type ServerLockHolder, tryServerLock } from '../tty/server-lock.js';
-import { type PidLock, acquirePidLock, isProcessAlive, readLockHolder } from '../util/pid-lock.js';
+import { type PidLock, acquirePidLock, isProcessAlive, readLockHolder } from '../util/process/pid-lock.js';
 import { sleep } from '../util/sleep.js';
 
 /**

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, expect, it } from 'vitest';
-import { sendOperatorMessage } from '../../../src/runner/mail/operator-send.js';
+import { sendOperatorMessage } from '../../../src/mail/operator-send.js';
 import { type AgentStatus, queryStatusSocket, statusSocketPath } from '../../../src/runner/watch/service/status-api.js';
 import { containerName } from '../../../src/sandbox/container/container.js';
 import { DockerSandbox } from '../../../src/sandbox/docker-sandbox.js';
