@@ -1,7 +1,6 @@
 import { chmod, unlink } from 'node:fs/promises';
 import http from 'node:http';
 import type net from 'node:net';
-import { describeError, isKernelError } from '../../errors.js';
 import { sendJson } from '../../util/net/http-json.js';
 import { CLIENT_HEADER, HELLO_HEADER, type KernelHealth, type KernelHello, MCP_UPGRADE, type SandboxReady } from '../protocol.js';
 import { ensurePrivateSocketDir } from '../socket-path.js';

@@ -4,7 +4,6 @@ import type { Logger } from '../../log/logger.js';
 import { bundleIdentity } from '../build.js';
 import type { KernelHealth } from '../protocol.js';
 import { kernelSocketPath } from '../socket-path.js';
-import { openSandboxInStages } from '../../sandbox/container/open-sandbox.js';
 import { type ServerLock, acquireServerLock, tryServerLock } from '../../tty/server-lock.js';
 import { readLockHolder } from '../../util/process/pid-lock.js';
 import { KernelRuntime } from '../../server/terminals/runtime.js';
