@@ -94,6 +94,14 @@ export async function noteHanded(paths: MailPaths, id: string, tick: number): Pr
   await write(paths.queue, { ...record, handed: [...(record.handed ?? []), tick] });
 }
 
+/** Take a message out of the queue: the record, or undefined when it is not (or no longer) queued. */
+export async function withdrawQueued(paths: MailPaths, id: string): Promise<MailRecord | undefined> {
+  const record = await read(paths.queue, id);
+  if (!record) return undefined;
+  await rm(fileOf(paths.queue, id), { force: true });
+  return record;
+}
+
 /** Remove all but the newest `keep` records of a folder. */
 async function prune(dir: string, keep: number): Promise<void> {
   const ids = await listIds(dir);

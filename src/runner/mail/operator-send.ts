@@ -2,8 +2,8 @@ import type { Instance } from '../../config/instance.js';
 import { KernelError } from '../../errors.js';
 import { appendEvent } from '../../observe/events/event-log.js';
 import { MESSAGE_ID, type MailRecord, OPERATOR, OPERATOR_LABEL, newMessageId, senderName } from './mail-record.js';
-import { enqueue, findSent } from './mail-store.js';
-import { showReceived } from './mail-view.js';
+import { enqueue, findReceived, findSent, withdrawQueued } from './mail-store.js';
+import { hideReceived, showReceived } from './mail-view.js';
 
 /** The most an operator's message may hold (it goes whole into a tick's prompt). */
 export const OPERATOR_MESSAGE_MAX_BYTES = 1024 * 1024;
@@ -43,5 +43,33 @@ export async function sendOperatorMessage(
   await enqueue(instance.paths.mail, record);
   await showReceived(instance.paths.mail, record);
   await appendEvent(instance.paths.events, { type: 'message.received', id: record.id, from: senderName(record.from), to: instance.name, ...(record.reply_to ? { replyTo: record.reply_to } : {}) });
+  return record;
+}
+
+/**
+ * Take back a message that waits in an instance's queue (the operator's, or another agent's),
+ * before its model has it: it leaves the queue and the agent's view of its inbox, and the event
+ * log keeps that it was withdrawn, with its text. One its model already had cannot be withdrawn;
+ * the error says so. `kernel-runner mail withdraw` and the web view both call this.
+ */
+export async function withdrawMessage(instance: Pick<Instance, 'name' | 'paths'>, id: string): Promise<MailRecord> {
+  if (!MESSAGE_ID.test(id)) throw new KernelError('USAGE', `${JSON.stringify(id)} is not a message id (m-...; kernel-runner mail ${instance.name} lists them).`);
+  const record = await withdrawQueued(instance.paths.mail, id);
+  if (!record) {
+    const had = await findReceived(instance.paths.mail, id);
+    if (had?.delivered) {
+      throw new KernelError('USAGE', `${id} cannot be withdrawn: ${instance.name}'s model has had it${had.delivered.tick === undefined ? '' : ` (tick ${had.delivered.tick})`}. Send a correction: kernel-runner send ${instance.name} "…".`);
+    }
+    throw new KernelError('USAGE', `${instance.name} has no message ${id} waiting (kernel-runner mail ${instance.name} lists its messages).`);
+  }
+  await hideReceived(instance.paths.mail, id);
+  await appendEvent(instance.paths.events, {
+    type: 'message.withdrawn',
+    id,
+    from: senderName(record.from),
+    to: instance.name,
+    text: record.text.slice(0, 4096),
+    ...(record.handed?.length ? { handedTo: record.handed } : {}),
+  });
   return record;
 }

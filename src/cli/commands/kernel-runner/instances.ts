@@ -26,6 +26,12 @@ export const instancesCommand: Command = {
   name: 'ls',
   summary: 'List registered instances: directory, paused or running, last tick.',
   usage: 'ls [--json]',
+  options: [
+    ["--json", "as JSON"],
+  ],
+  examples: [
+    "kernel-runner ls",
+  ],
   async run(args) {
     const json = parseCommandArgs(args, { usage: 'kernel-runner ls [--json]', options: { json: { type: 'boolean', default: false } } }).values.json;
     const summaries = await listInstances();

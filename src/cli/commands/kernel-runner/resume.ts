@@ -11,6 +11,12 @@ export const resumeCommand: Command = {
   name: 'resume',
   summary: 'Let a paused instance tick again (removes system/paused); refused while Claude Code has no credentials for it, unless --force.',
   usage: USAGE,
+  options: [
+    ["--force", "resume even though Claude Code has no credentials"],
+  ],
+  examples: [
+    "kernel-runner resume scout",
+  ],
   async run(args) {
     const { values, positionals } = parseCommandArgs(args, {
       usage: `kernel-runner ${USAGE}`,

@@ -6,6 +6,13 @@ export const statusCommand: Command = {
   name: 'status',
   summary: 'Show what watch is doing for each instance (state, current and last tick, next wake, restarts).',
   usage: 'status [name] [--json]',
+  options: [
+    ["--json", "as JSON (with the retry state: attempt, cause, next try)"],
+  ],
+  examples: [
+    "kernel-runner status",
+    "kernel-runner status scout --json",
+  ],
   async run(args) {
     const { values, positionals } = parseCommandArgs(args, {
       usage: 'kernel-runner status [name] [--json]',
