@@ -203,9 +203,9 @@ export const claudeCodeHarness: Harness = {
       files: [mcpConfig],
     };
   },
-  credentialsHelp() {
-    // The steps for Claude Code come with the paused notice itself (the runner's credentials check).
-    return '';
+  credentialsHelp({ name }) {
+    // The whole steps (with the API-key way and the resume) come with the paused notice (fatal-fix.ts).
+    return `fix: claude setup-token, then kernel-runner secret set ${name} CLAUDE_CODE_OAUTH_TOKEN`;
   },
   parseLine: parseClaudeCodeLine,
   classify: classifyHarnessError,

@@ -177,6 +177,8 @@ class TickRun {
       outcome = this.outcome({ status: 'failed', errorClass: 'harness', error: describeError(error), attempts: 0, logFile });
     } finally {
       this.finished = true;
+      // The runner's verdict in the transcript itself, in its words (the harness's last result may be its own advice).
+      if (outcome) tickLog.write(JSON.stringify({ type: 'kernel_runner', tick: this.record.tick, time: new Date().toISOString(), event: 'tick-end', status: outcome.status, ...(outcome.errorClass ? { error_class: outcome.errorClass } : {}), ...(outcome.error ? { error: outcome.error } : {}), attempts: outcome.attempts }) + '\n');
       await new Promise<void>((resolve) => tickLog.end(resolve));
     }
     try {
