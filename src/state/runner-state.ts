@@ -37,6 +37,10 @@ export const tickRecordSchema = z.object({
   harness_pgid: z.int().optional(),
   /** The harness leader's start time (/proc/PID/stat field 22): proves a live PGID is still ours. */
   harness_start: z.string().optional(),
+  /** The tick's retry policy at work: the attempt that failed, why, when the next starts, and when retries end. */
+  retry: z
+    .object({ attempt: z.int().min(1), max_attempts: z.int().min(1), cause: z.string(), next_at: z.string(), deadline: z.string() })
+    .optional(),
 });
 
 export const runnerStateSchema = z.looseObject({

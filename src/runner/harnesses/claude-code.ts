@@ -197,6 +197,9 @@ export const claudeCodeHarness: Harness = {
         // A tick must not update itself or phone home for extras mid-run.
         DISABLE_AUTOUPDATER: '1',
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        // One retry policy, the runner's (recorded, shown in status): Claude Code's own ten retries of an
+        // unreachable API hid the cause for minutes. Two quick ones still ride out a blip mid-conversation.
+        CLAUDE_CODE_MAX_RETRIES: setup.env.CLAUDE_CODE_MAX_RETRIES ?? '2',
       },
       cwd: setup.cwd,
       interactiveStdin: true,

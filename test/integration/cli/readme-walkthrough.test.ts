@@ -220,6 +220,9 @@ describeWithEngine("README.md, followed verbatim in new login shells", () => {
       } else if (command.startsWith('claude mcp list')) {
         expect(ran.code, show(ran)).toBe(0);
         expect(ran.stdout, show(ran)).toContain(`agent-kernel: agent-kernel serve ${NAMES.demo} - ✔ Connected`);
+        // Added for the user, not the folder it ran in: another folder has it too.
+        const elsewhere = await login(`cd / && ${command}`);
+        expect(elsewhere.stdout, show(elsewhere)).toContain(`agent-kernel: agent-kernel serve ${NAMES.demo} - ✔ Connected`);
       } else if (/^kernel-runner tick /.test(command)) {
         // The API refuses the token: the first failed tick pauses and names the commands that fix it.
         const name = command.split(' ')[2]!;
@@ -233,7 +236,7 @@ describeWithEngine("README.md, followed verbatim in new login shells", () => {
       }
     }
     // What the README promises is all there, in this order.
-    for (const expected of ['npm run setup', `claude mcp add agent-kernel -- agent-kernel serve ${NAMES.demo}`, `kernel-runner tick ${NAMES.demo}`, `kernel-runner init ${NAMES.scout} ~/${NAMES.scout}`, `kernel-runner watch ${NAMES.scout}`, 'kernel-runner status']) {
+    for (const expected of ['npm run setup', `claude mcp add --scope user agent-kernel -- agent-kernel serve ${NAMES.demo}`, `kernel-runner tick ${NAMES.demo}`, `kernel-runner init ${NAMES.scout} ~/${NAMES.scout}`, `kernel-runner watch ${NAMES.scout}`, 'kernel-runner status']) {
       expect(seen).toContain(expected);
     }
     expect(doctors).toBeGreaterThanOrEqual(2);

@@ -1,4 +1,5 @@
 import { listInstances, type InstanceSummary } from '../../../runner/instances/instances.js';
+import { describeLastTick } from '../../../runner/watch/service/status-view.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT, out } from '../command.js';
 
@@ -10,10 +11,7 @@ function state(summary: InstanceSummary): string {
 }
 
 function lastTick(summary: InstanceSummary): string {
-  const last = summary.last;
-  if (!last) return '-';
-  const error = last.error_class ? ` (${last.error_class})` : '';
-  return `#${last.tick} ${last.status}${error} ${last.started}`;
+  return summary.last ? describeLastTick(summary.last) : '-';
 }
 
 export function formatInstanceTable(summaries: readonly InstanceSummary[]): string {

@@ -23,7 +23,7 @@ export const statusCommand: Command = {
     const rows = await gatherStatus(positionals[0]);
     if (json) out(JSON.stringify(rows, null, 2) + '\n');
     else if (rows.length === 0) out('No instances yet. Create one with: kernel-runner init <name> <dir>\n');
-    else out(formatStatusTable(rows) + '\n');
+    else out(formatStatusTable(rows, process.stdout.isTTY && process.stdout.columns ? { width: process.stdout.columns } : {}) + '\n');
     return EXIT.OK;
   },
 };

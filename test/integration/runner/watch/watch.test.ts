@@ -78,8 +78,9 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     expect(await survivors(t.pidFile)).toEqual([]);
 
     const { stdout } = await run(process.execPath, [BIN, 'status'], { env: t.env });
-    const row = stdout.split('\n').find((l) => l.startsWith(t!.name));
-    expect(row).toMatch(new RegExp(`^${t.name}\\s+pid ${process.pid}\\s+idle\\s+ready, up \\S+, \\d+ ttys?, \\d+ MB\\s+-\\s+#1 ok`));
+    expect(stdout).toContain(`${t.name}: idle (watch pid ${process.pid})\n`);
+    expect(stdout).toMatch(/\n {2}last tick {5}#1 ok ended \d\d:\d\d:\d\dZ\n/);
+    expect(stdout).toMatch(/\n {2}kernel {8}ready, up \S+, \d+ ttys?, \d+ MB\n/);
   });
 
   it('a message that arrives during a tick reaches the running agent', { timeout: 300_000 }, async () => {
