@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -134,7 +134,9 @@ function copyCheckout(to: string): void {
     utimesSync(path.join(to, file), stat.atime, stat.mtime);
     if (stat.mode & 0o111) execFileSync('chmod', ['+x', path.join(to, file)]);
   }
-  execFileSync('cp', ['-al', path.join(ROOT, 'node_modules'), path.join(to, 'node_modules')]);
+  // The folder itself, never a link to it (a git work tree's node_modules may be one): setup's `npm ci` in the copy
+  // would empty the folder it points to, another checkout's.
+  execFileSync('cp', ['-al', realpathSync(path.join(ROOT, 'node_modules')), path.join(to, 'node_modules')]);
 }
 
 beforeAll(async () => {
