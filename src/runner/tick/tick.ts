@@ -191,6 +191,7 @@ class TickRun {
         const reason = outcome.error ?? 'fatal harness error';
         outcome.fix = fatalFix(this.instance, reason);
         await writePaused(paths, reason, this.record.tick, outcome.fix);
+        await appendEvent(paths.events, { type: 'instance.paused', tick: this.record.tick, reason });
         outcome.paused = true;
         this.logger.error({ reason }, `fatal error: instance paused, no tick runs until it is resumed (agent-kernel doctor ${this.instance.name} shows the fix)`);
       }
