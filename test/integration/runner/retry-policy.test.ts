@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
@@ -64,6 +65,7 @@ describeWithEngine('an unreachable model', () => {
     const log = await readJsonLines(t.instance.paths.tickLog(running.tick));
     const firstAttempt = Date.parse(String(log.find((l) => l.event === 'attempt-start')?.time));
     expect(seenAt - firstAttempt).toBeLessThan(15_000);
+    process.stderr.write(`retry-policy: status said retrying ${seenAt - firstAttempt} ms after the first attempt started; load ${os.loadavg()[0]!.toFixed(1)}\n${shown}\n`);
     const current = (await loadState(t.instance.paths.state)).current;
     expect(current?.retry).toMatchObject({ attempt: 1, max_attempts: 4, cause: expect.stringContaining('ConnectionRefused') });
 
