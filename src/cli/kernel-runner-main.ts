@@ -10,6 +10,7 @@ void runCli(
     send: async () => (await import('./commands/kernel-runner/send.js')).sendCommand,
     mail: async () => (await import('./commands/kernel-runner/mail.js')).mailCommand,
     status: async () => (await import('./commands/kernel-runner/status.js')).statusCommand,
+    logs: async () => (await import('./commands/kernel-runner/logs.js')).logsCommand,
     install: async () => (await import('./commands/kernel-runner/install.js')).installCommand,
     uninstall: async () => (await import('./commands/kernel-runner/install.js')).uninstallCommand,
     secret: async () => (await import('./commands/kernel-runner/secret.js')).secretCommand,

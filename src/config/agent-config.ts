@@ -206,7 +206,12 @@ const runnerSchema = z.strictObject({
   max_restarts: z.int().min(0).default(0).describe('0 means unlimited'),
   backoff: backoffSchema.prefault({}),
   retry: z
-    .strictObject({ max_attempts: z.int().min(1).max(100).default(6), initial: duration.prefault('10s'), max: duration.prefault('5m') })
+    .strictObject({
+      max_attempts: z.int().min(1).max(100).default(6),
+      initial: duration.prefault('10s'),
+      max: duration.prefault('5m'),
+      total: duration.prefault('30m').describe("one tick's retries end within this long from its start (and within runner.timeout)"),
+    })
     .prefault({}),
   secrets_dir: z.string().optional().describe('one file per variable; default <XDG config>/agent-kernel/secrets/<name>'),
   env: z.record(z.string(), z.string()).default({}),

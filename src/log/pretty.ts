@@ -83,14 +83,16 @@ function context(record: Record<string, unknown>): string {
   return parts.join(' ');
 }
 
-/** HH:MM:SS on the person's clock. */
-function clock(time: unknown): string {
+/** HH:MM:SS on the person's clock (with the date first: YYYY-MM-DD HH:MM:SS). */
+function clock(time: unknown, withDate = false): string {
   const date = typeof time === 'number' ? new Date(time) : new Date();
-  return [date.getHours(), date.getMinutes(), date.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const day = withDate ? `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ` : '';
+  return `${day}${[date.getHours(), date.getMinutes(), date.getSeconds()].map(pad).join(':')}`;
 }
 
 /** Pure: one parsed pino record as a short line for a person (ending in a newline). */
-export function formatPretty(record: Record<string, unknown>, options: { color: boolean }): string {
+export function formatPretty(record: Record<string, unknown>, options: { color: boolean; date?: boolean; source?: string }): string {
   const level = LEVELS[Number(record.level)] ?? { name: String(record.level), color: '0' };
   const paint = (code: string, text: string) => (options.color ? `\u001b[${code}m${text}\u001b[0m` : text);
   const about = context(record);
@@ -100,5 +102,6 @@ export function formatPretty(record: Record<string, unknown>, options: { color: 
     .map(([key, value]) => field(key, value));
   const text = [about ? `${about}: ${message}` : message, ...(rest.length ? [rest.join(' ')] : [])].join(' · ');
   const safe = escapeControls(text).replace(/\n/g, CONTINUATION);
-  return `${paint('2', clock(record.time))} ${paint(level.color, level.name.padEnd(5))} ${safe}\n`;
+  const source = options.source ? `${paint('2', escapeControls(options.source))} ` : '';
+  return `${paint('2', clock(record.time, options.date))} ${paint(level.color, level.name.padEnd(5))} ${source}${safe}\n`;
 }

@@ -79,6 +79,11 @@ export async function showReceived(paths: MailPaths, m: MailRecord): Promise<voi
   await writeView(path.join(paths.view, 'inbox'), `${m.id}.txt`, renderReceived(m));
 }
 
+/** A withdrawn message leaves the instance's view of its inbox. */
+export async function hideReceived(paths: MailPaths, id: string): Promise<void> {
+  await rm(path.join(paths.view, 'inbox', `${path.basename(id)}.txt`), { force: true });
+}
+
 /** Show a sent message in the sender's view. */
 export async function showSent(paths: MailPaths, m: MailRecord, status: string): Promise<void> {
   await writeView(path.join(paths.view, 'sent'), `${m.id}.txt`, renderSent(m, status));

@@ -1,6 +1,5 @@
-import path from 'node:path';
 import type { EventLog } from './events/event-log.js';
-import { RECORDING, Recording, recordingName } from './recording.js';
+import { RECORDING, Recording } from './recording.js';
 import { freshTickFile, pruneOldTicks } from './tick-files.js';
 
 /** What the observer needs to know about a terminal when its recording starts. */
@@ -32,6 +31,8 @@ export class TerminalObserver {
   private readonly recordings = new Map<number, Recording>();
   private tick: number;
   private readonly commands = new Map<number, string>();
+  /** Each terminal's latest recording file, also after its tick: a pointer names a file that exists. */
+  private readonly written = new Map<number, string>();
 
   constructor(private readonly options: TerminalObserverOptions) {
     this.tick = options.tick;
@@ -54,9 +55,13 @@ export class TerminalObserver {
     void pruneOldTicks(RECORDING, this.options.recordingsDir, this.options.maxTotalBytes, tick);
   }
 
-  /** The recording of a terminal in this tick (its path: the `wait` pointer names it). */
-  recordingPath(tty: number): string {
-    return this.recordings.get(tty)?.file ?? path.join(this.options.recordingsDir, recordingName(tty, this.tick));
+  /**
+   * The recording of a terminal (its path: the `wait` pointer names it): this tick's, else the
+   * latest one written; undefined when none was. Never the name a file of this tick would have
+   * before it has any output (that file may never be written).
+   */
+  recordingPath(tty: number): string | undefined {
+    return this.recordings.get(tty)?.file ?? this.written.get(tty);
   }
 
   opened(tty: number, command: string): void {
@@ -121,6 +126,7 @@ export class TerminalObserver {
       // Start from what the screen shows (a terminal adopted after a restart, a new tick): clear, home, then the screen.
       if (terminal.screenAnsi) recording.output(`\x1b[H\x1b[2J${terminal.screenAnsi}`);
       this.recordings.set(tty, recording);
+      this.written.set(tty, recording.file);
     }
     return recording;
   }

@@ -22,7 +22,8 @@ export function statusRow(s: TtyStatus): TtyStatusRow {
     tty: s.tty,
     program: s.program,
     command: s.command,
-    state: s.alive ? 'running' : `exited${s.exitCode === undefined ? '' : ` (${s.exitCode})`}`,
+    // A shell at its prompt is idle: "running" only while a command (or a program without shell marks) runs.
+    state: s.alive ? (s.commandRunning === false ? 'idle' : 'running') : `exited${s.exitCode === undefined ? '' : ` (${s.exitCode})`}`,
     unseen: s.unseen,
     lastActivity: s.lastActivity,
   };

@@ -39,6 +39,10 @@ export const tickRecordSchema = z.object({
   harness_start: z.string().optional(),
   /** The agent's changed Containerfile did not build at the tick's start (the tick went on in the container as it was): the step and its output. */
   build_failed: z.object({ step: z.string(), output: z.array(z.string()), error: z.string() }).optional(),
+  /** The tick's retry policy at work: the attempt that failed, why, when the next starts, and when retries end. */
+  retry: z
+    .object({ attempt: z.int().min(1), max_attempts: z.int().min(1), cause: z.string(), next_at: z.string(), deadline: z.string() })
+    .optional(),
 });
 
 export const runnerStateSchema = z.looseObject({

@@ -14,6 +14,8 @@ export const ttyStatusFileSchema = z.looseObject({
   command: z.string(),
   program: z.string(),
   alive: z.boolean(),
+  /** Its shell runs a command now (its marks say so); absent for a terminal without shell marks. */
+  commandRunning: z.boolean().optional(),
   exitCode: z.int().optional(),
   lastActivity: z.string(),
   /** The high-water mark: the agent has seen everything before this row (absolute, tmux's numbering). */

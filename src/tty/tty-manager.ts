@@ -211,7 +211,7 @@ export class TtyManager {
   }
 
   /** Elision notes name each terminal's recording (`where` gives its host path; the agent is told its path in the container). */
-  pointRecordings(where: (tty: number) => string): void {
+  pointRecordings(where: (tty: number) => string | undefined): void {
     this.ctx.recordingOf = where;
   }
 

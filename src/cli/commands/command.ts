@@ -5,6 +5,10 @@ export interface Command {
   name: string;
   summary: string;
   usage: string;
+  /** Each option as shown in `--help`: the flag with its value, and what it does. */
+  options?: readonly (readonly [string, string])[];
+  /** Command lines a person would type, each with what it does after a `#`. */
+  examples: readonly string[];
   run(args: string[]): Promise<number>;
 }
 

@@ -1,5 +1,8 @@
 import { describeError, isKernelError, type ErrorCode } from '../../errors.js';
 import { type Command, EXIT, out, err } from './command.js';
+import { COMMAND_NAMES, type BinName, type CommandName } from './command-names.js';
+import { commandHelp, suggestCommand } from './help.js';
+import { SERVER_VERSION as PACKAGE_VERSION } from '../../server/version.js';
 
 const NOT_READY: ReadonlySet<ErrorCode> = new Set(['ENGINE_UNREACHABLE', 'BASE_IMAGE_MISSING', 'HARNESS_MISSING', 'INSTANCE_PAUSED']);
 const USAGE: ReadonlySet<ErrorCode> = new Set(['USAGE', 'CONFIG_INVALID', 'CONFIG_REFUSED', 'INSTANCE_NOT_FOUND', 'INSTANCE_NAME_INVALID']);
@@ -23,7 +26,7 @@ function help(bin: string, commands: readonly Command[]): string {
     '',
     ...commands.flatMap((c) => [`  ${bin} ${c.usage}`, `      ${c.summary}`]),
     '',
-    `Run "${bin} <command> --help" for one command.`,
+    `Run "${bin} <command> --help" for one command's options and examples; "${bin} --version" for the version.`,
   ].join('\n');
 }
 
@@ -31,29 +34,34 @@ function help(bin: string, commands: readonly Command[]): string {
  * A bin's commands by name, each loaded only when it runs: `serve` must not pay for
  * loading the runner, nor `send` for the MCP SDK and the terminal emulator.
  */
-export type CommandTable = Readonly<Record<string, () => Promise<Command>>>;
+export type CommandTable<B extends BinName> = Readonly<Record<CommandName<B>, () => Promise<Command>>>;
 
-async function loadAll(commands: CommandTable): Promise<Command[]> {
+async function loadAll(commands: Readonly<Record<string, () => Promise<Command>>>): Promise<Command[]> {
   return Promise.all(Object.values(commands).map((load) => load()));
 }
 
 /** Dispatch argv to a command; print errors to stderr; set the exit code. */
-export async function runCli(bin: string, commands: CommandTable, argv: string[]): Promise<void> {
+export async function runCli<B extends BinName>(bin: B, commands: CommandTable<B>, argv: string[]): Promise<void> {
+  const table: Readonly<Record<string, () => Promise<Command>>> = commands;
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    out(help(bin, await loadAll(commands)) + '\n');
+    out(help(bin, await loadAll(table)) + '\n');
     process.exitCode = name ? EXIT.OK : EXIT.USAGE;
     return;
   }
-  const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (name === '--version' || name === '-V' || name === 'version') {
+    out(`${bin} ${PACKAGE_VERSION}\n`);
+    return;
+  }
+  const load = Object.hasOwn(table, name) ? table[name] : undefined;
   if (!load) {
-    err(`${bin}: unknown command "${name}".\n\n${help(bin, await loadAll(commands))}\n`);
+    err(`${bin}: ${suggestCommand(bin, name, COMMAND_NAMES)}\n`);
     process.exitCode = EXIT.USAGE;
     return;
   }
   const command = await load();
   if (rest.includes('--help') || rest.includes('-h')) {
-    out(`usage: ${bin} ${command.usage}\n\n${command.summary}\n`);
+    out(commandHelp(bin, command));
     return;
   }
   try {

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { appendEvent } from '../../observe/events/event-log.js';
 import type { Instance } from '../../config/instance.js';
 import { describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
@@ -239,6 +240,9 @@ export class KernelSupervisor {
     this.log.info({ pid: child.pid }, 'kernel starting');
     if (await ready) {
       this.log.info({ pid: child.pid, socket: this.socketPath }, 'kernel ready');
+      const events = instance.paths.events;
+      await appendEvent(events, { type: 'kernel.started', ...(child.pid ? { pid: child.pid } : {}) });
+      void kernel.exited?.then(() => appendEvent(events, { type: 'kernel.stopped', ...(exit ? { reason: exit } : {}) }));
       this.reason = undefined;
       this.markReady();
       return kernel;

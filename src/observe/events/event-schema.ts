@@ -46,11 +46,30 @@ export const kernelEventSchema = z.discriminatedUnion('type', [
     /** Ticks that had it and ended before the model did. */
     redelivered: z.int().min(1).optional(),
   }),
-  z.strictObject({ ...base, type: z.literal('message.withdrawn'), id: z.string(), from: z.string(), to: z.string() }),
   z.strictObject({ ...base, type: z.literal('message.refused'), from: z.string(), to: z.string().optional(), reason: z.string(), file: z.string().optional() }),
   /** watch held a tick back: an operator's limit (runner.limits) was reached; the work waits. */
   z.strictObject({ ...base, type: z.literal('tick.limited'), limit: z.string(), until: z.string(), waiting: z.int().min(0).optional() }),
   z.strictObject({ ...base, type: z.literal('person.typed'), tty, bytes: z.int().min(0), key: z.string().optional() }),
+  /** The operator took back a queued message before its model had it (mail/withdraw.ts). */
+  z.strictObject({
+    ...base,
+    type: z.literal('message.withdrawn'),
+    id: z.string(),
+    from: z.string(),
+    to: z.string(),
+    text: z.string().optional(),
+    /** Ticks that had it in their prompt and ended before the model did. */
+    handedTo: z.array(z.int().min(0)).optional(),
+  }),
+  // What runs for an instance, and why it stops or waits (runner/watch, runner/tick).
+  z.strictObject({ ...base, type: z.literal('instance.paused'), reason: z.string() }),
+  z.strictObject({ ...base, type: z.literal('instance.resumed'), by: z.string().optional() }),
+  z.strictObject({ ...base, type: z.literal('watch.started'), pid: z.int().min(1) }),
+  z.strictObject({ ...base, type: z.literal('watch.stopped'), pid: z.int().min(1), reason: z.string().optional() }),
+  z.strictObject({ ...base, type: z.literal('kernel.started'), pid: z.int().min(1).optional() }),
+  z.strictObject({ ...base, type: z.literal('kernel.stopped'), reason: z.string().optional() }),
+  /** A tick's attempt failed for a reason that may pass: the next one is at `nextAt` (runner/tick retry policy). */
+  z.strictObject({ ...base, type: z.literal('tick.retry'), attempt: z.int().min(1), cause: z.string(), nextAt: z.string(), deadline: z.string().optional() }),
 ]);
 
 export type KernelEvent = z.output<typeof kernelEventSchema>;

@@ -157,11 +157,19 @@ export function localRemotePath(remote: string): string | undefined {
   return undefined;
 }
 
+/** "push is off" is news once a process (a watch runs many ticks): after that, debug only. */
+const pushOff = { said: false };
+
 function logOutcome(options: PushOptions, outcome: PushOutcome): void {
   const { logger } = options;
   const remote = options.config?.remote;
   switch (outcome.status) {
     case 'off':
+      if (pushOff.said) {
+        logger.debug('push is off');
+        return;
+      }
+      pushOff.said = true;
       logger.info('push is off: set runner.push.remote in the operator configuration to push the agent\'s commits after each tick');
       return;
     case 'nothing':

@@ -197,15 +197,18 @@ export const claudeCodeHarness: Harness = {
         // A tick must not update itself or phone home for extras mid-run.
         DISABLE_AUTOUPDATER: '1',
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        // One retry policy, the runner's (recorded, shown in status): Claude Code's own ten retries of an
+        // unreachable API hid the cause for minutes. Two quick ones still ride out a blip mid-conversation.
+        CLAUDE_CODE_MAX_RETRIES: setup.env.CLAUDE_CODE_MAX_RETRIES ?? '2',
       },
       cwd: setup.cwd,
       interactiveStdin: true,
       files: [mcpConfig],
     };
   },
-  credentialsHelp() {
-    // The steps for Claude Code come with the paused notice itself (the runner's credentials check).
-    return '';
+  credentialsHelp({ name }) {
+    // The whole steps (with the API-key way and the resume) come with the paused notice (fatal-fix.ts).
+    return `fix: claude setup-token, then kernel-runner secret set ${name} CLAUDE_CODE_OAUTH_TOKEN`;
   },
   parseLine: parseClaudeCodeLine,
   classify: classifyHarnessError,

@@ -305,7 +305,7 @@ export class HarnessSession {
         this.receipts.replayed(event.uuid);
         return;
       case 'api-retry':
-        this.options.logger.warn({ status: event.status, apiAttempt: event.attempt }, 'the harness is retrying an API call');
+        this.options.logger.warn({ status: event.status, apiAttempt: event.attempt, error: event.error }, `the harness is retrying an API call (${event.status ?? 'no answer'}: ${event.error ?? 'no reason given'})`);
         return;
       case 'compacting':
         this.end('context', 'the context was about to be compacted');

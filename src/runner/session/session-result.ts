@@ -32,7 +32,7 @@ export interface SessionResult {
 
 export interface SessionEnd {
   sessionId: string;
-  harness: Pick<Harness, 'classify' | 'exitCodeIsResult'>;
+  harness: Pick<Harness, 'name' | 'classify' | 'exitCodeIsResult'>;
   tally: SessionTally;
   endedBy?: EndReason | undefined;
   endDetail?: string | undefined;
@@ -66,7 +66,7 @@ export function sessionResult(end: SessionEnd): SessionResult {
     const cause = stderrCause(end.stderrTail);
     classification = { ...classification, reason: `the harness exited (code ${exitCode}) without a result${cause ? `: ${cause}` : ''}` };
   }
-  if (classification?.credentials && end.credentialsHelp) classification = { ...classification, reason: `${classification.reason}. ${end.credentialsHelp}` };
+  if (classification?.credentials) classification = { ...classification, reason: credentialsReason(end.harness.name, classification.reason, end.credentialsHelp) };
   return {
     sessionId: end.sessionId,
     ...(endedBy ? { endedBy, endDetail: end.endDetail } : {}),
@@ -106,6 +106,28 @@ export async function copySessionTranscript(options: {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') options.logger.warn({ err: describeError(error), source }, 'cannot copy the session transcript');
     return undefined;
   }
+}
+
+const HARNESS_TITLES: Readonly<Record<string, string>> = { 'claude-code': 'Claude Code', opencode: 'opencode', 'gemini-cli': 'Gemini CLI', codex: 'Codex CLI' };
+/** The harness's words for "I have no credentials" (rather than "the API refused them"). */
+const NO_CREDENTIALS = /not logged in|please run \/login|api key is missing|missing (bearer|authentication|api key)|missing environment variable|must specify the \w+ environment variable|please set an auth method|loadapikeyerror/i;
+
+/** The harness's words for "the API refused my credentials". */
+const REFUSED = /invalid api key|invalid x-api-key|incorrect api key|api key not valid|\b401\b|unauthorized|authentication[_ ]failed|authentication_error|oauth token (has )?expired|revoked/i;
+
+/**
+ * Pure: a credentials error in our words, for every place a person or the agent reads it (status,
+ * the ticks list, the tick's transcript, the next tick's prompt): the model never ran, why, the
+ * fix, and what the harness itself said last (quoted without its interactive advice, such as
+ * Claude Code's "Please run /login", which an unattended tick cannot follow).
+ */
+export function credentialsReason(harness: string, said: string, help: string | undefined): string {
+  const title = HARNESS_TITLES[harness] ?? harness;
+  const why = NO_CREDENTIALS.test(said) ? `${title} has no credentials` : REFUSED.test(said) ? `the model's API refused ${title}'s credentials` : undefined;
+  // A cause of another kind (opencode's model its provider has no key for): its own words, then the fix.
+  if (!why) return help ? `${said}. ${help}` : said;
+  const words = said.split('\n')[0]!.replace(/\s*[·|-]?\s*please run \/login\.?/i, '').trim().slice(0, 200);
+  return `the model never ran: ${why}${words ? ` (it said: "${words}")` : ''}${help ? `; ${help}` : ''}`;
 }
 
 /** Pure: a session that never started, refused with a fatal reason (its harness lacks credentials). */

@@ -53,7 +53,12 @@ export interface StartTickOptions {
   trigger?: string;
   /** Told messages (from `messages` or `deliver`) once the model has had them in its context (delivery-receipts.ts). */
   onInContext?: (messages: readonly string[]) => void;
+  /** Told when an attempt failed and the next is scheduled (undefined: an attempt runs again). */
+  onRetry?: (retry: TickRetry | undefined) => void;
 }
+
+/** The tick's retry policy at work (state.json's `current.retry`, the status API, the `tick.retry` event). */
+export type TickRetry = NonNullable<TickRecord['retry']>;
 
 export type TickStatus = 'ok' | 'interrupted' | 'failed';
 
@@ -187,6 +192,8 @@ class TickRun {
       outcome = this.outcome({ status: 'failed', errorClass: 'harness', error: describeError(error), attempts: 0, logFile });
     } finally {
       this.finished = true;
+      // The runner's verdict in the transcript itself, in its words (the harness's last result may be its own advice).
+      if (outcome) tickLog.write(JSON.stringify({ type: 'kernel_runner', tick: this.record.tick, time: new Date().toISOString(), event: 'tick-end', status: outcome.status, ...(outcome.errorClass ? { error_class: outcome.errorClass } : {}), ...(outcome.error ? { error: outcome.error } : {}), attempts: outcome.attempts }) + '\n');
       await new Promise<void>((resolve) => tickLog.end(resolve));
     }
     try {
@@ -194,6 +201,7 @@ class TickRun {
         const reason = outcome.error ?? 'fatal harness error';
         outcome.fix = fatalFix(this.instance, reason);
         await writePaused(paths, reason, this.record.tick, outcome.fix);
+        await appendEvent(paths.events, { type: 'instance.paused', tick: this.record.tick, reason });
         outcome.paused = true;
         this.logger.error({ reason }, `fatal error: instance paused, no tick runs until it is resumed (agent-kernel doctor ${this.instance.name} shows the fix)`);
       }
@@ -254,8 +262,11 @@ class TickRun {
     let last: SessionResult | undefined;
     let attempt = 0;
     const deadline = this.startedAt + runner.timeout;
+    // One policy for the whole tick: its retries end by here, whatever the attempts left.
+    const retryDeadline = Math.min(deadline, this.startedAt + runner.retry.total);
     for (;;) {
       attempt++;
+      if (attempt > 1) this.options.onRetry?.(undefined);
       this.messages.push(...this.pending);
       this.pending = [];
       const session = new HarnessSession({
@@ -297,18 +308,27 @@ class TickRun {
         maxMs: runner.retry.max,
         maxRateLimitWaitMs: this.options.maxRateLimitWaitMs ?? DEFAULT_MAX_RATE_LIMIT_WAIT_MS,
         now: Date.now(),
-        deadline,
+        deadline: retryDeadline,
       });
       const classification = last.classification;
       if (delay === undefined || !classification) break;
       this.session = undefined;
-      this.logger.warn({ errorClass: classification.errorClass, reason: classification.reason, delayMs: delay, attempt }, 'retrying after a transient error');
-      tickLog.write(JSON.stringify({ type: 'kernel_runner', tick: this.record.tick, event: 'retry-wait', delay_ms: delay, reason: classification.reason }) + '\n');
+      await this.recordRetry(tickLog, { attempt, max_attempts: runner.retry.max_attempts, cause: classification.reason, next_at: new Date(Date.now() + delay).toISOString(), deadline: new Date(retryDeadline).toISOString() });
       await sleep(delay, this.options.signal);
       if (this.options.signal?.aborted) break;
     }
 
     return this.outcome({ attempts: attempt, logFile, tokens: totals, costUsd, lastMessage: last.lastMessage, sessionId: last.sessionId, ...tickVerdict(last) });
+  }
+
+  /** An attempt failed and the next is due: said once, in every place a person looks (state.json, events, transcript, log). */
+  private async recordRetry(tickLog: WriteStream, retry: TickRetry): Promise<void> {
+    const cause = retry.cause.split('\n')[0]!;
+    this.logger.warn({ attempt: retry.attempt, of: retry.max_attempts, cause, nextAt: retry.next_at, deadline: retry.deadline }, `attempt ${retry.attempt} of ${retry.max_attempts} failed (${cause}): next try at ${retry.next_at}`);
+    tickLog.write(JSON.stringify({ type: 'kernel_runner', tick: this.record.tick, time: new Date().toISOString(), event: 'retry-wait', ...retry }) + '\n');
+    this.options.onRetry?.(retry);
+    await updateTickRecord(this.instance.paths.state, { retry }).catch((error: unknown) => this.logger.warn({ err: describeError(error) }, 'cannot update state.json'));
+    await appendEvent(this.instance.paths.events, { type: 'tick.retry', tick: this.record.tick, attempt: retry.attempt, cause, nextAt: retry.next_at, deadline: retry.deadline });
   }
 
   private outcome(fields: Partial<TickOutcome> & Pick<TickOutcome, 'status' | 'attempts' | 'logFile'>): TickOutcome {

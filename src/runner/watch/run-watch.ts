@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { resolveInstance } from '../../config/instance.js';
 import { type Logger, createLogger } from '../../log/logger.js';
+import { appendEvent } from '../../observe/events/event-log.js';
 import { checkHarnessAvailable } from '../harnesses/harness-check.js';
 import { KernelSupervisor } from '../../kernel/supervisor/kernel-supervisor.js';
 import { type StatusServer, startStatusServer, statusSocketPath } from './service/status-api.js';
@@ -66,6 +67,7 @@ export async function runWatch(nameOrDir: string, options: RunWatchOptions = {})
     { instance: instance.name, dataDir: instance.dataDir, harness: instance.config.runner.harness, harnessPath, socket: socketPath, pid: process.pid },
     `watching ${instance.name}`,
   );
+  await appendEvent(instance.paths.events, { type: 'watch.started', pid: process.pid });
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
@@ -75,6 +77,7 @@ export async function runWatch(nameOrDir: string, options: RunWatchOptions = {})
       await server.close();
       await rm(socketPath, { force: true });
       logger.info('watch stopped');
+      await appendEvent(instance.paths.events, { type: 'watch.stopped', pid: process.pid });
     })());
   const stopped = watch.stopped.then(() => stopping);
   return { watch, socketPath, logger, ...(kernel ? { kernel } : {}), stop, stopped: stopped.then(() => undefined) };

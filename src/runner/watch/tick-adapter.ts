@@ -27,6 +27,7 @@ export function realStartTick(baseEnv: NodeJS.ProcessEnv = process.env): StartTi
       env: { ...baseEnv, ...options.env },
       ...(options.trigger ? { trigger: options.trigger } : {}),
       ...(options.onInContext ? { onInContext: options.onInContext } : {}),
+      ...(options.onRetry ? { onRetry: options.onRetry } : {}),
     });
     return {
       tick: running.tick,

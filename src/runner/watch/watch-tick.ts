@@ -1,5 +1,6 @@
 import type { Instance } from '../../config/instance.js';
 import type { Logger } from '../../log/logger.js';
+import type { TickRetry } from '../tick/tick.js';
 
 /** What watch needs from a tick: how it is started, and what it reports at the end. */
 export interface WatchTickOptions {
@@ -14,6 +15,8 @@ export interface WatchTickOptions {
   readonly trigger?: string;
   /** Told the messages (of `messages` or delivered) once the agent's model has had them: only then are they delivered. */
   readonly onInContext?: (messages: readonly string[]) => void;
+  /** Told when an attempt of the tick failed and the next is scheduled (undefined: the next attempt runs). */
+  readonly onRetry?: (retry: TickRetry | undefined) => void;
 }
 
 export interface WatchTickResult {

@@ -17,6 +17,7 @@ import { TickGate } from './limits/tick-gate.js';
 import { describeNextWake, tickMessages } from './tick-messages.js';
 import { Waker } from './waker.js';
 import type { StartTickFn, WatchRunningTick, WatchTickResult } from './watch-tick.js';
+import type { TickRetry } from '../tick/tick.js';
 
 /**
  * The watch loop: one instance, ticks that never overlap, woken by inbox messages,
@@ -84,6 +85,8 @@ export class Watch {
   private crashNotice: string | undefined;
   private lastResult: AgentStatus['lastResult'];
   private nextWakeInfo: AgentStatus['nextWake'];
+  /** The running tick's retry, while its next attempt is due (tick.ts onRetry). */
+  private retry: TickRetry | undefined;
   private lastConfigError: string | undefined;
   /** Messages and notes for the agent (mail-queue.ts), the outbox it sends from (post-office.ts), the schedule, the operator's limits. */
   private readonly mail: MailQueue;
@@ -121,17 +124,30 @@ export class Watch {
 
   /** The status API's view of this instance. */
   status(): AgentStatus {
+    const ticking = this.phase.kind === 'ticking';
+    const retry = ticking ? this.retry : undefined;
+    const retrying = retry !== undefined && Date.parse(retry.next_at) > Date.now();
+    // While a tick runs, the next wake is its next attempt or nothing: never the wake that started it.
+    const nextWake = retrying ? { time: retry.next_at, reason: `retry ${retry.attempt + 1} of ${retry.max_attempts}` } : ticking ? undefined : this.nextWakeInfo;
+    const reason = retry
+      ? retrying
+        ? `attempt ${retry.attempt} of ${retry.max_attempts} failed: ${retry.cause.split('\n')[0]}; next try at ${retry.next_at}, retries end by ${retry.deadline}`
+        : `attempt ${retry.attempt + 1} of ${retry.max_attempts} runs (attempt ${retry.attempt} failed: ${retry.cause.split('\n')[0]})`
+      : 'reason' in this.phase && this.phase.reason
+        ? this.phase.reason
+        : undefined;
     return {
       name: this.instance.name,
       dataDir: this.instance.dataDir,
       harness: this.instance.config.runner.harness,
-      state: this.phase.kind,
-      running: this.phase.kind === 'ticking',
+      state: retrying ? 'retrying' : this.phase.kind,
+      running: ticking,
       paused: this.phase.kind === 'paused',
-      ...('reason' in this.phase && this.phase.reason ? { reason: this.phase.reason } : {}),
+      ...(reason ? { reason } : {}),
       ...('tick' in this.phase && this.phase.tick ? { currentTick: this.phase.tick } : {}),
       ...(this.lastResult ? { lastResult: this.lastResult } : {}),
-      ...(this.nextWakeInfo ? { nextWake: this.nextWakeInfo } : {}),
+      ...(nextWake ? { nextWake } : {}),
+      ...(retry ? { retry: { attempt: retry.attempt, maxAttempts: retry.max_attempts, cause: retry.cause, nextAt: retry.next_at, deadline: retry.deadline } } : {}),
       restarts: this.counters.restarts,
       failures: this.counters.failures,
       pendingMessages: this.mail.waiting,
@@ -277,7 +293,10 @@ export class Watch {
       return;
     }
     if (hold) this.enter({ kind: 'limited', reason: hold.reason });
-    else if (trigger) this.enter({ kind: 'backoff', reason: `backing off after ${this.counters.failures} failed tick(s) until ${new Date(this.notBefore).toISOString()}` });
+    else if (trigger) {
+      const cause = this.lastResult?.error ? ` (the last: ${this.lastResult.error.split('\n')[0]})` : '';
+      this.enter({ kind: 'backoff', reason: `backing off after ${this.counters.failures} failed tick(s)${cause} until ${new Date(this.notBefore).toISOString()}` });
+    }
     else if (this.restart.kind === 'gave-up') this.enter({ kind: 'gave-up', reason: this.restart.reason });
     else this.enter({ kind: 'idle', ...(this.schedule.error ? { reason: `schedule.json ignored: ${this.schedule.error}` } : {}) });
     const until = Math.min(trigger ? Math.max(this.notBefore, hold?.until ?? 0) : Infinity, schedule?.due ? schedule.due.time.getTime() : Infinity, now + this.pollMs);
@@ -309,7 +328,9 @@ export class Watch {
       let running: WatchRunningTick;
       try {
         const onInContext = (had: readonly string[]) => this.mail.inContext(had, tickNumber);
-        running = await this.deps.startTick(this.instance, { logger: this.log, messages: texts, signal: tickController.signal, env, trigger, onInContext });
+        const onRetry = (retry: TickRetry | undefined) => (this.retry = retry ?? this.retry);
+        this.retry = undefined;
+        running = await this.deps.startTick(this.instance, { logger: this.log, messages: texts, signal: tickController.signal, env, trigger, onInContext, onRetry });
       } catch (error) {
         // Not a failed tick: another runner holds the instance, or it was paused meanwhile. Try again later.
         if (isKernelError(error, 'TICK_RUNNING') || isKernelError(error, 'INSTANCE_PAUSED')) {
@@ -342,6 +363,7 @@ export class Watch {
     await this.midTick.idle();
     // The tick is over: nothing more is handed to it.
     this.phase = withoutHandle(this.phase);
+    this.retry = undefined;
     await this.mail.endTick(result.tick ?? tickNumber).catch((error: unknown) => this.log.error({ err: error }, `the messages of the tick cannot be settled: ${describeError(error)}`));
     if (wake) this.schedule.tickEnded(startedAt);
 

@@ -1,6 +1,11 @@
 import { type TickRecord, loadState } from '../../state/runner-state.js';
 import type { Logger } from '../../log/logger.js';
 
+/** Whether a tick runs now (state.json has a current tick): work outside one is said to be between ticks. */
+export async function tickRunning(stateFile: string): Promise<boolean> {
+  return (await loadState(stateFile).catch(() => undefined))?.current != null;
+}
+
 /** The current tick from the runner's host-private `state.json`; a missing or broken file means tick 0 (logged). */
 export async function loadTick(stateFile: string, logger?: Logger): Promise<number> {
   try {

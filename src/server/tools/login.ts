@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { loadStartup } from '../../config/startup.js';
 import { describeError, isKernelError } from '../../errors.js';
 import { type LoginSummary, renderLogin, unseenOf } from './render.js';
-import { loadBuildFailure, loadTick } from '../terminals/tick.js';
+import { loadBuildFailure, loadTick, tickRunning } from '../terminals/tick.js';
 import { guarded, toolInput, type ToolDeps } from './context.js';
 
 const DESCRIPTION = `Start your session with the computer: call login() first, once, at the start of every session (every tick), before any other tool.
@@ -18,6 +18,7 @@ const terminalSchema = z.object({ tty: z.number(), program: z.string(), alive: z
 
 export const loginOutputSchema = z.object({
   tick: z.number().describe('the tick number from the runner state (0 when the runner has not written one)'),
+  inTick: z.boolean().optional().describe('false: no tick runs now (a person or client between ticks); tick is then the last one'),
   instance: z.string(),
   sandbox: z.string().describe('where the terminals run'),
   capacity: z.object({ used: z.number(), max: z.number() }),
@@ -64,6 +65,7 @@ export function registerLoginTool(server: McpServer, deps: ToolDeps): Registered
         if (observe === true) role.release(deps.session);
         const agent = observe !== true && role.claim(deps.session, observe === false);
         const tick = await loadTick(deps.instance.paths.state, deps.logger);
+        const inTick = await tickRunning(deps.instance.paths.state);
         terminals.setTick(tick);
         // Logged in already, to these same terminals: nothing to open again.
         const alreadyLoggedIn = deps.session.loggedIn && deps.session.loggedInTo === terminals;
@@ -105,6 +107,7 @@ export function registerLoginTool(server: McpServer, deps: ToolDeps): Registered
         const buildFailed = await loadBuildFailure(deps.instance.paths.state);
         const summary: LoginSummary = {
           tick,
+          inTick,
           instance: deps.instance.name,
           sandbox: terminals.where,
           capacity: { used: list.length, max: terminals.maxTtys },

@@ -166,6 +166,8 @@ export function renderWait(result: WaitResult, budget = MAX_RESULT_TEXT_CHARS): 
 }
 
 export interface LoginSummary {
+  /** false: no tick runs now (work between ticks); `tick` is then the last one. */
+  inTick?: boolean;
   [key: string]: unknown;
   tick: number;
   instance: string;
@@ -199,9 +201,15 @@ export function renderNetwork(network: NetworkSummary): string {
 export const OBSERVING =
   'You are observing: another session is the agent (its waits mark output seen; it opens, types and closes). Your wait() shows what the agent has not seen yet and marks nothing seen; open, type and close are refused. To act instead, call login({ observe: false }): that session then observes.';
 
+/** Pure: which tick this session works in, truthfully: none runs between ticks (`tick` is then the last one). */
+export function tickLabel(summary: Pick<LoginSummary, 'tick' | 'inTick'>): string {
+  if (summary.inTick !== false) return `tick ${summary.tick}`;
+  return summary.tick === 0 ? 'no tick (none has run yet)' : `between ticks (no tick runs; the last was tick ${summary.tick})`;
+}
+
 export function renderLogin(summary: LoginSummary): string {
   const lines = [
-    `Logged in to instance ${summary.instance}, tick ${summary.tick}${summary.alreadyLoggedIn ? ' (already logged in; nothing was reopened)' : ''}.`,
+    `Logged in to instance ${summary.instance}, ${tickLabel(summary)}${summary.alreadyLoggedIn ? ' (already logged in; nothing was reopened)' : ''}.`,
     `Sandbox: ${summary.sandbox}. Terminals in use: ${summary.capacity.used} of ${summary.capacity.max}.`,
   ];
   if (summary.network) lines.push(renderNetwork(summary.network));

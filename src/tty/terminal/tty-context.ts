@@ -26,7 +26,7 @@ export interface TtyContext {
   /** Something happened: a waiting wait() looks again. */
   wake(): void;
   /** Where a terminal's recording of this tick is on the host (set by whoever records them), for elision notes. */
-  recordingOf?: ((tty: number) => string) | undefined;
+  recordingOf?: ((tty: number) => string | undefined) | undefined;
 }
 
 /** A host-private file as the agent sees it: in a container, through the read-only mounts (paths.ts). */

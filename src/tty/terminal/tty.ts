@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { SentInput } from '../../observe/echo.js';
 import type { TtyFiles, TtySnapshot } from '../../observe/tty-files.js';
 import { UnseenTracker } from '../seen/unseen-tracker.js';
-import { programMatches } from '../probe/program-name.js';
+import { isShell, programMatches } from '../probe/program-name.js';
 import { SeenMarks } from '../seen/seen-marks.js';
 import type { TerminalState } from '../host/terminal-host.js';
 import type { TtyEventSource } from '../api/tty-events.js';
@@ -58,6 +58,8 @@ export class Tty {
   private ownFiles: TtyFiles | undefined;
   private ownState: TerminalState | undefined;
   private ownProgram = '';
+  /** The terminal's shell, as the host last named it in the foreground. */
+  private shell: string | undefined;
   private ownLastActivity = Date.now();
   /** The program that asks for input, while the host names the first command of its pipeline (`seq 1000000 | less`). */
   private asking: { leader: string; name: string } | undefined;
@@ -181,8 +183,12 @@ export class Tty {
   }
 
   private setProgram(program: string): void {
-    if (program !== this.ownProgram) this.readingKeys = undefined;
+    if (isShell(program)) this.shell = program;
+    if (program === this.ownProgram) return;
+    this.readingKeys = undefined;
     this.ownProgram = program;
+    // The status file (agent-kernel ls, the web view) says what runs now, not at the last output.
+    this.ownFiles?.schedule();
   }
 
   /** The name the terminal was opened with, before the host has described it. */
@@ -230,6 +236,7 @@ export class Tty {
     const cursorY = this.emulator.cursorAbs - this.emulator.totalScrolls;
     const digest = this.digest({ historySize: history, cursorX: this.emulator.cursorX, cursorY });
     this.marks.shown(deliveryId, { abs: this.emulator.cursorAbs, scrolls: this.emulator.totalScrolls, digest });
+    this.ownFiles?.schedule();
   }
 
   /** Does the host's terminal on `key` (pid and program) read single keys? undefined: not asked. */
@@ -259,6 +266,7 @@ export class Tty {
         command: this.command,
         program: this.ownProgram,
         alive: this.life.alive,
+        ...(this.commands.signed || this.commands.ends > 0 || this.commands.running ? { commandRunning: this.commands.running } : {}),
         ...(this.life.exitCode === undefined ? {} : { exitCode: this.life.exitCode }),
         lastActivity: new Date(this.ownLastActivity).toISOString(),
         highWaterMark: this.marks.mark.row,
@@ -290,6 +298,9 @@ export class Tty {
       this.asking = undefined;
     }
     this.commands.marked(mark, this.emulator);
+    // The command finished: its shell is in the foreground again, whether or not anyone asks the host (between ticks nobody does).
+    if (mark.kind === 'D' && this.shell) this.setProgram(this.shell);
+    this.ownFiles?.schedule();
     this.onActivity();
   }
 }

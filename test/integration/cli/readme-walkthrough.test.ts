@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -134,7 +134,9 @@ function copyCheckout(to: string): void {
     utimesSync(path.join(to, file), stat.atime, stat.mtime);
     if (stat.mode & 0o111) execFileSync('chmod', ['+x', path.join(to, file)]);
   }
-  execFileSync('cp', ['-al', path.join(ROOT, 'node_modules'), path.join(to, 'node_modules')]);
+  // The folder itself, never a link to it (a git work tree's node_modules may be one): setup's `npm ci` in the copy
+  // would empty the folder it points to, another checkout's.
+  execFileSync('cp', ['-al', realpathSync(path.join(ROOT, 'node_modules')), path.join(to, 'node_modules')]);
 }
 
 beforeAll(async () => {
@@ -220,6 +222,9 @@ describeWithEngine("README.md, followed verbatim in new login shells", () => {
       } else if (command.startsWith('claude mcp list')) {
         expect(ran.code, show(ran)).toBe(0);
         expect(ran.stdout, show(ran)).toContain(`agent-kernel: agent-kernel serve ${NAMES.demo} - ✔ Connected`);
+        // Added for the user, not the folder it ran in: another folder has it too.
+        const elsewhere = await login(`cd / && ${command}`);
+        expect(elsewhere.stdout, show(elsewhere)).toContain(`agent-kernel: agent-kernel serve ${NAMES.demo} - ✔ Connected`);
       } else if (/^kernel-runner tick /.test(command)) {
         // The API refuses the token: the first failed tick pauses and names the commands that fix it.
         const name = command.split(' ')[2]!;
@@ -233,7 +238,7 @@ describeWithEngine("README.md, followed verbatim in new login shells", () => {
       }
     }
     // What the README promises is all there, in this order.
-    for (const expected of ['npm run setup', `claude mcp add agent-kernel -- agent-kernel serve ${NAMES.demo}`, `kernel-runner tick ${NAMES.demo}`, `kernel-runner init ${NAMES.scout} ~/${NAMES.scout}`, `kernel-runner watch ${NAMES.scout}`, 'kernel-runner status']) {
+    for (const expected of ['npm run setup', `claude mcp add --scope user agent-kernel -- agent-kernel serve ${NAMES.demo}`, `kernel-runner tick ${NAMES.demo}`, `kernel-runner init ${NAMES.scout} ~/${NAMES.scout}`, `kernel-runner watch ${NAMES.scout}`, 'kernel-runner status']) {
       expect(seen).toContain(expected);
     }
     expect(doctors).toBeGreaterThanOrEqual(2);

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import pty from 'node-pty';
@@ -91,5 +92,17 @@ describe('recordings and events (host tmux)', () => {
     expect(types).toContain('command.started');
     expect(types.at(-1)).toBe('tty.closed');
     expect(await readdir(paths.recordings)).toEqual(['tty_0-tick-000.cast']);
+  });
+  it('points only at a recording that exists: after a new tick with no output yet, the last one written (never a file to be)', async () => {
+    const { tty } = await t.manager.open();
+    await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
+    await t.manager.type({ tty, expect: 'bash', text: 'echo before-the-tick' });
+    await waitFor(t.manager, tty, (text) => text.includes('before-the-tick'));
+    const before = recorder.recordingPath(tty);
+    recorder.setTick(recorder.currentTick() + 4);
+    const named = recorder.recordingPath(tty);
+    expect(named).toBe(before);
+    await pollUntil(() => existsSync(named!), `${named} to exist`, { timeoutMs: 5000 });
+    await t.manager.close(tty);
   });
 });

@@ -160,7 +160,8 @@ describeWithEngine('kernel-runner tick (the bin)', () => {
     const fatal = await runner(['tick', name]);
     expect(fatal.code).toBe(3);
     expect(fatal.stdout).toContain(`${name} tick 3: failed (fatal)`);
-    expect(fatal.stdout).toContain('Not logged in');
+    expect(fatal.stdout).toContain('the model never ran: Claude Code has no credentials (it said: "Not logged in"); fix: claude setup-token');
+    expect(fatal.stdout).not.toContain('/login');
     // The first failed tick names the commands that fix it, and how to resume.
     expect(fatal.stdout).toContain(`${name} is paused: no tick runs until it is resumed. To fix it:\n  claude setup-token`);
     expect(fatal.stdout).toContain(`  kernel-runner secret set ${name} CLAUDE_CODE_OAUTH_TOKEN   (paste the token)`);
@@ -168,9 +169,9 @@ describeWithEngine('kernel-runner tick (the bin)', () => {
 
     const refused = await runner(['tick', name]);
     expect(refused.code).toBe(3);
-    expect(refused.stderr).toContain(`Instance "${name}" is paused: Not logged in · Please run /login. Fix the cause (agent-kernel doctor ${name} shows how), then: kernel-runner resume ${name}`);
+    expect(refused.stderr).toContain(`Instance "${name}" is paused: the model never ran: Claude Code has no credentials (it said: "Not logged in"); fix: claude setup-token, then kernel-runner secret set ${name} CLAUDE_CODE_OAUTH_TOKEN. Fix the cause (agent-kernel doctor ${name} shows how), then: kernel-runner resume ${name}`);
 
     const ls = await runner(['ls']);
-    expect(ls.stdout).toMatch(new RegExp(`^${name}\\s.*paused: Not logged in.*#3 failed \\(fatal\\)`, 'm'));
+    expect(ls.stdout).toMatch(new RegExp(`^${name}\\s.*paused: the model never ran: Claude Code has no credentials.*#3 failed \\(fatal\\) ended `, 'm'));
   });
 });

@@ -73,9 +73,12 @@ describeWithEngine('kernel-runner tick with the real Claude Code CLI (logged out
     expect(outcome).toMatchObject({ status: 'failed', errorClass: 'fatal', paused: true, attempts: 1 });
     // Claude Code's own transcript of the session, copied beside ours.
     expect(await readFile(outcome.logFile.replace(/\.jsonl$/, '.session.jsonl'), 'utf8')).toContain(outcome.sessionId);
-    expect(outcome.error).toContain('Not logged in');
-    expect(await readFile(t.instance.paths.paused, 'utf8')).toMatch(/^Not logged in/);
-    await expect(startTick(await t.reloaded(), { logger: t.logger, env: t.env })).rejects.toThrow(/is paused: Not logged in/);
+    // Our words, with the fix, wherever it is read: never Claude Code's interactive "Please run /login".
+    const ours = `the model never ran: Claude Code has no credentials (it said: "Not logged in"); fix: claude setup-token, then kernel-runner secret set ${t.instance.name} CLAUDE_CODE_OAUTH_TOKEN`;
+    expect(outcome.error).toBe(ours);
+    expect((await readFile(t.instance.paths.paused, 'utf8')).startsWith(ours)).toBe(true);
+    expect((await readJsonLines(outcome.logFile)).find((l) => l.event === 'tick-end')).toMatchObject({ status: 'failed', error_class: 'fatal', error: ours });
+    await expect(startTick(await t.reloaded(), { logger: t.logger, env: t.env })).rejects.toThrow(/is paused: the model never ran: Claude Code has no credentials/);
 
     // No claude, no agent-kernel serve: every process we started mentions the data dir.
     await pollUntil(async () => (await processesMentioning(t!.dataDir)).length === 0, 'no process left', { timeoutMs: 10_000 }).catch(async (error: unknown) => {

@@ -20,7 +20,7 @@ describeWithEngine('agent-kernel serve over stdio (real container, real tmux)', 
         'system/startup.json': JSON.stringify({ terminals: [{ tty: 0, command: 'echo startup-ran; exec bash' }] }),
       },
     });
-    await writeFile(test.instance.paths.state, JSON.stringify({ tick: 7, status: 'running' }));
+    await writeFile(test.instance.paths.state, JSON.stringify({ tick: 7, current: { tick: 7, started: new Date().toISOString(), status: 'running' } }));
     session = await connectStdio(test.dataDir);
   });
   afterAll(async () => {

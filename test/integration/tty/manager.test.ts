@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isKernelError } from '../../../src/errors.js';
 import { TtyManager } from '../../../src/tty/tty-manager.js';
 import { silentLogger } from '../../../src/log/logger.js';
+import { formatTtyTable, readTtyStatuses } from '../../../src/observe/tty-status.js';
+import { pollUntil } from '../../helpers/poll.js';
 import { type Terminals, reportOf, startTerminals, waitFor } from './helpers/terminals.js';
 
 // The manager's surface beyond the five tools, on the host backend (tmux on this machine).
@@ -66,5 +68,35 @@ describe('terminal manager', () => {
     const closed = await lowered.close(5);
     expect(closed.tty).toBe(5);
     expect(lowered.list()).toEqual([]);
+  });
+});
+
+// `agent-kernel ls` reads each terminal's status file: between ticks nobody calls wait, so it must follow the shell itself.
+describe('terminal status files (agent-kernel ls)', () => {
+  let t: Terminals;
+  beforeAll(async () => {
+    t = await startTerminals('host');
+  });
+  afterAll(async () => {
+    await t?.cleanup();
+  });
+
+  it('say a finished command is finished, with no wait after it: the shell in the foreground, idle, nothing unseen once seen', async () => {
+    const { tty } = await t.manager.open();
+    await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
+    await t.manager.type({ tty, expect: 'bash', text: 'sleep 3' });
+    const row = async () => (await readTtyStatuses(t.test.instance.paths.sessions)).find((r) => r.tty === tty);
+    // The last wait before the tick ended saw sleep running.
+    await t.manager.wait({ timeoutMs: 1000 });
+    await pollUntil(async () => (await row())?.program === 'sleep', 'ls to show sleep', { timeoutMs: 5000, intervalMs: 100 });
+    expect((await row())?.state).toBe('running');
+    await pollUntil(async () => {
+      const now = await row();
+      return now?.program === 'bash' && now.state === 'idle';
+    }, 'ls to show the shell idle at its prompt after sleep ended', { timeoutMs: 20_000, intervalMs: 200 }).catch(async (error: unknown) => {
+      throw new Error(`${(error as Error).message}: ${formatTtyTable([(await row())!])}`);
+    });
+    await t.manager.wait({ timeoutMs: 5000 });
+    await pollUntil(async () => (await row())?.unseen === false, 'ls to show nothing unseen after a wait', { timeoutMs: 10_000, intervalMs: 200 });
   });
 });

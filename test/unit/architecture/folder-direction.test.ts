@@ -13,16 +13,19 @@ const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..
  * terminals run in the sandbox.
  */
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
-  cli: ['web', 'runner', 'mail', 'kernel', 'server', 'tty', 'observe', 'sandbox', 'state', 'config', 'log', 'util'],
+  cli: ['web', 'runner', 'snapshot', 'mail', 'kernel', 'server', 'tty', 'observe', 'sandbox', 'state', 'config', 'log', 'util'],
   // The web view reads what the kernel and the files say, and nothing of kernel-runner's: the CLI
   // hands it the runner's status.
   web: ['mail', 'server', 'tty', 'observe', 'sandbox', 'state', 'config', 'log', 'util'],
   // kernel-runner talks to the MCP server only as its harness does, through MCP: never server/.
   // Its one way in is kernel/: the supervisor it runs under watch, and the kernel's own requests (client/link.ts).
-  runner: ['mail', 'kernel', 'tty', 'observe', 'sandbox', 'state', 'config', 'log', 'util'],
+  runner: ['snapshot', 'mail', 'kernel', 'tty', 'observe', 'sandbox', 'state', 'config', 'log', 'util'],
+  // Snapshots of a whole instance: the runner takes one before each tick, the CLI the rest; it
+  // reaches the kernel only to stop it (client/link.ts) and holds the instance by its lock.
+  snapshot: ['kernel', 'tty', 'sandbox', 'state', 'config', 'log', 'util'],
   // The post office: kept by watch, shown by the web view and the CLI, importing none of them.
   mail: ['observe', 'state', 'config', 'log', 'util'],
-  kernel: ['server', 'tty', 'sandbox', 'config', 'log', 'util'],
+  kernel: ['server', 'tty', 'observe', 'sandbox', 'config', 'log', 'util'],
   server: ['tty', 'observe', 'sandbox', 'state', 'config', 'log', 'util'],
   tty: ['observe', 'sandbox', 'state', 'config', 'log', 'util'],
   observe: ['state', 'util'],

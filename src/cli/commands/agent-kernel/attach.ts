@@ -13,6 +13,13 @@ export const attachCommand: Command = {
   name: 'attach',
   summary: "Show one of an instance's TTYs live in your terminal: read-only (Ctrl-b d or Ctrl-c ends it), or with --write what you type reaches it (Ctrl-b d detaches).",
   usage: USAGE,
+  options: [
+    ["--write", "what you type reaches the terminal (Ctrl-b d detaches)"],
+  ],
+  examples: [
+    "agent-kernel attach demo 0           # read-only; Ctrl-c ends it",
+    "agent-kernel attach demo 0 --write",
+  ],
   async run(args) {
     const { values, positionals } = parseCommandArgs(args, {
       usage: `agent-kernel ${USAGE}`,

@@ -15,6 +15,13 @@ export const configCommand: Command = {
   name: 'config',
   summary: "Show an instance's configuration and its sources; --adopt takes over fields the agent set that were ignored.",
   usage: USAGE,
+  options: [
+    ["--adopt", "take over fields the agent set that were ignored"],
+    ["--json", "as JSON"],
+  ],
+  examples: [
+    "agent-kernel config demo",
+  ],
   async run(args) {
     const { values, positionals } = parseCommandArgs(args, {
       usage: `agent-kernel ${USAGE}`,

@@ -31,6 +31,14 @@ export const containerCommand: Command = {
   name: 'container',
   summary: "An instance's container: up (build the image if needed, start it), status, down (remove it; the data stays), rebuild, prune (stale images), rm (everything the engine holds for the instance: container, egress proxy and link, images; the data stays).",
   usage: USAGE,
+  options: [
+    ["--json", "status as JSON"],
+    ["--quiet, -q", "no progress lines"],
+  ],
+  examples: [
+    "agent-kernel container status demo",
+    "agent-kernel container rebuild demo",
+  ],
   async run(args) {
     const usage = `agent-kernel ${USAGE}`;
     const { values, positionals } = parseCommandArgs(args, {

@@ -36,6 +36,13 @@ export const doctorCommand: Command = {
   name: 'doctor',
   summary: "Check that everything an instance needs is ready, Claude Code's credentials for ticks included; each failing row says how to fix it. Exit 0 ok, 2 usage or config error, 3 set-up not ready or paused, 4 a check failed.",
   usage: USAGE,
+  options: [
+    ["--verbose, -v", "every check with its detail"],
+  ],
+  examples: [
+    "agent-kernel doctor demo",
+    "agent-kernel doctor            # the machine only",
+  ],
   async run(args) {
     const { values, positionals } = parseCommandArgs(args, {
       usage: `agent-kernel ${USAGE}`,

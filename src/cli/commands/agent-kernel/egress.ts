@@ -13,6 +13,15 @@ export const egressCommand: Command = {
   name: 'egress',
   summary: "An instance's network: log (recent connections), top (most refused destinations), apply (a changed allowlist, without a restart).",
   usage: USAGE,
+  options: [
+    ["--lines N, -n N", "how many log lines (default 50)"],
+    ["--json", "as JSON"],
+  ],
+  examples: [
+    "agent-kernel egress log demo --lines 20",
+    "agent-kernel egress top demo",
+    "agent-kernel egress apply demo   # after editing the allowlist",
+  ],
   async run(args) {
     const usage = `agent-kernel ${USAGE}`;
     const { values, positionals } = parseCommandArgs(args, {

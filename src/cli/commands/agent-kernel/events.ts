@@ -19,6 +19,15 @@ export const eventsCommand: Command = {
   name: 'events',
   summary: "Print an instance's events as JSON lines (commands, terminals, ticks, messages); --follow keeps printing.",
   usage: USAGE,
+  options: [
+    ["--follow, -f", "keep printing new events"],
+    ["--type TYPE", "only events of this kind (tick, tty, command.finished...); repeatable"],
+    ["--tail N", "start from the last N"],
+  ],
+  examples: [
+    "agent-kernel events demo --tail 20",
+    "agent-kernel events demo --follow --type tick",
+  ],
   async run(args) {
     const usage = `agent-kernel ${USAGE}`;
     const parsed = parseCommandArgs(args, {

@@ -10,6 +10,13 @@ export const imageCommand: Command = {
   name: 'image',
   summary: 'Build a Debian base image offline with mmdebstrap (default debian:bookworm-slim), for engines that cannot pull one.',
   usage: USAGE,
+  options: [
+    ["--force", "rebuild even if the image exists"],
+    ["--mirror URL", "the Debian mirror to bootstrap from"],
+  ],
+  examples: [
+    "agent-kernel image bootstrap",
+  ],
   async run(args) {
     const usage = `agent-kernel ${USAGE}`;
     const { values, positionals } = parseCommandArgs(args, {

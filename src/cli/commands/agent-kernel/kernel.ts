@@ -11,6 +11,12 @@ export const kernelCommand: Command = {
   name: 'kernel',
   summary: "Run an instance's long-lived kernel: it owns the terminals, keeps reading them between ticks, and every client connects to it (kernel-runner watch runs it).",
   usage: USAGE,
+  options: [
+    ["--log-level LEVEL", "debug, info, warn or error"],
+  ],
+  examples: [
+    "agent-kernel kernel demo   # normally kernel-runner watch demo runs it",
+  ],
   async run(args) {
     const { values, positionals } = parseCommandArgs(args, {
       usage: `agent-kernel ${USAGE}`,

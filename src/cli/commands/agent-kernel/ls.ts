@@ -7,6 +7,13 @@ export const lsCommand: Command = {
   name: 'ls',
   summary: "List an instance's TTYs with program, state and unseen lines.",
   usage: 'ls <name-or-dir> [--json]',
+  options: [
+    ["--json", "the rows as JSON"],
+  ],
+  examples: [
+    "agent-kernel ls demo",
+    "agent-kernel ls ~/agent-kernel-demo --json",
+  ],
   async run(args) {
     const { values, positionals } = parseCommandArgs(args, {
       usage: 'agent-kernel ls <name-or-dir> [--json]',

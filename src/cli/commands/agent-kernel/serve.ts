@@ -110,6 +110,15 @@ export const serveCommand: Command = {
   name: 'serve',
   summary: "Serve the MCP tools (login, open, type, wait, close) over stdio, or Streamable HTTP with --http; through the instance's kernel when one runs.",
   usage: USAGE,
+  options: [
+    ["--http [host:]port", "serve Streamable HTTP on /mcp instead of stdio (loopback unless a host is given)"],
+    ["--token-file FILE", "the bearer token for --http (default: AGENT_KERNEL_TOKEN, else a generated one)"],
+    ["--log-level LEVEL", "debug, info, warn or error"],
+  ],
+  examples: [
+    "claude mcp add --scope user agent-kernel -- agent-kernel serve demo   # Claude Code starts it, from any folder",
+    "agent-kernel serve demo --http 8765                                   # one server for several clients",
+  ],
   async run(args) {
     const options = parseServeArgs(args);
     const instance = await resolveInstance(options.target);

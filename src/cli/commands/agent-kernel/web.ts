@@ -14,6 +14,15 @@ export const webCommand: Command = {
   name: 'web',
   summary: 'Serve a page on loopback showing every instance: terminals live, tick history, transcripts, recordings, events, mail (with --write: type into terminals, withdraw queued messages).',
   usage: USAGE,
+  options: [
+    ["--port P", "the port (default 8766)"],
+    ["--host H", "the address to bind (default 127.0.0.1)"],
+    ["--write", "let a person type into full-size terminals"],
+    ["--token-file FILE", "the token (default: AGENT_KERNEL_TOKEN, else a generated one)"],
+  ],
+  examples: [
+    "agent-kernel web   # then open the URL it prints",
+  ],
   async run(args) {
     const usage = `agent-kernel ${USAGE}`;
     const { values } = parseCommandArgs(args, {

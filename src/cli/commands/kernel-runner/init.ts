@@ -8,6 +8,9 @@ export const initCommand: Command = {
   name: 'init',
   summary: 'Create a data repo for a new instance and register its name.',
   usage: 'init <name> <dir>',
+  examples: [
+    "kernel-runner init scout ~/scout",
+  ],
   async run(args) {
     const { positionals } = parseCommandArgs(args, {
       usage: 'kernel-runner init <name> <dir> (for example: kernel-runner init scout ~/agents/scout)',

@@ -19,6 +19,13 @@ export const installCommand: Command = {
   name: 'install',
   summary: 'Write a systemd user unit that runs watch for an instance and print how to enable it; --print shows the unit and writes nothing.',
   usage: 'install <name> [--print]',
+  options: [
+    ["--print", "show the unit and write nothing"],
+  ],
+  examples: [
+    "kernel-runner install scout --print",
+    "kernel-runner install scout",
+  ],
   async run(args) {
     const { values, positionals } = parseCommandArgs(args, {
       usage: 'kernel-runner install <name> [--print]',
@@ -56,6 +63,9 @@ export const uninstallCommand: Command = {
   name: 'uninstall',
   summary: 'Remove the systemd user unit of an instance (stop it first).',
   usage: 'uninstall <name>',
+  examples: [
+    "kernel-runner uninstall scout",
+  ],
   async run(args) {
     const { positionals } = parseCommandArgs(args, { usage: 'kernel-runner uninstall <name>', options: {}, positionals: { min: 1, max: 1 }, missing: 'Name an instance.' });
     const name = positionals[0] as string;

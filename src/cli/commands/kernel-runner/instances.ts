@@ -1,4 +1,5 @@
 import { listInstances, type InstanceSummary } from '../../../runner/instances/instances.js';
+import { describeLastTick } from '../../../runner/watch/service/status-view.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT, out } from '../command.js';
 
@@ -10,10 +11,7 @@ function state(summary: InstanceSummary): string {
 }
 
 function lastTick(summary: InstanceSummary): string {
-  const last = summary.last;
-  if (!last) return '-';
-  const error = last.error_class ? ` (${last.error_class})` : '';
-  return `#${last.tick} ${last.status}${error} ${last.started}`;
+  return summary.last ? describeLastTick(summary.last) : '-';
 }
 
 export function formatInstanceTable(summaries: readonly InstanceSummary[]): string {
@@ -26,6 +24,12 @@ export const instancesCommand: Command = {
   name: 'ls',
   summary: 'List registered instances: directory, paused or running, last tick.',
   usage: 'ls [--json]',
+  options: [
+    ["--json", "as JSON"],
+  ],
+  examples: [
+    "kernel-runner ls",
+  ],
   async run(args) {
     const json = parseCommandArgs(args, { usage: 'kernel-runner ls [--json]', options: { json: { type: 'boolean', default: false } } }).values.json;
     const summaries = await listInstances();

@@ -10,6 +10,13 @@ export const removeCommand: Command = {
   name: 'rm',
   summary: "Remove an instance: its container, images and egress proxy, state (logs, transcripts, recordings), operator's file, secrets and name; its data directory only with --data.",
   usage: USAGE,
+  options: [
+    ["--data", "remove the data directory too"],
+  ],
+  examples: [
+    "kernel-runner rm scout",
+    "kernel-runner rm scout --data",
+  ],
   async run(args) {
     const { values, positionals } = parseCommandArgs(args, {
       usage: `kernel-runner ${USAGE}`,

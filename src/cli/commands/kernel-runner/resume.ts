@@ -1,4 +1,5 @@
 import { resolveInstance } from '../../../config/instance.js';
+import { appendEvent } from '../../../observe/events/event-log.js';
 import { tickEnvironmentParts } from '../../../runner/secrets/secrets.js';
 import { credentialsRow } from '../../../runner/instances/doctor-rows.js';
 import { readPausedReason, removePaused } from '../../../runner/tick/paused.js';
@@ -11,6 +12,12 @@ export const resumeCommand: Command = {
   name: 'resume',
   summary: 'Let a paused instance tick again (removes the host\'s pause and system/paused); refused while Claude Code has no credentials for it, unless --force.',
   usage: USAGE,
+  options: [
+    ["--force", "resume even though Claude Code has no credentials"],
+  ],
+  examples: [
+    "kernel-runner resume scout",
+  ],
   async run(args) {
     const { values, positionals } = parseCommandArgs(args, {
       usage: `kernel-runner ${USAGE}`,
@@ -32,6 +39,7 @@ export const resumeCommand: Command = {
       }
     }
     await removePaused(instance.paths);
+    await appendEvent(instance.paths.events, { type: 'instance.resumed', by: 'kernel-runner resume' });
     out(`Resumed ${instance.name} (it was paused: ${reason.split('\n')[0] ?? ''}). A running watch ticks again within seconds; without one: kernel-runner tick ${instance.name}\n`);
     return EXIT.OK;
   },

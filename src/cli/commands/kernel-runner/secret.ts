@@ -11,6 +11,11 @@ export const secretCommand: Command = {
   name: 'secret',
   summary: "Set (from stdin, never the command line), list or remove a variable of an instance's secrets directory, which every tick's harness gets (such as CLAUDE_CODE_OAUTH_TOKEN).",
   usage: USAGE,
+  examples: [
+    "kernel-runner secret set scout CLAUDE_CODE_OAUTH_TOKEN   # paste it: not shown",
+    "kernel-runner secret ls scout",
+    "kernel-runner secret rm scout ANTHROPIC_API_KEY",
+  ],
   async run(args) {
     const usage = `kernel-runner ${USAGE}`;
     const { positionals } = parseCommandArgs(args, { usage, options: {}, positionals: { min: 2, max: 3 }, missing: 'Name an action and an instance.' });

@@ -12,7 +12,7 @@ const USAGE = 'send <name> [--from <label>] [--reply-to <id>] [--] [message...] 
 /** Pure: what happens next to a message queued for `name`, from what its watch says (undefined: no watch answered). */
 export function deliveryForecast(name: string, live: AgentStatus | undefined, paused: string | undefined): string {
   if (!live) {
-    const why = paused === undefined ? '' : ` The instance is also paused (${paused.split('\n')[0]}): remove system/paused first.`;
+    const why = paused === undefined ? '' : ` ${name} is also paused (${paused.split('\n')[0]}): it ticks again after kernel-runner resume ${name}.`;
     return `No watch is running for ${name}: it waits in the queue until kernel-runner watch ${name} (or kernel-runner tick ${name}) runs.${why}`;
   }
   const watch = `watch (pid ${live.watchPid})`;
@@ -25,7 +25,7 @@ export function deliveryForecast(name: string, live: AgentStatus | undefined, pa
     case 'backoff':
       return `${watch} is backing off after failed ticks (${reason}): the next tick gets it.`;
     case 'paused':
-      return `${name} is paused (${reason}): no tick until system/paused is removed; it waits in the queue.`;
+      return `${name} is paused (${reason}): it waits in the queue; no tick runs until kernel-runner resume ${name}.`;
     case 'config-error':
       return `${watch} cannot use ${name}'s configuration (${reason}): it waits until that is fixed.`;
     case 'stopping':
@@ -40,6 +40,15 @@ export const sendCommand: Command = {
   name: 'send',
   summary: "Send the operator's message to an instance (from the arguments or stdin); says where it went and whether a watch picks it up.",
   usage: USAGE,
+  options: [
+    ["--from LABEL", "who it is from (default: operator)"],
+    ["--reply-to ID", "the message it answers"],
+    ["--", "what follows is the message, even if it starts with -"],
+  ],
+  examples: [
+    "kernel-runner send scout \"the build is green\"",
+    "echo \"long text\" | kernel-runner send scout --from ci",
+  ],
   async run(args) {
     const usage = `kernel-runner ${USAGE}`;
     const { values, positionals } = parseCommandArgs(args, {

@@ -76,6 +76,7 @@ export const snapshotCommand: Command = {
   name: 'snapshot',
   summary: 'Save the whole instance now (data directory, what was installed in its container, terminals and scrollback); rm removes one, diff shows what changed between two.',
   usage: USAGE,
+  examples: ['kernel-runner snapshot scout -m "before the upgrade"', 'kernel-runner snapshot diff scout 6', 'kernel-runner snapshot rm scout 6'],
   run(args) {
     if (args[0] === 'rm') return remove(args.slice(1));
     if (args[0] === 'diff') return diff(args.slice(1));
@@ -97,6 +98,7 @@ export const snapshotsCommand: Command = {
   name: 'snapshots',
   summary: "List an instance's snapshots: id, time, trigger, tick, size, note.",
   usage: 'snapshots <name>',
+  examples: ['kernel-runner snapshots scout'],
   async run(args) {
     const { positionals } = parseCommandArgs(args, { usage: 'kernel-runner snapshots <name>', options: {}, positionals: { min: 1, max: 1 }, missing: 'Name an instance.' });
     const instance = await resolveInstance(positionals[0] as string);

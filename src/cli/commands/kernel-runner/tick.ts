@@ -25,6 +25,13 @@ export const tickCommand: Command = {
   name: 'tick',
   summary: 'Run one tick of an instance: Claude Code against the kernel. Exit 0 ok, 1 failed, 2 usage, 3 not ready or paused.',
   usage: 'tick <name-or-dir> [--message <text>]...',
+  options: [
+    ["--message TEXT, -m TEXT", "a message for the agent in this tick; repeatable"],
+  ],
+  examples: [
+    "kernel-runner tick demo",
+    "kernel-runner tick demo -m \"look at the failing build\"",
+  ],
   async run(args) {
     const { name, messages } = parseTickArgs(args);
     const instance = await resolveInstance(name);

@@ -6,6 +6,10 @@ export const watchCommand: Command = {
   name: 'watch',
   summary: 'Tick an instance when messages arrive, on schedule, and after crashes; serve its status socket.',
   usage: 'watch <name>',
+  examples: [
+    "kernel-runner watch scout   # Ctrl-C stops",
+    "kernel-runner install scout # the same, as a systemd user unit",
+  ],
   async run(args) {
     const { positionals } = parseCommandArgs(args, {
       usage: 'kernel-runner watch <name> (for example: kernel-runner watch scout)',

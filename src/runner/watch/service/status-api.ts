@@ -20,7 +20,7 @@ import { requestSocketJson } from '../../../util/net/socket-json.js';
  * Anything else is a 404 (unknown path) or 405 (not GET), both JSON.
  */
 
-const watchStateSchema = z.enum(['starting', 'idle', 'ticking', 'paused', 'backoff', 'limited', 'config-error', 'gave-up', 'stopping']);
+const watchStateSchema = z.enum(['starting', 'idle', 'ticking', 'retrying', 'paused', 'backoff', 'limited', 'config-error', 'gave-up', 'stopping']);
 export type WatchState = z.infer<typeof watchStateSchema>;
 
 /** The kernel as watch supervises it (kernel-supervisor.ts builds it; checked against that type). */
@@ -56,6 +56,8 @@ export const agentStatusSchema = z.object({
   currentTick: z.object({ number: z.int().optional(), started: z.string(), trigger: z.string() }).optional(),
   lastResult: z.object({ tick: z.int().optional(), status: z.string(), ended: z.string(), durationMs: z.number().optional(), error: z.string().optional() }).optional(),
   nextWake: z.object({ time: z.string(), reason: z.string() }).optional(),
+  /** The running tick's retry policy at work: the attempt that failed, why, the next try, when retries end (state.json's current.retry). */
+  retry: z.object({ attempt: z.int(), maxAttempts: z.int(), cause: z.string(), nextAt: z.string(), deadline: z.string() }).optional(),
   /** Ticks started by the restart policy (not by a message or a schedule) since the last stable period. */
   restarts: z.int(),
   /** Failed ticks in a row (drives the backoff). */

@@ -3,7 +3,7 @@ import { instancePaths } from '../../../config/paths.js';
 import { loadRegistry } from '../../../config/registry.js';
 import { describeError } from '../../../errors.js';
 import { readPaused } from '../../tick/paused.js';
-import { loadState } from '../../../state/runner-state.js';
+import { type RunnerState, type TickRecord, loadState } from '../../../state/runner-state.js';
 import { kernelHealth } from '../../../kernel/client/link.js';
 import { kernelSocketPath } from '../../../kernel/socket-path.js';
 import type { KernelStatus } from '../../../kernel/supervisor/kernel-supervisor.js';
@@ -26,6 +26,8 @@ export interface StatusRow {
   /** The full answer of the status API, when there was one. */
   live?: AgentStatus;
 }
+
+type TickRetryRecord = NonNullable<TickRecord['retry']>;
 
 function duration(seconds: number): string {
   if (seconds < 60) return `${seconds}s`;
@@ -72,7 +74,29 @@ function firstLine(text: string): string {
   return text.split('\n')[0] ?? text;
 }
 
-function fromLive(status: AgentStatus): StatusRow {
+/** Pure: a finished tick as `status` and `ls` both show it: number, outcome, and when it ended. */
+export function describeLastTick(record: Pick<TickRecord, 'tick' | 'status' | 'error_class' | 'started' | 'duration_ms'>): string {
+  const ended = record.duration_ms === undefined ? undefined : new Date(Date.parse(record.started) + record.duration_ms).toISOString();
+  return `#${record.tick} ${record.status}${record.error_class ? ` (${record.error_class})` : ''} ${ended ? `ended ${ended}` : `started ${record.started}`}`;
+}
+
+/** Pure: the tick's retry policy at work, in a few words (the reason) and its next try. */
+function describeRetry(retry: TickRetryRecord, now: number): { state: string; reason: string; nextWake?: string } {
+  const cause = firstLine(retry.cause);
+  if (Date.parse(retry.next_at) > now) {
+    return { state: 'retrying', reason: `attempt ${retry.attempt} of ${retry.max_attempts} failed: ${cause}; retries end by ${retry.deadline}`, nextWake: `${retry.next_at} (retry ${retry.attempt + 1} of ${retry.max_attempts})` };
+  }
+  return { state: 'ticking', reason: `attempt ${retry.attempt + 1} of ${retry.max_attempts} runs (attempt ${retry.attempt} failed: ${cause})` };
+}
+
+/** Pure: the row of an instance whose watch answered; `recorded` (state.json) tells the ticks before that watch started. */
+export function fromLive(status: AgentStatus, recorded: RunnerState | undefined): StatusRow {
+  // A watch knows the ticks it ran; the ones before it started are in state.json.
+  const last = status.lastResult
+    ? `#${status.lastResult.tick ?? '?'} ${status.lastResult.status} ended ${status.lastResult.ended}`
+    : recorded?.last
+      ? describeLastTick(recorded.last)
+      : undefined;
   return {
     name: status.name,
     dataDir: status.dataDir,
@@ -80,7 +104,7 @@ function fromLive(status: AgentStatus): StatusRow {
     state: status.state,
     ...(status.reason ? { reason: firstLine(status.reason) } : {}),
     ...(status.currentTick ? { current: `#${status.currentTick.number ?? '?'} (${status.currentTick.trigger}) since ${status.currentTick.started}` } : {}),
-    ...(status.lastResult ? { last: `#${status.lastResult.tick ?? '?'} ${status.lastResult.status} ${status.lastResult.ended}` } : {}),
+    ...(last ? { last } : {}),
     ...(status.nextWake ? { nextWake: `${status.nextWake.time} (${status.nextWake.reason})` } : {}),
     restarts: status.restarts,
     ...(status.kernel ? { kernel: describeKernel(status.kernel) } : {}),
@@ -97,8 +121,17 @@ async function fromFiles(name: string, dataDir: string, env: NodeJS.ProcessEnv):
       row.reason = firstLine(paused);
     }
     const state = await loadState(instancePaths(name, dataDir, env).state);
-    if (state.current) row.current = `#${state.current.tick} since ${state.current.started}${state.current.pid ? ` (PID ${state.current.pid})` : ''}`;
-    if (state.last) row.last = `#${state.last.tick} ${state.last.status}${state.last.error_class ? ` (${state.last.error_class})` : ''} ${state.last.started}`;
+    if (state.current) {
+      row.current = `#${state.current.tick} since ${state.current.started}${state.current.pid ? ` (PID ${state.current.pid})` : ''}`;
+      // A tick run by hand (kernel-runner tick) retries too: its record says how.
+      if (state.current.retry && row.state !== 'paused') {
+        const retry = describeRetry(state.current.retry, Date.now());
+        row.state = retry.state;
+        row.reason = retry.reason;
+        if (retry.nextWake) row.nextWake = retry.nextWake;
+      } else if (row.state === 'not watched') row.state = 'ticking';
+    }
+    if (state.last) row.last = describeLastTick(state.last);
   } catch (error) {
     row.state = 'error';
     row.reason = firstLine(describeError(error));
@@ -111,7 +144,8 @@ async function fromFiles(name: string, dataDir: string, env: NodeJS.ProcessEnv):
 async function rowFor(name: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<StatusRow> {
   const live = await queryAgentStatus(name, env);
   // No watch process (or a dead socket): read the files.
-  return live ? fromLive(live) : fromFiles(name, dataDir, env);
+  if (!live) return fromFiles(name, dataDir, env);
+  return fromLive(live, live.lastResult ? undefined : await loadState(instancePaths(name, dataDir, env).state).catch(() => undefined));
 }
 
 /** Rows for one instance (`name` given) or for every registered one. */
@@ -125,21 +159,57 @@ export async function gatherStatus(name: string | undefined, env: NodeJS.Process
   return Promise.all(entries.map(([n, entry]) => rowFor(n, entry.dir, env)));
 }
 
-/** Pure: the rows as an aligned table. */
-export function formatStatusTable(rows: readonly StatusRow[]): string {
-  const header = ['NAME', 'WATCH', 'STATE', 'KERNEL', 'CURRENT TICK', 'LAST TICK', 'NEXT WAKE', 'RESTARTS', 'REASON'];
-  const cells = rows.map((r) => [
-    r.name,
-    r.watchPid ? `pid ${r.watchPid}` : '-',
-    r.state,
-    r.kernel ?? '-',
-    r.current ?? '-',
-    r.last ?? '-',
-    r.nextWake ?? '-',
-    r.restarts === undefined ? '-' : String(r.restarts),
-    r.reason ?? '',
-  ]);
-  const table = [header, ...cells];
-  const widths = header.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length)));
-  return table.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd()).join('\n');
+/** Pure: a time as few characters as tell it: the time of day today (UTC, as every time here), else the date too. */
+export function shortTime(iso: string, now: number): string {
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return iso;
+  const text = new Date(at).toISOString();
+  return text.slice(0, 10) === new Date(now).toISOString().slice(0, 10) ? `${text.slice(11, 19)}Z` : `${text.slice(0, 10)} ${text.slice(11, 16)}Z`;
+}
+
+/** Every ISO time in a cell, shortened. */
+function shortTimes(text: string, now: number): string {
+  return text.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z/g, (iso) => shortTime(iso, now));
+}
+
+/** Pure: `text` cut into lines of at most `width` characters, at spaces where it can. */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let rest = text;
+  while (rest.length > width) {
+    const space = rest.lastIndexOf(' ', width);
+    const cut = space > width / 2 ? space : width;
+    lines.push(rest.slice(0, cut).trimEnd());
+    rest = rest.slice(cut).trimStart();
+  }
+  return [...lines, rest];
+}
+
+/**
+ * Pure: what `kernel-runner status` prints, as `systemctl status` does: a line an instance (its
+ * name, watch and state), then one labelled line a fact (current and last tick, next wake,
+ * restarts, kernel, why), times shortened and long text wrapped, so that no line is wider than
+ * `width` (100 when not a terminal) and nothing is cut.
+ */
+export function formatStatusTable(rows: readonly StatusRow[], options: { width?: number; now?: number } = {}): string {
+  const width = Math.max(60, options.width ?? 100);
+  const now = options.now ?? Date.now();
+  const blocks = rows.map((r) => {
+    const facts: [string, string | undefined][] = [
+      ['current tick', r.current],
+      ['last tick', r.last ?? 'none yet'],
+      ['next wake', r.nextWake],
+      ['restarts', r.restarts ? String(r.restarts) : undefined],
+      ['kernel', r.kernel],
+      ['why', r.reason],
+    ];
+    const lines = [`${r.name}: ${r.state}${r.watchPid ? ` (watch pid ${r.watchPid})` : ''}`];
+    for (const [label, text] of facts) {
+      if (!text) continue;
+      const parts = wrap(shortTimes(text, now), width - 16);
+      lines.push(...parts.map((part, i) => `  ${(i === 0 ? label : '').padEnd(12)}  ${part}`));
+    }
+    return lines.join('\n');
+  });
+  return blocks.join('\n\n');
 }

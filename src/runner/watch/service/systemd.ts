@@ -111,6 +111,8 @@ export function unitEnvironment(env: NodeJS.ProcessEnv): Record<string, string> 
     const value = env[key];
     if (value) out[key] = value;
   }
+  // A login shell's profile often adds ~/.local/bin again: each folder once, where it first came.
+  if (out.PATH) out.PATH = [...new Set(out.PATH.split(':').filter((dir) => dir !== ''))].join(':');
   out.AGENT_KERNEL_CONFIG_DIR = configHome(env);
   out.AGENT_KERNEL_STATE_DIR = stateHome(env);
   return out;

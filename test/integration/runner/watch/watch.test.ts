@@ -9,6 +9,7 @@ import { createLogger } from '../../../../src/log/logger.js';
 import { containerName } from '../../../../src/sandbox/container/container.js';
 import { connectEngine } from '../../../../src/sandbox/engine/engine.js';
 import { loadState } from '../../../../src/state/runner-state.js';
+import { readEvents } from '../../../../src/observe/events/event-log.js';
 import { sendOperatorMessage } from '../../../../src/mail/operator-send.js';
 import { type RunningWatch, runWatch } from '../../../../src/runner/watch/run-watch.js';
 import { type AgentStatus, queryStatusSocket, statusSocketPath } from '../../../../src/runner/watch/service/status-api.js';
@@ -80,8 +81,12 @@ describeWithEngine('kernel-runner watch with the fake claude', () => {
     expect(await survivors(t.pidFile)).toEqual([]);
 
     const { stdout } = await run(process.execPath, [BIN, 'status'], { env: t.env });
-    const row = stdout.split('\n').find((l) => l.startsWith(t!.name));
-    expect(row).toMatch(new RegExp(`^${t.name}\\s+pid ${process.pid}\\s+idle\\s+ready, up \\S+, \\d+ ttys?, \\d+ MB\\s+-\\s+#1 ok`));
+    expect(stdout).toContain(`${t.name}: idle (watch pid ${process.pid})\n`);
+    expect(stdout).toMatch(/\n {2}last tick {5}#1 ok ended \d\d:\d\d:\d\dZ\n/);
+    expect(stdout).toMatch(/\n {2}kernel {8}ready, up \S+, \d+ ttys?, \d+ MB\n/);
+    // What ran is in the event log too: the watch and its kernel started.
+    const kinds = (await readEvents(t.instance.paths.events)).events.map((e) => e.type);
+    expect(kinds).toEqual(expect.arrayContaining(['watch.started', 'kernel.started', 'tick.started', 'tick.ended']));
   });
 
   it('a message that arrives during a tick reaches the running agent', { timeout: 300_000 }, async () => {

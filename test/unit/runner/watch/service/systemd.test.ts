@@ -44,6 +44,13 @@ describe('unitEnvironment', () => {
   });
 });
 
+describe('unitEnvironment: PATH', () => {
+  it('names each folder once, in the order it first came (a login profile adds ~/.local/bin again)', () => {
+    const path = unitEnvironment({ PATH: '/home/a/.local/bin:/usr/local/bin:/usr/bin:/home/a/.local/bin::/usr/bin:/bin' }).PATH;
+    expect(path).toBe('/home/a/.local/bin:/usr/local/bin:/usr/bin:/bin');
+  });
+});
+
 describe('unitPath', () => {
   it('is under the XDG config dir, else ~/.config', () => {
     expect(unitPath('scout', { XDG_CONFIG_HOME: '/x' })).toBe('/x/systemd/user/agent-kernel-scout.service');

@@ -1,0 +1,99 @@
+import { readdir } from 'node:fs/promises';
+import { readUntrustedRange } from '../util/untrusted-fs.js';
+import { formatPretty } from './pretty.js';
+
+/**
+ * The log files of an instance (`<state>/logs/<process>-current.log`: the server's, the
+ * kernel's, ticks' and its watch's; see rotating-files.ts) read back for a person: lines of all
+ * of them in time order, as `formatPretty` writes them on a terminal, with the date and the
+ * process. `kernel-runner logs` prints them and follows them.
+ */
+
+export interface LogLine {
+  time: number;
+  source: string;
+  record: Record<string, unknown>;
+}
+
+const CURRENT = /^([a-z][a-z0-9._-]{0,80})-current\.log$/;
+/** How much of each file's end is read for the last lines. */
+const TAIL_BYTES = 512 * 1024;
+/** The most one poll reads of a file that grew (the rest comes at the next). */
+const CHUNK_BYTES = 4 * 1024 * 1024;
+
+/** Pure: one line of a log file, or undefined when it is not one of pino's records. */
+export function parseLogLine(text: string, source: string): LogLine | undefined {
+  try {
+    const record = JSON.parse(text) as unknown;
+    if (!record || typeof record !== 'object' || Array.isArray(record)) return undefined;
+    const time = (record as { time?: unknown }).time;
+    return typeof time === 'number' ? { time, source, record: record as Record<string, unknown> } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Pure: a line for a person: `2026-12-06 04:51:02 WARN  watch-scout scout tick 3: … · key=value`. */
+export function formatLogLine(line: LogLine, options: { color: boolean }): string {
+  return formatPretty(line.record, { color: options.color, date: true, source: line.source.padEnd(6) });
+}
+
+/** The log files of a logs folder, by process name. */
+async function logFiles(dir: string): Promise<{ file: string; source: string }[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  return entries.flatMap((entry) => {
+    const match = entry.isFile() ? CURRENT.exec(entry.name) : null;
+    return match ? [{ file: entry.name, source: match[1]! }] : [];
+  });
+}
+
+function complete(data: Buffer): { lines: string[]; used: number } {
+  const end = data.lastIndexOf(0x0a) + 1;
+  return { lines: data.subarray(0, end).toString('utf8').split('\n').filter(Boolean), used: end };
+}
+
+/** Reads the instance's logs: the last lines, then (`follow`) what each file gains. */
+export class LogFollower {
+  private readonly offsets = new Map<string, number>();
+
+  constructor(private readonly dir: string) {}
+
+  /** The last `count` lines of every file together, oldest first. */
+  async last(count: number): Promise<LogLine[]> {
+    const lines: LogLine[] = [];
+    for (const { file, source } of await logFiles(this.dir)) {
+      const size = (await readUntrustedRange(this.dir, file, { maxBytes: 0 }))?.size ?? 0;
+      const from = Math.max(0, size - TAIL_BYTES);
+      const read = await readUntrustedRange(this.dir, file, { from, maxBytes: TAIL_BYTES });
+      if (!read) continue;
+      const { lines: texts, used } = complete(read.data);
+      // A read from the middle of a file starts inside a line: drop it.
+      for (const text of from > 0 ? texts.slice(1) : texts) {
+        const line = parseLogLine(text, source);
+        if (line) lines.push(line);
+      }
+      this.offsets.set(file, from + used);
+    }
+    return lines.sort((a, b) => a.time - b.time).slice(-count);
+  }
+
+  /** What the files gained since the last look (a file that shrank was rotated: read from its start), oldest first. */
+  async next(): Promise<LogLine[]> {
+    const lines: LogLine[] = [];
+    for (const { file, source } of await logFiles(this.dir)) {
+      let from = this.offsets.get(file) ?? 0;
+      const size = (await readUntrustedRange(this.dir, file, { maxBytes: 0 }))?.size ?? 0;
+      if (size < from) from = 0;
+      if (size === from) continue;
+      const read = await readUntrustedRange(this.dir, file, { from, maxBytes: CHUNK_BYTES });
+      if (!read) continue;
+      const { lines: texts, used } = complete(read.data);
+      for (const text of texts) {
+        const line = parseLogLine(text, source);
+        if (line) lines.push(line);
+      }
+      this.offsets.set(file, from + used);
+    }
+    return lines.sort((a, b) => a.time - b.time);
+  }
+}
