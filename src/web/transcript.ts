@@ -264,7 +264,7 @@ export class TranscriptParser {
       return;
     }
     event.parts.map(obj).forEach((part, index) => {
-      const { who, title } = author(part, index === 0 ? 'prompt' : 'message');
+      const { who, title } = author(part, index === 0 ? promptTitle(str(event.text)) : 'message');
       this.add({ ...when, who, kind: index === 0 ? 'prompt' : 'message', title, text: cut(str(part.text)) });
     });
   }

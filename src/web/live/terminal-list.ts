@@ -103,9 +103,10 @@ export async function readTerminals(instance: Instance, activity: Map<number, Tt
     const status = await readTtyStatusFile(path.join(instance.paths.sessions, dir));
     if (!status) continue;
     const row = statusRow(status);
+    const alive = status.alive;
     const openedAt = opened.get(tty) ?? activity.get(tty)?.openedAt;
     const recording = await recordingOf(instance.paths.recordings, recordings, tty, openedAt);
-    out.push(summarize(instance.name, tty, row, activity.get(tty), openedAt, recording));
+    out.push(summarize(instance.name, tty, row, alive, activity.get(tty), openedAt, recording));
   }
   return out.sort((a, b) => a.tty - b.tty);
 }
@@ -114,11 +115,11 @@ function summarize(
   name: string,
   tty: number,
   row: TtyStatusRow,
+  alive: boolean,
   activity: TtyActivity | undefined,
   openedAt: string | undefined,
   recording: string | undefined,
 ): TerminalSummary {
-  const alive = row.state === 'running';
   // What the events say about a terminal opened before: not this one's.
   const own = activity && (openedAt === undefined || activity.openedAt === undefined || activity.openedAt >= openedAt) ? activity : undefined;
   // Waiting until it prints again.
