@@ -37,7 +37,8 @@ function instanceCard(i) {
       h('dt', {}, 'tick'),
       h('dd', {}, i.currentTick ? `#${i.currentTick.number ?? '?'} for ${ago(i.currentTick.started)}${i.currentTick.trigger ? ` (${i.currentTick.trigger})` : ''}${ctx ? `, context ${ctx}` : ''}` : '-'),
       h('dt', {}, 'last'),
-      h('dd', {}, i.lastTick ? h('a', { href: href(i.name, 'tick', String(i.lastTick.number ?? '')) }, `#${i.lastTick.number ?? '?'} ${i.lastTick.status}`) : '-', i.lastTick?.error ? h('div', { class: 'error' }, i.lastTick.error) : ''),
+      // The last tick's error is said once: in the reason above when that is what paused the instance.
+      h('dd', {}, i.lastTick ? h('a', { href: href(i.name, 'tick', String(i.lastTick.number ?? '')) }, `#${i.lastTick.number ?? '?'} ${i.lastTick.status}`) : '-', i.lastTick?.error && i.lastTick.error !== i.reason ? h('div', { class: 'error' }, i.lastTick.error) : ''),
       h('dt', {}, 'next wake'),
       h('dd', {}, i.nextWake ?? '-'),
       h('dt', {}, 'inbox'),
