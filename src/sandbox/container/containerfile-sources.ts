@@ -14,6 +14,7 @@ import { ARG_SPACE, type Instruction, onbuildTrigger, parseContainerfile } from 
  * - FROM and `COPY --from=` name `scratch`, an earlier stage, or an image written as it is, which
  *   the caller then allows only from the operator's list (instance-image.ts);
  * - no flag but ADD's and COPY's `--chown`/`--chmod` and COPY's `--from`; no `# syntax=` frontend;
+ * - no line that Podman's builder would read otherwise (containerfile-grammar.ts's PODMAN rules);
  * - an ONBUILD's trigger, which runs in whatever build starts from that stage, passes the same
  *   rules read on its own, as the engine reads it then (and so do base images' triggers).
  */
@@ -66,6 +67,7 @@ export function containerfileUses(text: string, stages: { names: string[]; count
   const parsed = parseContainerfile(text);
   const uses: ContainerfileUses = { refused: [], images: [] };
   if (parsed.error !== undefined) uses.refused.push({ text: '# escape', line: 1, why: parsed.error });
+  uses.refused.push(...parsed.ambiguous);
   const syntax = parsed.directives.get('syntax');
   if (syntax !== undefined) uses.refused.push({ text: `# syntax=${syntax}`, line: 1, why: 'a build frontend image, which the engine would pull' });
   const names = [...stages.names];
