@@ -102,6 +102,8 @@ describeWithEngine('escape: a Containerfile that makes the engine fetch from the
     // Podman's builder (openshift/imagebuilder) reads these two as ADD <url> and fetched it from the host's loopback on the code before.
     ['a form feed in the escape directive (no directive for Podman, so \\ continues)', (u) => `#\fescape=\`\nFROM ${TEST_IMAGE}\nADD h\\\n${u.slice(1)} /secret`],
     ['a line ending in two backslashes (continued by Podman)', (u) => `ADD h\\\\\n${u.slice(1)} /secret`],
+    // Podman matches stage names case-sensitively and allows any: it pulled this "stage" from the host's loopback.
+    ['a stage name that differs in case only (an image to Podman)', (u) => `FROM ${TEST_IMAGE} AS ${new URL(u).host}/X\nFROM ${TEST_IMAGE}\nCOPY --from=${new URL(u).host}/x /etc/hostname /secret`],
   ];
 
   it.each(spellings)('refuses an ADD from a URL (%s) before the engine sees it: the host service is never asked, no image is made', async (what, line) => {
