@@ -33,6 +33,8 @@ export interface ParsedContainerfile {
   instructions: Instruction[];
   /** What the engine itself refuses to parse (an unknown escape character, a repeated directive). */
   error?: string;
+  /** Lines Podman's builder reads otherwise than Docker's (see PODMAN below): refused, whichever engine builds. */
+  ambiguous: Array<{ line: number; text: string; why: string }>;
 }
 
 /** Go's unicode.IsSpace (bytes.TrimLeftFunc, strings.TrimSpace): ASCII white space, NEL, NBSP and Unicode's White_Space. */
@@ -56,6 +58,16 @@ function continuation(escape: string): RegExp {
   return new RegExp(`([^${e}])${e}[ \\t]*$|^${e}[ \\t]*$`);
 }
 
+/**
+ * Podman (buildah) reads with openshift/imagebuilder's older copy of the parser, which differs in
+ * two places that matter: its escape directive allows only spaces and tabs (`#\fescape=\``
+ * is no directive there, so `\` stays the escape character), and a line ending in two escape
+ * characters is continued (the second is not taken as escaped). Either would let a line the
+ * check reads as harmless be joined into `ADD http://…` on Podman: such spellings are refused.
+ */
+const PODMAN_ESCAPE_DIRECTIVE = /^#[ \t]*escape[ \t]*=[ \t]*[\\`][ \t]*$/i;
+const podmanContinuation = (escape: string) => new RegExp(`\\${escape}[ \\t]*$`);
+
 /** Pure: the physical lines as Go's bufio.ScanLines gives them (split at \n, one \r before it dropped; no empty last line). */
 function physicalLines(text: string): string[] {
   const lines = text.split('\n');
@@ -68,8 +80,11 @@ function physicalLines(text: string): string[] {
 
 /** Pure: the Containerfile as the engine's parser reads it. */
 export function parseContainerfile(text: string): ParsedContainerfile {
-  const result: ParsedContainerfile = { escape: '\\', directives: new Map(), instructions: [] };
+  const result: ParsedContainerfile = { escape: '\\', directives: new Map(), instructions: [], ambiguous: [] };
   let rule = continuation('\\');
+  let podmanRule = podmanContinuation('\\');
+  let lineNumber = 0;
+  const ambiguous = (text: string, why: string) => result.ambiguous.push({ line: lineNumber, text: text.trim().slice(0, 200), why });
   let directivesDone = false;
   const directive = (line: string): void => {
     if (directivesDone) return;
@@ -87,6 +102,8 @@ export function parseContainerfile(text: string): ParsedContainerfile {
     else {
       result.escape = value;
       rule = continuation(value);
+      podmanRule = podmanContinuation(value);
+      if (!PODMAN_ESCAPE_DIRECTIVE.test(line)) ambiguous(line, 'an escape directive spelled with other white space than spaces and tabs, which Podman does not read as one: write it as # escape=`');
     }
   };
   // processLine: directives are looked for on the line as read (left-trimmed for an instruction's first line); comments become empty.
@@ -94,15 +111,21 @@ export function parseContainerfile(text: string): ParsedContainerfile {
     directive(line);
     return /^#/.test(line) ? '' : line;
   };
-  const trimContinuation = (line: string): [string, boolean] => (rule.test(line) ? [line.replace(rule, '$1'), false] : [line, true]);
+  const trimContinuation = (line: string): [string, boolean] => {
+    if (rule.test(line)) return [line.replace(rule, '$1'), false];
+    if (podmanRule.test(line)) ambiguous(line, `a line ending in two escape characters (${result.escape}${result.escape}), which Docker reads as ending there and Podman as continued on the next line`);
+    return [line, true];
+  };
 
   const lines = physicalLines(text);
   for (let index = 0; index < lines.length; index++) {
     const start = index + 1;
+    lineNumber = start;
     let [line, ended] = trimContinuation(processed(trimLeft(lines[index] ?? '')));
     if (ended && line === '') continue;
     while (!ended && index + 1 < lines.length) {
       index += 1;
+      lineNumber = index + 1;
       const raw = lines[index] ?? '';
       const next = processed(raw);
       if (isComment(raw) || trimLeft(next) === '') continue;

@@ -14,6 +14,7 @@ import { ARG_SPACE, type Instruction, onbuildTrigger, parseContainerfile } from 
  * - FROM and `COPY --from=` name `scratch`, an earlier stage, or an image written as it is, which
  *   the caller then allows only from the operator's list (instance-image.ts);
  * - no flag but ADD's and COPY's `--chown`/`--chmod` and COPY's `--from`; no `# syntax=` frontend;
+ * - no line that Podman's builder would read otherwise (containerfile-grammar.ts's PODMAN rules);
  * - an ONBUILD's trigger, which runs in whatever build starts from that stage, passes the same
  *   rules read on its own, as the engine reads it then (and so do base images' triggers).
  */
@@ -22,6 +23,8 @@ import { ARG_SPACE, type Instruction, onbuildTrigger, parseContainerfile } from 
 const PLAIN_SOURCE = /^[A-Za-z0-9._/@%+=,~*?-]+$/;
 /** An image reference or stage, written as it is. */
 const PLAIN_IMAGE = /^[A-Za-z0-9][A-Za-z0-9._/:@-]*$/;
+/** A stage name both engines read alike (Docker's rule, lower case as written: Podman compares names case-sensitively and allows any). */
+const STAGE_NAME = /^[a-z][a-z0-9_.-]*$/;
 /** What a `--chown`/`--chmod` value may hold. */
 const PLAIN_FLAG_VALUE = /^[A-Za-z0-9._:-]*$/;
 
@@ -66,16 +69,19 @@ export function containerfileUses(text: string, stages: { names: string[]; count
   const parsed = parseContainerfile(text);
   const uses: ContainerfileUses = { refused: [], images: [] };
   if (parsed.error !== undefined) uses.refused.push({ text: '# escape', line: 1, why: parsed.error });
+  uses.refused.push(...parsed.ambiguous);
   const syntax = parsed.directives.get('syntax');
   if (syntax !== undefined) uses.refused.push({ text: `# syntax=${syntax}`, line: 1, why: 'a build frontend image, which the engine would pull' });
   const names = [...stages.names];
   let count = stages.count;
-  const isStage = (name: string) => names.includes(name.toLowerCase()) || (/^\d+$/.test(name) && Number(name) < count);
+  // As written, and an index only for COPY --from: Podman matches stage names case-sensitively (Docker
+  // lower-cases them), so `AS X` then `FROM x` would be a stage to Docker and an image Podman pulls.
+  const isStage = (name: string, kind: string) => names.includes(name) || (kind === 'COPY --from' && /^(0|[1-9]\d*)$/.test(name) && Number(name) < count);
   for (const instruction of parsed.instructions) {
     const refuse = (why: string) => uses.refused.push({ text: instruction.original.trim().slice(0, 200), line: instruction.line, why });
     const image = (kind: string, reference: string) => {
       if (!PLAIN_IMAGE.test(reference)) refuse(`${kind} ${reference}: name the image as it is (docker images lists them), without quotes, escapes or variables`);
-      else if (reference.toLowerCase() !== 'scratch' && !isStage(reference)) uses.images.push({ instruction: kind, reference });
+      else if (reference.toLowerCase() !== 'scratch' && !isStage(reference, kind)) uses.images.push({ instruction: kind, reference });
     };
     switch (instruction.keyword) {
       case 'from': {
@@ -83,7 +89,10 @@ export function containerfileUses(text: string, stages: { names: string[]; count
         const words = instruction.args === '' ? [] : instruction.args.split(ARG_SPACE);
         image('FROM', words[0] ?? '');
         count += 1;
-        if (words[1]?.toLowerCase() === 'as' && words[2] !== undefined) names.push(words[2].toLowerCase());
+        if (words[1]?.toLowerCase() === 'as' && words[2] !== undefined) {
+          if (STAGE_NAME.test(words[2])) names.push(words[2]);
+          else refuse(`AS ${words[2]}: a stage name is lower-case letters, digits, - _ and . starting with a letter (both engines then read it alike)`);
+        }
         break;
       }
       case 'add':

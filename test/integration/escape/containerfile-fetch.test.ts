@@ -99,12 +99,17 @@ describeWithEngine('escape: a Containerfile that makes the engine fetch from the
     ['a JSON escape', (u) => `ADD ["${u.replace('http', '\\u0068ttp')}", "/secret"]`],
     ['a NEL before the instruction', (u) => `\u0085ADD "${u}" /secret`],
     ['ONBUILD in an earlier stage', (u) => `FROM ${TEST_IMAGE} AS a\nONBUILD ADD "${u}" /secret\nFROM a`],
+    // Podman's builder (openshift/imagebuilder) reads these two as ADD <url> and fetched it from the host's loopback on the code before.
+    ['a form feed in the escape directive (no directive for Podman, so \\ continues)', (u) => `#\fescape=\`\nFROM ${TEST_IMAGE}\nADD h\\\n${u.slice(1)} /secret`],
+    ['a line ending in two backslashes (continued by Podman)', (u) => `ADD h\\\\\n${u.slice(1)} /secret`],
+    // Podman matches stage names case-sensitively and allows any: it pulled this "stage" from the host's loopback.
+    ['a stage name that differs in case only (an image to Podman)', (u) => `FROM ${TEST_IMAGE} AS ${new URL(u).host}/X\nFROM ${TEST_IMAGE}\nCOPY --from=${new URL(u).host}/x /etc/hostname /secret`],
   ];
 
   it.each(spellings)('refuses an ADD from a URL (%s) before the engine sees it: the host service is never asked, no image is made', async (what, line) => {
     const directive = what === 'the backtick escape directive' ? '# escape=`\n' : '';
     const body = await line(url);
-    const text = body.startsWith('FROM ') ? `${directive}${body}\n` : `${directive}FROM ${TEST_IMAGE}\n${body}\n`;
+    const text = body.startsWith('FROM ') || body.startsWith('#') ? `${directive}${body}\n` : `${directive}FROM ${TEST_IMAGE}\n${body}\n`;
     const instance = await test.reload();
     const configured = { container: { network: 'none', base_images: [TEST_IMAGE, ...bases] } };
     await writeFile(instance.paths.operatorConfig, JSON.stringify(configured));

@@ -34,9 +34,19 @@ async function take(args: string[]): Promise<number> {
   return EXIT.OK;
 }
 
-function skippedLines(manifest: Manifest): string {
+/**
+ * Pure: a path the agent named (a file in its data directory or container), on one line: a
+ * newline in a file name is shown as an escape, so a name cannot forge lines of the listing
+ * (`x\n  - etc/passwd` is one added file, not an added and a removed one). out() makes the
+ * other control characters visible.
+ */
+export function shownPath(file: string): string {
+  return file.replace(/\n/g, '\\u000a');
+}
+
+export function skippedLines(manifest: Pick<Manifest, 'skipped'>): string {
   if (manifest.skipped.length === 0) return '';
-  const shown = manifest.skipped.slice(0, 5).map((s) => `  ${s.tree}: ${s.path}: ${s.why}\n`).join('');
+  const shown = manifest.skipped.slice(0, 5).map((s) => `  ${s.tree}: ${shownPath(s.path)}: ${shownPath(s.why)}\n`).join('');
   return `Left out (${manifest.skipped.length}):\n${shown}${manifest.skipped.length > 5 ? `  … and ${manifest.skipped.length - 5} more\n` : ''}`;
 }
 
@@ -49,7 +59,7 @@ async function remove(args: string[]): Promise<number> {
 }
 
 function section(title: string, diff: TreeDiff): string {
-  const lines = [...diff.added.map((p) => `  + ${p}`), ...diff.removed.map((p) => `  - ${p}`), ...diff.changed.map((p) => `  ~ ${p}`)];
+  const lines = [...diff.added.map((p) => `  + ${shownPath(p)}`), ...diff.removed.map((p) => `  - ${shownPath(p)}`), ...diff.changed.map((p) => `  ~ ${shownPath(p)}`)];
   if (lines.length === 0) return `${title}: no change\n`;
   const shown = lines.slice(0, 200);
   return `${title} (${diff.added.length} added, ${diff.removed.length} removed, ${diff.changed.length} changed):\n${shown.join('\n')}\n${lines.length > shown.length ? `  … and ${lines.length - shown.length} more\n` : ''}`;

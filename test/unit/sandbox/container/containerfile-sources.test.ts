@@ -60,9 +60,15 @@ describe('containerfileUses: an allow-list', () => {
     `ONBUILD ONBUILD ADD ${url} /q`,
     `ONBUILD --x ADD a /q`,
     '# escape=x\nFROM debian',
+    // Podman's builder reads these as ADD <url>: no directive with a form feed, and a doubled escape continues the line.
+    `#\fescape=\`\nFROM debian\nADD h\\\n${url.slice(1)} /q`,
+    `ADD h\\\\\n${url.slice(1)} /q`,
+    `# escape=\`\nFROM debian\nADD h\`\`\n${url.slice(1)} /q`,
+    'FROM debian AS Build\nFROM build',
+    'FROM debian AS 127.0.0.1:5000/X\nFROM debian\nCOPY --from=127.0.0.1:5000/x /a /b',
   ])('refuses %j', (text) => {
     // A parser directive counts only at the top.
-    expect(refused(text.startsWith('# ') ? text : `FROM debian\n${text}`)).toBe(true);
+    expect(refused(text.startsWith('#') ? text : `FROM debian\n${text}`)).toBe(true);
   });
 
   it.each([
@@ -73,6 +79,7 @@ describe('containerfileUses: an allow-list', () => {
     'ENV A=http://x\nLABEL a="b"\nADD ./x /$HOME/',
     'ONBUILD RUN echo "http://x"\nONBUILD COPY a /a',
     '# ADD http://h/x /x',
+    'RUN a \\\n  && b \\  \n  && c',
   ])('allows %j', (text) => {
     expect(containerfileUses(`FROM debian\n${text}`).refused).toEqual([]);
   });
@@ -80,7 +87,9 @@ describe('containerfileUses: an allow-list', () => {
   it.each([
     ['FROM debian:bookworm-slim\nRUN true', ['FROM debian:bookworm-slim']],
     ['FROM scratch\nCOPY a /a', []],
-    ['FROM debian AS build\nFROM BUILD\nCOPY --from=build /a /a\nCOPY --from=0 /a /b\nCOPY --from=5 /a /b', ['FROM debian', 'COPY --from 5']],
+    ['FROM debian AS build\nFROM build\nCOPY --from=build /a /a\nCOPY --from=0 /a /b\nCOPY --from=5 /a /b', ['FROM debian', 'COPY --from 5']],
+    // Podman compares stage names as written: one that differs in case, an index in FROM, or a padded index is an image.
+    ['FROM debian AS build\nFROM BUILD\nFROM 0\nCOPY --from=00 /a /b', ['FROM debian', 'FROM BUILD', 'FROM 0', 'COPY --from 00']],
     ['FROM debian\nCOPY --from=later /a /a\nFROM debian AS later', ['FROM debian', 'COPY --from later', 'FROM debian']],
     ['FROM debian\nONBUILD COPY --from=other /a /a', ['FROM debian', 'ONBUILD COPY --from other']],
     ['# escape=`\nFROM `\n  127.0.0.1:5000/x', ['FROM 127.0.0.1:5000/x']],
