@@ -43,7 +43,10 @@ describe('kernel-runner mail withdraw', () => {
     expect(withdrawn, JSON.stringify(withdrawn)).toMatchObject({ code: 0, stdout: `${id}: withdrawn from wd's queue before its model had it (the event log keeps its text).\n` });
     expect(await readdir(paths.mail.queue)).toEqual([]);
     expect(await readdir(path.join(paths.mail.view, 'inbox'))).toEqual([]);
-    expect(run('kernel-runner', 'mail', 'wd').stdout).not.toContain(id);
+    // Kept, and listed as what it is: nothing the operator sent disappears from the record.
+    const listed = run('kernel-runner', 'mail', 'wd').stdout;
+    expect(listed).toContain(id);
+    expect(listed).toContain('withdrawn by the operator');
     const { events } = await readEvents(paths.events);
     expect(events.find((e) => e.type === 'message.withdrawn')).toMatchObject({ id, from: 'operator', to: 'wd', text: 'deploy at noon' });
 

@@ -28,8 +28,8 @@ describeWithEngine('image builds (real engine)', () => {
     }
   });
 
-  async function instance(containerfile: string | false): Promise<TestInstance> {
-    const t = await createTestInstance({ containerfile });
+  async function instance(containerfile: string | false, config?: Record<string, unknown>): Promise<TestInstance> {
+    const t = await createTestInstance({ containerfile, ...(config ? { config } : {}) });
     made.push(t);
     return t;
   }
@@ -62,7 +62,8 @@ describeWithEngine('image builds (real engine)', () => {
 
   it('a FROM image that is missing and cannot be pulled gives BASE_IMAGE_MISSING with the bootstrap command', async () => {
     const base = `agent-kernel-test/missing-${randomBytes(3).toString('hex')}:1`;
-    const t = await instance(`FROM ${base}\nRUN true\n`);
+    // The operator allows it (container.base_images), but no engine here has it: it is never pulled.
+    const t = await instance(`FROM ${base}\nRUN true\n`, { container: { base_images: [base] } });
     const error = await ensureImage(engine, t.instance, { logger }).catch((e: unknown) => e);
     expect(isKernelError(error, 'BASE_IMAGE_MISSING')).toBe(true);
     expect((error as Error).message).toContain(`agent-kernel image bootstrap ${base}`);

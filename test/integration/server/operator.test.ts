@@ -35,7 +35,8 @@ describeWithEngine('the operator view: agent-kernel ls and attach (real containe
     const { stdout } = await run(process.execPath, [BIN, 'ls', test.dataDir]);
     const lines = stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^TTY\s+PROGRAM\s+STATE\s+UNSEEN\s+LAST ACTIVITY\s+COMMAND$/);
-    expect(lines[1]).toMatch(/^0\s+bash\s+running\s+-\s+\S+Z\s+bash$/);
+    // The shell is back at its prompt: idle, not running (the status file follows the shell's marks).
+    expect(lines[1]).toMatch(/^0\s+bash\s+idle\s+-\s+\S+Z\s+bash$/);
     const json = JSON.parse((await run(process.execPath, [BIN, 'ls', test.dataDir, '--json'])).stdout) as Array<{ tty: number }>;
     expect(json.map((r) => r.tty)).toEqual([0]);
   });
