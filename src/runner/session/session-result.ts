@@ -123,7 +123,8 @@ const REFUSED = /invalid api key|invalid x-api-key|incorrect api key|api key not
  */
 export function credentialsReason(harness: string, said: string, help: string | undefined): string {
   const title = HARNESS_TITLES[harness] ?? harness;
-  const why = NO_CREDENTIALS.test(said) ? `${title} has no credentials` : REFUSED.test(said) ? `the model's API refused ${title}'s credentials` : undefined;
+  // Refused first: Claude Code ends "Invalid API key" with the same "Please run /login" as "Not logged in".
+  const why = REFUSED.test(said) ? `the model's API refused ${title}'s credentials` : NO_CREDENTIALS.test(said) ? `${title} has no credentials` : undefined;
   // A cause of another kind (opencode's model its provider has no key for): its own words, then the fix.
   if (!why) return help ? `${said}. ${help}` : said;
   const words = said.split('\n')[0]!.replace(/\s*[·|-]?\s*please run \/login\.?/i, '').trim().slice(0, 200);

@@ -117,13 +117,13 @@ describeWithEngine('credentials for unattended ticks (the real Claude Code)', ()
     const paused = await run(AGENT_KERNEL_BIN, ['doctor', name]);
     expect(paused.code).toBe(3);
     const row = doctorRow(paused.stdout, 'ticks');
-    expect(row).toMatch(/^ {2}PAUSED\s+ticks\s+paused by tick 1 \(.*\): Not logged in/);
+    expect(row).toMatch(/^ {2}PAUSED\s+ticks\s+paused by tick 1 \(.*\): the model never ran: Claude Code has no credentials \(it said: "Not logged in"\)/);
     expect(row).toContain(`kernel-runner resume ${name}`);
 
     // Resume: here Claude Code has a token (the API refused it, which only a model call can tell), so it goes through.
     const resumed = await run(KERNEL_RUNNER_BIN, ['resume', name]);
     expect(resumed.code).toBe(0);
-    expect(resumed.stdout).toContain(`Resumed ${name} (it was paused: Not logged in`);
+    expect(resumed.stdout).toContain(`Resumed ${name} (it was paused: the model never ran: Claude Code has no credentials`);
     await expect(access(path.join(dir, 'system', 'paused'))).rejects.toThrow();
   });
 

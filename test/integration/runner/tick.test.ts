@@ -60,7 +60,8 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     // The runner's tally agrees with the stream: one tool call per tool result, the turns Claude Code counted.
     const turns = lines.filter((l) => l.type === 'result').reduce((sum, l) => sum + Number((l as { num_turns?: number }).num_turns ?? 0), 0);
     // (A user line with isReplay is Claude Code echoing the prompt it took, not a tool result.)
-    expect(lines.at(-1)).toMatchObject({ type: 'kernel_runner', event: 'attempt-end', tool_calls: lines.filter((l) => l.type === 'user' && l.isReplay !== true).length, turns });
+    expect(lines.at(-1)).toMatchObject({ type: 'kernel_runner', event: 'tick-end' });
+    expect(lines.findLast((l) => l.type === 'kernel_runner' && l.event === 'attempt-end')).toMatchObject({ type: 'kernel_runner', event: 'attempt-end', tool_calls: lines.filter((l) => l.type === 'user' && l.isReplay !== true).length, turns });
     expect(turns).toBeGreaterThan(0);
     await access(outcome.logFile.replace(/\.jsonl$/, '.session.jsonl'));
 
@@ -141,7 +142,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: '401' } });
     const outcome = await tick(t);
     expect(outcome).toMatchObject({ status: 'failed', errorClass: 'fatal', paused: true, attempts: 1 });
-    expect(await readFile(t.instance.paths.paused, 'utf8')).toMatch(/^Invalid API key/);
+    expect(await readFile(t.instance.paths.paused, 'utf8')).toMatch(/^the model never ran: the model's API refused Claude Code's credentials \(it said: "Invalid API key"\)/);
     const refused = await startTick(await t.reloaded(), { logger: t.logger, env: t.env }).catch((e: unknown) => e);
     expect(isKernelError(refused, 'INSTANCE_PAUSED')).toBe(true);
     expect((refused as Error).message).toContain(`kernel-runner resume ${t.name}`);
