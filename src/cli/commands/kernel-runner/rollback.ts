@@ -12,6 +12,7 @@ export const rollbackCommand: Command = {
   name: 'rollback',
   summary: 'Bring an instance back to a snapshot (the newest, an id, or the one before tick N): data directory, container, terminal record; the state now is saved first.',
   usage: USAGE,
+  options: [['--before-tick <n>', 'the newest snapshot taken before tick N started (each tick takes one first)']],
   examples: ['kernel-runner rollback scout --before-tick 12   # undo tick 12', 'kernel-runner rollback scout 6'],
   async run(args) {
     const usage = `kernel-runner ${USAGE}`;

@@ -86,6 +86,7 @@ export const snapshotCommand: Command = {
   name: 'snapshot',
   summary: 'Save the whole instance now (data directory, what was installed in its container, terminals and scrollback); rm removes one, diff shows what changed between two.',
   usage: USAGE,
+  options: [['-m, --message <note>', 'a note kept with the snapshot (kernel-runner snapshots shows it)']],
   examples: ['kernel-runner snapshot scout -m "before the upgrade"', 'kernel-runner snapshot diff scout 6', 'kernel-runner snapshot rm scout 6'],
   run(args) {
     if (args[0] === 'rm') return remove(args.slice(1));
