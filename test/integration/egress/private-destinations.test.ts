@@ -10,7 +10,7 @@ import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { bridgeGateway, type LocalServer, startLocalServer } from '../../helpers/local-server.js';
-import { type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
+import { TEST_IMAGE, type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
 import { BIN, ensureBuilt } from '../server/helpers.js';
 
 const execFileAsync = promisify(execFile);
@@ -94,7 +94,9 @@ describeWithEngine('the proxy reaches only the public internet (allowed names ma
       .map((a) => a!.address);
     for (const address of [gateway, ...hostAddresses]) hostCanaries.push(await startLocalServer(address, 'host canary'));
     const entries = ['*.canary.test:*', 'plain.test', `${gateway}:${explicit.port}`];
-    test = await createTestInstance({ config: { container: { allow: entries } } });
+    // FROM the run's test image: this allow list maps deb.debian.org onto a canary, so a build that missed
+    // the cache could not run apt-get (it failed so once in CI).
+    test = await createTestInstance({ config: { container: { allow: entries } }, containerfile: `FROM ${TEST_IMAGE}\n` });
     sandbox = await openSandbox(test.instance, { logger: silentLogger() });
 
     const info = await engine.docker.getContainer(proxyContainerName(test.name)).inspect();
