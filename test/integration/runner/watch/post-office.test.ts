@@ -158,8 +158,8 @@ describeWithEngine('the post office between two instances under watch', () => {
     });
     await registerInstance(b.name, b.dataDir, a.env);
     await mkdir(path.dirname(operatorFile(a)), { recursive: true });
-    await writeFile(operatorFile(a), JSON.stringify(config(a, { FAKE_CLAUDE_SCENARIO: 'mail', FAKE_CLAUDE_MAIL_ASK: `${b.name}:What is six times seven?` }, { send_to: [b.name] })));
-    await writeFile(operatorFile(b), JSON.stringify(config(b, { FAKE_CLAUDE_SCENARIO: 'mail' }, { accept_from: [a.name] })));
+    await writeFile(operatorFile(a), JSON.stringify(withTestBases(config(a, { FAKE_CLAUDE_SCENARIO: 'mail', FAKE_CLAUDE_MAIL_ASK: `${b.name}:What is six times seven?` }, { send_to: [b.name] }))));
+    await writeFile(operatorFile(b), JSON.stringify(withTestBases(config(b, { FAKE_CLAUDE_SCENARIO: 'mail' }, { accept_from: [a.name] }))));
 
     for (const t of [a, b]) {
       const logger = createLogger({ process: `watch-${t.name}`, logDir: t.instance.paths.logs, stderr: false });
