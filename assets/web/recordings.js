@@ -26,7 +26,7 @@ export async function recordingsView(body, name) {
       'tr',
       { 'data-file': r.file },
       h('td', {}, h('a', { href: href(name, 'replay', r.file) }, `TTY ${r.tty}${r.part > 1 ? ` (${r.part})` : ''}`)),
-      h('td', {}, h('a', { href: href(name, 'tick', String(r.tick)) }, `#${r.tick}`)),
+      h('td', {}, r.between ? h('span', { class: 'muted' }, 'between ticks, after ', h('a', { href: href(name, 'tick', String(r.tick)) }, `#${r.tick}`)) : h('a', { href: href(name, 'tick', String(r.tick)) }, `#${r.tick}`)),
       h('td', { class: 'nowrap' }, r.started ? time(r.started) : ''),
       h('td', { class: 'nowrap' }, clockAt(r.durationS)),
       h('td', { class: 'commands-cell' }, r.commandCount === 0 ? h('span', { class: 'muted' }, 'no command') : [r.commands.slice(0, 3).map((c) => h('code', {}, c)), r.commandCount > 3 ? h('span', { class: 'muted' }, ` +${r.commandCount - 3} more`) : '']),
@@ -66,13 +66,20 @@ export async function replayView(body, name, file) {
       ),
     ),
   );
-  const parsed = /^tty_(\d+)-tick-(\d+)/.exec(file);
+  const parsed = /^tty_(\d+)-(tick|between)-(\d+)/.exec(file);
   body.replaceChildren(
     h('h1', {}, `${name}: ${file}`),
     h(
       'p',
       { class: 'muted replay-facts' },
-      parsed ? [h('span', {}, `TTY ${parsed[1]}`), h('a', { href: href(name, 'tick', String(Number(parsed[2]))) }, `tick #${Number(parsed[2])}`)] : '',
+      parsed
+        ? [
+            h('span', {}, `TTY ${parsed[1]}`),
+            parsed[2] === 'between'
+              ? h('span', {}, 'between ticks, after ', h('a', { href: href(name, 'tick', String(Number(parsed[3]))) }, `tick #${Number(parsed[3])}`))
+              : h('a', { href: href(name, 'tick', String(Number(parsed[3]))) }, `tick #${Number(parsed[3])}`),
+          ]
+        : '',
       h('span', { class: 'length' }, `${clockAt(durationS)} to play`),
       recordedS - durationS >= 1 ? h('span', {}, `recorded over ${clockAt(recordedS)} (pauses over 2 s shortened)`) : '',
       h('span', {}, `${commands.length} command${commands.length === 1 ? '' : 's'}`),

@@ -3,8 +3,8 @@ import { readUntrustedRange } from '../util/untrusted-fs.js';
 import { formatPretty } from './pretty.js';
 
 /**
- * The log files of an instance (`<state>/logs/<process>-current.log`: the server's, the
- * kernel's, ticks' and its watch's; see rotating-files.ts) read back for a person: lines of all
+ * The log files of an instance (`<state>/logs/<process>.log`: the server's, the kernel's,
+ * ticks' and its watch's; see rotating-files.ts) read back for a person: lines of all
  * of them in time order, as `formatPretty` writes them on a terminal, with the date and the
  * process. `kernel-runner logs` prints them and follows them.
  */
@@ -15,7 +15,8 @@ export interface LogLine {
   record: Record<string, unknown>;
 }
 
-const CURRENT = /^([a-z][a-z0-9._-]{0,80})-current\.log$/;
+/** `<process>.log`; not the `<process>-current.log` copies earlier versions wrote beside it. */
+const LOG_FILE = /^([a-z][a-z0-9._-]{0,80})\.log$/;
 /** How much of each file's end is read for the last lines. */
 const TAIL_BYTES = 512 * 1024;
 /** The most one poll reads of a file that grew (the rest comes at the next). */
@@ -42,8 +43,8 @@ export function formatLogLine(line: LogLine, options: { color: boolean }): strin
 async function logFiles(dir: string): Promise<{ file: string; source: string }[]> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
   return entries.flatMap((entry) => {
-    const match = entry.isFile() ? CURRENT.exec(entry.name) : null;
-    return match ? [{ file: entry.name, source: match[1]! }] : [];
+    const match = entry.isFile() ? LOG_FILE.exec(entry.name) : null;
+    return match && !match[1]!.endsWith('-current') ? [{ file: entry.name, source: match[1]! }] : [];
   });
 }
 

@@ -2,27 +2,30 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /**
- * The log files of one process name in `<state>/logs/` (shown read-only at `<data>/system/logs`), shared by every process of that
- * name (several servers write `server.log`):
- * - `<process>.log`: today's lines (UTC days). At the first write of a new day it becomes
- *   `<process>.log.YYYY-MM-DD`; those are kept `keepDays` days.
- * - `<process>-current.log`: the latest lines, about `maxCurrentBytes` at most; when full it
- *   becomes `<process>-current.log.1` (one backup) and a new file starts.
- * Writes are synchronous O_APPEND writes, so a crash loses no line already logged and
+ * The log file of one process name in `<state>/logs/` (shown read-only at `<data>/system/logs`), shared by every process of that
+ * name (several servers write `server.log`): one file, bounded and kept by day.
+ * - `<process>.log`: the latest lines. At the first write of a new UTC day, or when a line would
+ *   take it past `maxBytes`, it becomes `<process>.log.YYYY-MM-DD` (the day of its last line;
+ *   `.YYYY-MM-DD.N` for the day's later ones, N counting up) and a new file starts.
+ * - Those dated files are kept `keepDays` days and at most `maxBackups` of them (oldest removed).
+ * Writes are synchronous O_APPEND|O_NOFOLLOW writes, so a crash loses no line already logged and
  * processes never overwrite each other. Renames happen under a lock file, after re-checking the
  * file, so two processes never rotate the same file twice; before each write a process checks
  * that its descriptor is still the file at the path and reopens it if another one rotated it.
- * A line racing a rotation lands in the file just moved aside: never in a removed file.
+ * A line racing a rotation lands in the file just moved aside, the newest dated file: only the
+ * oldest are ever removed.
  */
 export interface RotatingFilesOptions {
   dir: string;
   process: string;
-  maxCurrentBytes?: number;
+  maxBytes?: number;
+  maxBackups?: number;
   keepDays?: number;
   now?: () => Date;
 }
 
-export const DEFAULT_MAX_CURRENT_BYTES = 5 * 1024 * 1024;
+export const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;
+export const DEFAULT_MAX_BACKUPS = 20;
 export const DEFAULT_KEEP_DAYS = 14;
 
 const DAY_MS = 86_400_000;
@@ -53,28 +56,31 @@ function statOrUndefined(file: string): fs.Stats | undefined {
   }
 }
 
+/** A dated file's name after `<process>.log.`: its day and its number within the day (0 for none). */
+const DATED = /^(\d{4}-\d{2}-\d{2})(?:\.(\d{1,9}))?$/;
+
 export class RotatingLogFiles {
-  readonly dailyFile: string;
-  readonly currentFile: string;
+  readonly file: string;
   private readonly dir: string;
   private readonly process: string;
   private readonly lockFile: string;
-  private readonly maxCurrentBytes: number;
+  private readonly maxBytes: number;
+  private readonly maxBackups: number;
   private readonly keepDays: number;
   private readonly now: () => Date;
-  private daily: OpenFile | undefined;
-  private current: OpenFile | undefined;
+  private open: OpenFile | undefined;
   private prunedDay: string | undefined;
   private failed = false;
 
   constructor(options: RotatingFilesOptions) {
     this.dir = options.dir;
     this.process = options.process;
-    this.maxCurrentBytes = options.maxCurrentBytes ?? DEFAULT_MAX_CURRENT_BYTES;
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    // At least one: the file just moved aside may still take a line racing its rotation.
+    this.maxBackups = Math.max(1, options.maxBackups ?? DEFAULT_MAX_BACKUPS);
     this.keepDays = options.keepDays ?? DEFAULT_KEEP_DAYS;
     this.now = options.now ?? (() => new Date());
-    this.dailyFile = path.join(this.dir, `${this.process}.log`);
-    this.currentFile = path.join(this.dir, `${this.process}-current.log`);
+    this.file = path.join(this.dir, `${this.process}.log`);
     this.lockFile = path.join(this.dir, `.${this.process}.rotate.lock`);
     fs.mkdirSync(this.dir, { recursive: true });
   }
@@ -84,13 +90,11 @@ export class RotatingLogFiles {
     try {
       const now = this.now();
       const today = utcDay(now);
-      this.daily = this.ready(this.daily, this.dailyFile, (stat) => utcDay(stat.mtime) !== today, (stat) => this.datedName(utcDay(stat.mtime)));
       const bytes = Buffer.byteLength(line);
-      this.current = this.ready(this.current, this.currentFile, (stat) => stat.size > 0 && stat.size + bytes > this.maxCurrentBytes, () => `${this.currentFile}.1`);
-      fs.writeSync(this.daily.fd, line);
-      // The daily file's day is its mtime: keep it on the logger's clock.
-      fs.futimesSync(this.daily.fd, now, now);
-      fs.writeSync(this.current.fd, line);
+      this.open = this.ready(this.open, (stat) => utcDay(stat.mtime) !== today || stat.size + bytes > this.maxBytes);
+      fs.writeSync(this.open.fd, line);
+      // The file's day is its mtime: keep it on the logger's clock.
+      fs.futimesSync(this.open.fd, now, now);
       if (this.prunedDay !== today) {
         this.prunedDay = today;
         this.prune(now);
@@ -103,30 +107,32 @@ export class RotatingLogFiles {
   }
 
   close(): void {
-    for (const open of [this.daily, this.current]) if (open) fs.closeSync(open.fd);
-    this.daily = undefined;
-    this.current = undefined;
+    if (this.open) fs.closeSync(this.open.fd);
+    this.open = undefined;
   }
 
   /**
-   * A descriptor on the file now at `file`: rotated first (under the lock) when `due` says so,
+   * A descriptor on the file now at the path: rotated first (under the lock) when `due` says so,
    * reopened when another process has rotated it since we opened it.
    */
-  private ready(open: OpenFile | undefined, file: string, due: (stat: fs.Stats) => boolean, target: (stat: fs.Stats) => string): OpenFile {
-    const stat = statOrUndefined(file);
-    if (stat && stat.size > 0 && due(stat)) this.rotateLocked(file, due, target);
-    const now = statOrUndefined(file);
+  private ready(open: OpenFile | undefined, due: (stat: fs.Stats) => boolean): OpenFile {
+    const stat = statOrUndefined(this.file);
+    if (stat && stat.size > 0 && due(stat)) this.rotateLocked(due);
+    const now = statOrUndefined(this.file);
     if (open && now?.ino === open.ino) return open;
     if (open) fs.closeSync(open.fd);
-    return openAppend(file);
+    return openAppend(this.file);
   }
 
-  private rotateLocked(file: string, due: (stat: fs.Stats) => boolean, target: (stat: fs.Stats) => string): void {
+  private rotateLocked(due: (stat: fs.Stats) => boolean): void {
     if (!this.takeLock()) return;
     try {
       // Another process may have rotated it between our look and the lock.
-      const stat = statOrUndefined(file);
-      if (stat?.isFile() && stat.size > 0 && due(stat)) fs.renameSync(file, target(stat));
+      const stat = statOrUndefined(this.file);
+      if (stat?.isFile() && stat.size > 0 && due(stat)) {
+        fs.renameSync(this.file, this.datedName(utcDay(stat.mtime)));
+        this.prune(this.now());
+      }
     } finally {
       fs.rmSync(this.lockFile, { force: true });
     }
@@ -148,21 +154,36 @@ export class RotatingLogFiles {
     return false;
   }
 
-  /** `<process>.log.DAY`, or `.DAY.N` when a file for that day exists already (never overwritten). */
-  private datedName(day: string): string {
-    const base = `${this.dailyFile}.${day}`;
-    if (!statOrUndefined(base)) return base;
-    for (let n = 1; ; n++) if (!statOrUndefined(`${base}.${n}`)) return `${base}.${n}`;
+  /** The dated files, oldest first (by day, then number). */
+  private dated(): { name: string; day: string; n: number }[] {
+    const prefix = `${this.process}.log.`;
+    return fs
+      .readdirSync(this.dir)
+      .flatMap((name) => {
+        const match = name.startsWith(prefix) ? DATED.exec(name.slice(prefix.length)) : null;
+        return match ? [{ name, day: match[1]!, n: Number(match[2] ?? 0) }] : [];
+      })
+      .sort((a, b) => (a.day === b.day ? a.n - b.n : a.day < b.day ? -1 : 1));
   }
 
-  /** Delete dated files older than keepDays. */
+  /** `<process>.log.DAY`, or `.DAY.N` after the day's newest (never overwritten, never numbered below one kept). */
+  private datedName(day: string): string {
+    const numbers = this.dated().filter((file) => file.day === day).map((file) => file.n);
+    const base = `${this.file}.${day}`;
+    return numbers.length === 0 ? base : `${base}.${Math.max(...numbers) + 1}`;
+  }
+
+  /**
+   * Delete dated files older than keepDays and the oldest beyond maxBackups, and the
+   * `<process>-current.log` pair earlier versions wrote beside `<process>.log` (same lines).
+   */
   private prune(now: Date): void {
-    const prefix = `${this.process}.log.`;
     const oldest = utcDay(new Date(now.getTime() - this.keepDays * DAY_MS));
-    for (const name of fs.readdirSync(this.dir)) {
-      if (!name.startsWith(prefix)) continue;
-      const day = /^(\d{4}-\d{2}-\d{2})(\.\d+)?$/.exec(name.slice(prefix.length))?.[1];
-      if (day && day < oldest) fs.rmSync(path.join(this.dir, name), { force: true });
-    }
+    const files = this.dated();
+    const tooMany = files.length - this.maxBackups;
+    files.forEach((file, index) => {
+      if (file.day < oldest || index < tooMany) fs.rmSync(path.join(this.dir, file.name), { force: true });
+    });
+    for (const legacy of [`${this.process}-current.log`, `${this.process}-current.log.1`]) fs.rmSync(path.join(this.dir, legacy), { force: true });
   }
 }

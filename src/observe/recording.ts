@@ -6,7 +6,8 @@ import { BatchedWriter } from '../util/batched-writer.js';
 import { type TickFileKind, parseTickFileName, tickFileName } from './tick-files.js';
 
 /**
- * Terminal recordings, `<state>/logs/recordings/tty_N-tick-NNN.cast` (`instancePaths().recordings`):
+ * Terminal recordings, `<state>/logs/recordings/tty_N-tick-NNN.cast` (`tty_N-between-NNN.cast`
+ * for work while no tick runs, after tick NNN; `instancePaths().recordings`):
  * their names, their writer and their parser. Every reader (the web view, `agent-kernel play`)
  * and the writer go through this module.
  *
@@ -135,13 +136,13 @@ async function openAppend(file: string): Promise<FileHandle> {
   return open(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
 }
 
-/** `tty_N-tick-NNN.cast`: one recording per terminal per tick (`-2`, `-3`... when the number is reused in the tick). */
-export function recordingName(tty: number, tick: number, part = 1): string {
-  return tickFileName(RECORDING, tty, tick, part);
+/** `tty_N-tick-NNN.cast`: one recording per terminal per tick (`-2`, `-3`... when the number is reused in the tick); `tty_N-between-NNN.cast` between ticks. */
+export function recordingName(tty: number, tick: number, part = 1, between = false): string {
+  return tickFileName(RECORDING, tty, tick, part, between);
 }
 
-/** Pure: the terminal, tick and part of a recording's file name, or undefined for another name. */
-export function parseRecordingName(name: string): { tty: number; tick: number; part: number } | undefined {
+/** Pure: the terminal, tick (`between`: after that tick, while none ran) and part of a recording's file name, or undefined for another name. */
+export function parseRecordingName(name: string): { tty: number; tick: number; between: boolean; part: number } | undefined {
   return parseTickFileName(RECORDING, name);
 }
 

@@ -1,6 +1,6 @@
 import type { EventLog } from './events/event-log.js';
 import { RECORDING, Recording } from './recording.js';
-import { freshTickFile, pruneOldTicks } from './tick-files.js';
+import { type TickPlace, freshTickFile, pruneOldTicks } from './tick-files.js';
 
 /** What the observer needs to know about a terminal when its recording starts. */
 export interface ObservedTerminal {
@@ -14,7 +14,9 @@ export interface ObservedTerminal {
 export interface TerminalObserverOptions {
   recordingsDir: string;
   events: EventLog;
+  /** The tick the work is in, or the last one when `between` (no tick runs). */
   tick: number;
+  between?: boolean;
   /** Cap of one recording. */
   maxRecordingBytes: number;
   /** Cap of all recordings of the instance: the oldest files go first. */
@@ -29,13 +31,13 @@ export interface TerminalObserverOptions {
  */
 export class TerminalObserver {
   private readonly recordings = new Map<number, Recording>();
-  private tick: number;
+  private place: Required<TickPlace>;
   private readonly commands = new Map<number, string>();
   /** Each terminal's latest recording file, also after its tick: a pointer names a file that exists. */
   private readonly written = new Map<number, string>();
 
   constructor(private readonly options: TerminalObserverOptions) {
-    this.tick = options.tick;
+    this.place = { tick: options.tick, between: options.between ?? false };
   }
 
   get events(): EventLog {
@@ -43,13 +45,18 @@ export class TerminalObserver {
   }
 
   currentTick(): number {
-    return this.tick;
+    return this.place.tick;
   }
 
-  /** A new tick: every terminal starts a new recording at its next output. */
-  setTick(tick: number): void {
-    if (tick === this.tick) return;
-    this.tick = tick;
+  /** The tick events are stamped with: none between ticks (work outside a tick is not filed under the last one). */
+  eventTick(): number | undefined {
+    return this.place.between ? undefined : this.place.tick;
+  }
+
+  /** A new tick, or the time between two: every terminal starts a new recording at its next output. */
+  setTick(tick: number, between = false): void {
+    if (tick === this.place.tick && between === this.place.between) return;
+    this.place = { tick, between };
     for (const recording of this.recordings.values()) void recording.close();
     this.recordings.clear();
     void pruneOldTicks(RECORDING, this.options.recordingsDir, this.options.maxTotalBytes, tick);
@@ -120,9 +127,9 @@ export class TerminalObserver {
     if (!recording) {
       const terminal = this.options.describe(tty) ?? { command: '?', cols: 120, rows: 40, screenAnsi: '' };
       const { cols, rows } = terminal;
-      const title = `TTY ${tty}: ${terminal.command} (tick ${this.tick})`;
+      const title = `TTY ${tty}: ${terminal.command} (${this.place.between ? `between ticks, after tick ${this.place.tick}` : `tick ${this.place.tick}`})`;
       // A terminal number can be closed and opened again in a tick: a new file, not the old one.
-      recording = new Recording(freshTickFile(RECORDING, this.options.recordingsDir, tty, this.tick), { cols, rows, title }, this.options.maxRecordingBytes);
+      recording = new Recording(freshTickFile(RECORDING, this.options.recordingsDir, tty, this.place.tick, this.place.between), { cols, rows, title }, this.options.maxRecordingBytes);
       // Start from what the screen shows (a terminal adopted after a restart, a new tick): clear, home, then the screen.
       if (terminal.screenAnsi) recording.output(`\x1b[H\x1b[2J${terminal.screenAnsi}`);
       this.recordings.set(tty, recording);

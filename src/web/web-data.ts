@@ -112,6 +112,8 @@ export interface RecordingInfo {
   file: string;
   tty: number;
   tick: number;
+  /** Made while no tick ran, after tick `tick` (`tty_N-between-NNN.cast`). */
+  between: boolean;
   part: number;
   size: number;
   /** ISO time the recording began. */

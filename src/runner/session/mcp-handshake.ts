@@ -92,6 +92,6 @@ export function serverStatus(servers: readonly McpServerStatus[]): string {
 export function mcpFailureMessage(instance: Instance, status: string): string {
   return (
     `The MCP server "${MCP_SERVER_NAME}" did not connect (status: ${status}). ` +
-    `Read its log (${path.join(instance.paths.logs, 'server-current.log')}), or run "node ${kernelFiles().serverBin} serve ${instance.dataDir}" by hand to see why.`
+    `Read its log (${path.join(instance.paths.logs, 'server.log')}), or run "node ${kernelFiles().serverBin} serve ${instance.dataDir}" by hand to see why.`
   );
 }

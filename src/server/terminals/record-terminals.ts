@@ -8,11 +8,12 @@ const RECORDING_MAX_BYTES = 32 * 1024 * 1024;
 const RECORDINGS_TOTAL_BYTES = 512 * 1024 * 1024;
 
 /** Record every terminal (asciicast per tick) and log what happens on them, from the manager's events. */
-export function recordTerminals(manager: TtyManager, instance: Instance, tick: number): TerminalObserver {
+export function recordTerminals(manager: TtyManager, instance: Instance, tick: number, between = false): TerminalObserver {
   const observer: TerminalObserver = new TerminalObserver({
     recordingsDir: instance.paths.recordings,
-    events: new EventLog(instance.paths.events, (): number => observer.currentTick()),
+    events: new EventLog(instance.paths.events, (): number | undefined => observer.eventTick()),
     tick,
+    between,
     maxRecordingBytes: RECORDING_MAX_BYTES,
     maxTotalBytes: RECORDINGS_TOTAL_BYTES,
     describe: (tty) => {

@@ -8,7 +8,7 @@ import { type ServerLock, acquireServerLock } from '../../tty/server-lock.js';
 import type { TtyManager } from '../../tty/tty-manager.js';
 import { recordTerminals } from './record-terminals.js';
 import type { NetworkSummary, Terminals } from './terminals.js';
-import { loadTick } from './tick.js';
+import { loadTickPlace } from './tick.js';
 
 /** The real TtyManager seen as the Terminals the tools use. */
 export function terminalsOf(
@@ -28,9 +28,9 @@ export function terminalsOf(
     get adoptReport() {
       return manager.adoptReport;
     },
-    setTick: (tick) => {
+    setTick: (tick, between = false) => {
       manager.setTick(tick);
-      observer?.setTick(tick);
+      observer?.setTick(tick, between);
     },
     open: (options = {}) => manager.open(options),
     type: (input) => manager.type(input),
@@ -82,7 +82,7 @@ async function startLocked(instance: Instance, logger: Logger, options: { hostTm
   // The terminal layer (emulator included) loads while the engine answers.
   const ttyLayer = import('../../tty/tty-manager.js');
   ttyLayer.catch(() => undefined); // reported where it is awaited
-  const tick = loadTick(instance.paths.state, logger);
+  const place = loadTickPlace(instance.paths.state, logger);
   const { sandbox, finished } = await openSandboxInStages(instance, {
     logger,
     onProgress: (line: string) => logger.info({ phase: 'start-up' }, line),
@@ -90,7 +90,7 @@ async function startLocked(instance: Instance, logger: Logger, options: { hostTm
   const engine = sandbox.kind === 'docker' ? connectEngine({ socket: engineSetting(instance.config.container) }) : undefined;
   const started = (async () => {
     const { TtyManager } = await ttyLayer;
-    return TtyManager.start({ instance, sandbox, logger, tick: await tick, lock: options.lock, ...(options.hostTmux === undefined ? {} : { hostTmux: options.hostTmux }) });
+    return TtyManager.start({ instance, sandbox, logger, tick: (await place).tick, lock: options.lock, ...(options.hostTmux === undefined ? {} : { hostTmux: options.hostTmux }) });
   })();
   const [manager, sandboxDone, engineDone] = await Promise.allSettled([started, finished, engine]);
   if (manager.status === 'rejected' || sandboxDone.status === 'rejected' || engineDone.status === 'rejected') {
@@ -106,7 +106,7 @@ async function startLocked(instance: Instance, logger: Logger, options: { hostTm
     : undefined;
   return terminalsOf(manager.value, sandbox.description, instance.config.tty.max_ttys, {
     egress,
-    observer: recordTerminals(manager.value, instance, await tick),
+    observer: recordTerminals(manager.value, instance, (await place).tick, (await place).between),
     // A lock taken here goes with the terminals.
     ...(ownLock ? { release: () => options.lock.release() } : {}),
   });

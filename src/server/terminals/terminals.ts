@@ -38,8 +38,8 @@ export interface Terminals {
   close(tty: number): Promise<CloseResult>;
   list(): Promise<TtyInfo[]>;
   readonly maxTtys: number;
-  /** The tick login read from state.json, for archive names (`tty_N-tick-NNN`). */
-  setTick(tick: number): void;
+  /** The tick login read from state.json (or the last one, between ticks), for archive and recording names (`tty_N-tick-NNN`). */
+  setTick(tick: number, between?: boolean): void;
   /** The network policy, for login; absent on the host backend. */
   readonly network?: NetworkSummary | undefined;
   /** Lines for the next wait that are not terminal output (`network: refused ...`); each is returned once. */

@@ -66,7 +66,7 @@ export function registerLoginTool(server: McpServer, deps: ToolDeps): Registered
         const agent = observe !== true && role.claim(deps.session, observe === false);
         const tick = await loadTick(deps.instance.paths.state, deps.logger);
         const inTick = await tickRunning(deps.instance.paths.state);
-        terminals.setTick(tick);
+        terminals.setTick(tick, tick > 0 && !inTick);
         // Logged in already, to these same terminals: nothing to open again.
         const alreadyLoggedIn = deps.session.loggedIn && deps.session.loggedInTo === terminals;
         const opened: LoginSummary['opened'] = [];

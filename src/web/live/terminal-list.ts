@@ -80,7 +80,8 @@ async function recordingOf(dir: string, names: string[], tty: number, openedAt: 
   const newest = names
     .map((name) => ({ name, parsed: parseRecordingName(name) }))
     .filter((r) => r.parsed?.tty === tty)
-    .sort((a, b) => b.parsed!.tick - a.parsed!.tick || b.parsed!.part - a.parsed!.part)[0];
+    // After tick N come the recordings made between it and the next.
+    .sort((a, b) => b.parsed!.tick - a.parsed!.tick || Number(b.parsed!.between) - Number(a.parsed!.between) || b.parsed!.part - a.parsed!.part)[0];
   if (!newest) return undefined;
   const opened = openedAt === undefined ? NaN : Date.parse(openedAt) / 1000;
   if (Number.isNaN(opened)) return newest.name;

@@ -44,8 +44,10 @@ describe('kernel-runner logs', () => {
     const logs = instancePaths('wd', path.join(root, 'wd'), env).logs;
     await mkdir(logs, { recursive: true });
     const t0 = Date.parse('2026-12-06T04:00:00Z');
-    await writeFile(path.join(logs, 'watch-wd-current.log'), record(t0, 30, 'watch-wd', 'starting a tick (message)', { instance: 'wd', messages: 1 }) + record(t0 + 3000, 40, 'watch-wd', 'attempt 1 of 4 failed', { instance: 'wd', tick: 3, delayMs: 4000 }));
-    await writeFile(path.join(logs, 'kernel-current.log'), record(t0 + 1000, 30, 'kernel', 'kernel ready', { pid: 42 }) + 'not json\n');
+    await writeFile(path.join(logs, 'watch-wd.log'), record(t0, 30, 'watch-wd', 'starting a tick (message)', { instance: 'wd', messages: 1 }) + record(t0 + 3000, 40, 'watch-wd', 'attempt 1 of 4 failed', { instance: 'wd', tick: 3, delayMs: 4000 }));
+    await writeFile(path.join(logs, 'kernel.log'), record(t0 + 1000, 30, 'kernel', 'kernel ready', { pid: 42 }) + 'not json\n');
+    // The copy earlier versions kept beside each file is not read: no line twice.
+    await writeFile(path.join(logs, 'kernel-current.log'), record(t0 + 1000, 30, 'kernel', 'kernel ready', { pid: 42 }));
     const printed = run('logs', 'wd');
     expect(printed.code, printed.stderr).toBe(0);
     expect(printed.stdout.split('\n').filter(Boolean)).toEqual([
@@ -61,8 +63,8 @@ describe('kernel-runner logs', () => {
     // Once it has printed the last line, it follows: a line written later, by another process, in pieces.
     await pollUntil(() => out.includes('attempt 1 of 4 failed'), 'logs -f to print the last line', { timeoutMs: 10_000 });
     const later = record(t0 + 9000, 50, 'tick', 'the tick failed', { err: { message: 'boom' } });
-    await appendFile(path.join(logs, 'tick-current.log'), later.slice(0, 20));
-    await appendFile(path.join(logs, 'tick-current.log'), later.slice(20));
+    await appendFile(path.join(logs, 'tick.log'), later.slice(0, 20));
+    await appendFile(path.join(logs, 'tick.log'), later.slice(20));
     await pollUntil(() => out.includes('the tick failed'), 'logs -f to print the new line', { timeoutMs: 10_000 });
     expect(out).toBe(`${local(t0 + 3000)} WARN  watch-wd wd tick 3: attempt 1 of 4 failed · delay=4s\n${local(t0 + 9000)} ERROR tick   the tick failed · error="boom"\n`);
   });

@@ -199,7 +199,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     t = await tickTestInstance({ env: { FAKE_CLAUDE_BREAK_MCP: '1' } });
     const outcome = await tick(t);
     expect(outcome).toMatchObject({ status: 'failed', errorClass: 'mcp', paused: false });
-    expect(outcome.error).toMatch(/MCP server "agent-kernel" did not connect \(status: failed\)\. Read its log \(.*server-current\.log\), or run "node .*agent-kernel\.js serve /);
+    expect(outcome.error).toMatch(/MCP server "agent-kernel" did not connect \(status: failed\)\. Read its log \(.*server\.log\), or run "node .*agent-kernel\.js serve /);
     expect(await survivors(t.pidFile)).toEqual([]);
   });
 

@@ -134,6 +134,6 @@ describeWithEngine('agent-kernel serve over stdio (real container, real tmux)', 
     const log = await readFile(`${test.instance.paths.logs}/server.log`, 'utf8');
     expect(log).toMatch(/"msg":"agent-kernel serve starting"/);
     expect(log).toMatch(/"msg":"terminals ready"/);
-    expect(await readFile(`${test.instance.paths.logs}/server-current.log`, 'utf8')).toContain('shutting down');
+    expect(await readFile(`${test.instance.paths.logs}/server.log`, 'utf8')).toContain('shutting down');
   });
 });

@@ -280,6 +280,25 @@ run('agent-kernel web (real chromium)', () => {
     await page.close();
   });
 
+  it('lists and replays a recording made between ticks as such, not under the last tick', async () => {
+    const name = 'tty_4-between-002.cast';
+    await mkdir(paused.instance.paths.recordings, { recursive: true });
+    const recording = new Recording(path.join(paused.instance.paths.recordings, name), { cols: 80, rows: 24, title: 'TTY 4: bash (between ticks, after tick 2)' }, 1024 * 1024);
+    recording.marker('$ echo after-hours');
+    recording.output('after-hours\r\n');
+    await recording.close();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`${web.url}#/i/${paused.name}/recordings`);
+    const row = page.locator(`tr[data-file="${name}"]`);
+    await row.waitFor();
+    expect(await row.innerText()).toContain('between ticks, after #2');
+    await row.locator('a', { hasText: 'TTY 4' }).click();
+    await page.locator('.replay-facts').waitFor();
+    expect(await page.locator('.replay-facts').innerText()).toContain('between ticks, after tick #2');
+    expect(await page.locator('.commands').innerText()).toContain('echo after-hours');
+    await page.close();
+  });
+
   it('answers a mistyped URL (//#/…) with the page or a page saying where to go, never a 500; no favicon 404', async () => {
     const login = await fetch(web.url, { redirect: 'manual' });
     const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0]!;

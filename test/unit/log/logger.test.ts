@@ -17,14 +17,14 @@ afterEach(async () => {
 });
 
 describe('createLogger', () => {
-  it('writes JSON lines to <process>.log and <process>-current.log, with child loggers per TTY', async () => {
+  it('writes JSON lines to one file per process, <process>.log, with child loggers per TTY', async () => {
     const logger = createLogger({ process: 'server', logDir: dir, stderr: false });
     logger.info({ tick: 3 }, 'hello');
     ttyLogger(logger, 4).warn('tty line');
-    const daily = await readFile(path.join(dir, 'server.log'), 'utf8');
-    const current = await readFile(path.join(dir, 'server-current.log'), 'utf8');
-    expect(daily).toBe(current);
-    const lines = daily.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    createLogger({ process: 'tick', logDir: dir, stderr: false }).info('tick line');
+    // One file per process: a person never finds two files with the same lines.
+    expect((await readdir(dir)).sort()).toEqual(['server.log', 'tick.log']);
+    const lines = (await readFile(path.join(dir, 'server.log'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ name: 'server', msg: 'hello', tick: 3 });
     expect(lines[1]).toMatchObject({ msg: 'tty line', tty: 4 });
   });
@@ -94,17 +94,30 @@ describe('RotatingLogFiles', () => {
     expect(await readFile(file, 'utf8')).toBe('today\n');
   });
 
-  it('never lets the current file grow past its cap, keeping one backup', async () => {
-    const files = new RotatingLogFiles({ dir, process: 'p', maxCurrentBytes: 1000 });
-    const line = 'x'.repeat(99) + '\n';
-    for (let i = 0; i < 25; i++) files.write(line);
+  it('never lets the file grow past its cap, keeping the latest lines in at most maxBackups dated files', async () => {
+    const files = new RotatingLogFiles({ dir, process: 'p', maxBytes: 1000, maxBackups: 3, now: () => new Date('2026-03-01T12:00:00Z') });
+    // 65 lines of 100 bytes: six full files rotated, the three oldest removed.
+    for (let i = 0; i < 65; i++) files.write(`${String(i).padStart(3, '0')}${'x'.repeat(96)}\n`);
     files.close();
-    const current = await readFile(path.join(dir, 'p-current.log'), 'utf8');
-    const backup = await readFile(path.join(dir, 'p-current.log.1'), 'utf8');
-    expect(current.length).toBeLessThanOrEqual(1000);
-    expect(backup.length).toBeLessThanOrEqual(1000);
-    expect(current.length + backup.length).toBe(1000 + 500);
-    expect((await readFile(path.join(dir, 'p.log'), 'utf8')).length).toBe(2500);
+    const names = (await readdir(dir)).sort();
+    expect(names).toEqual(['p.log', 'p.log.2026-03-01.3', 'p.log.2026-03-01.4', 'p.log.2026-03-01.5']);
+    const sizes = await Promise.all(names.map(async (n) => (await readFile(path.join(dir, n), 'utf8')).length));
+    expect(sizes).toEqual([500, 1000, 1000, 1000]);
+    const kept = (await Promise.all(['p.log.2026-03-01.3', 'p.log.2026-03-01.4', 'p.log.2026-03-01.5', 'p.log'].map((n) => readFile(path.join(dir, n), 'utf8'))))
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => Number(l.slice(0, 3)));
+    expect(kept).toEqual(Array.from({ length: 35 }, (_, k) => 30 + k));
+  });
+
+  it('removes the size-capped copy earlier versions kept beside the file', async () => {
+    await writeFile(path.join(dir, 'p-current.log'), 'same\n');
+    await writeFile(path.join(dir, 'p-current.log.1'), 'same\n');
+    const files = new RotatingLogFiles({ dir, process: 'p' });
+    files.write('new\n');
+    files.close();
+    expect(await readdir(dir)).toEqual(['p.log']);
   });
 });
 
@@ -123,25 +136,19 @@ describe('RotatingLogFiles shared by several processes', () => {
       .filter((l) => l)
       .map((l) => JSON.parse(l) as { p: string; n: number });
 
-  it('loses no line and writes none to a removed file while they rotate by size and by day', async () => {
+  it('loses no line and writes none to a removed file while they rotate by size and by day, in one file per process', async () => {
     const writers = 5;
     const lines = 400;
     await Promise.all(Array.from({ length: writers }, (_, i) => run(`w${i}`, lines, 80 * (i + 1))));
     const names = await readdir(dir);
 
-    // Daily files: every line of every writer, exactly once.
-    const daily = await linesIn(names.filter((n) => n === 'server.log' || n.startsWith('server.log.')));
+    expect(names.filter((n) => !n.startsWith('server.log'))).toEqual([]);
+    expect(names.filter((n) => n.startsWith('server.log.')).length).toBeGreaterThan(writers);
+    // The file and its dated files: every line of every writer, exactly once.
+    const all = await linesIn(names);
     for (let i = 0; i < writers; i++) {
-      const mine = daily.filter((l) => l.p === `w${i}`).map((l) => l.n).sort((a, b) => a - b);
+      const mine = all.filter((l) => l.p === `w${i}`).map((l) => l.n).sort((a, b) => a - b);
       expect(mine).toEqual(Array.from({ length: lines }, (_, n) => n));
     }
-    // Size-capped files: what survives of each writer is its latest lines, without a hole.
-    const current = await linesIn(names.filter((n) => n === 'server-current.log' || n === 'server-current.log.1'));
-    for (let i = 0; i < writers; i++) {
-      const mine = current.filter((l) => l.p === `w${i}`).map((l) => l.n).sort((a, b) => a - b);
-      if (mine.length === 0) continue;
-      expect(mine).toEqual(Array.from({ length: mine.length }, (_, k) => mine[0]! + k));
-    }
-    expect(current.length).toBeGreaterThan(0);
   });
 });

@@ -17,8 +17,11 @@ describe('files kept per terminal per tick', () => {
   it('names and parses recordings and archives, parts included', () => {
     expect(tickFileName(RECORDING, 3, 7)).toBe('tty_3-tick-007.cast');
     expect(tickFileName(ARCHIVE, 3, 1234, 2)).toBe('tty_3-tick-1234-2');
-    expect(parseTickFileName(RECORDING, 'tty_3-tick-007-2.cast')).toEqual({ tty: 3, tick: 7, part: 2 });
-    expect(parseTickFileName(ARCHIVE, 'tty_12-tick-042')).toEqual({ tty: 12, tick: 42, part: 1 });
+    expect(parseTickFileName(RECORDING, 'tty_3-tick-007-2.cast')).toEqual({ tty: 3, tick: 7, between: false, part: 2 });
+    expect(parseTickFileName(ARCHIVE, 'tty_12-tick-042')).toEqual({ tty: 12, tick: 42, between: false, part: 1 });
+    // Work while no tick runs, after tick 2: named so, and read back so.
+    expect(tickFileName(RECORDING, 1, 2, 3, true)).toBe('tty_1-between-002-3.cast');
+    expect(parseTickFileName(RECORDING, 'tty_1-between-002-3.cast')).toEqual({ tty: 1, tick: 2, between: true, part: 3 });
     for (const name of ['tty_3-tick-007.cast.tmp', 'tty_3-tick-7', 'x-tty_3-tick-007', 'tty_3-tick-007.cast']) expect(parseTickFileName(ARCHIVE, name)).toBeUndefined();
   });
 

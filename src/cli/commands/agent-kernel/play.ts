@@ -103,7 +103,7 @@ async function recordingFile(positionals: string[]): Promise<string> {
 export function formatRecordingList(recordings: readonly RecordingInfo[]): string {
   if (recordings.length === 0) return 'No recordings yet: each terminal of each tick is recorded once a tick has used it.\n';
   const rows = [...recordings]
-    .sort((a, b) => (a.started ?? '').localeCompare(b.started ?? '') || a.tick - b.tick || a.tty - b.tty || a.part - b.part)
+    .sort((a, b) => (a.started ?? '').localeCompare(b.started ?? '') || a.tick - b.tick || Number(a.between) - Number(b.between) || a.tty - b.tty || a.part - b.part)
     .map((r) => [r.file, r.started ? r.started.slice(0, 19).replace('T', ' ') + 'Z' : '-', `${Math.round(r.durationS)}s`, String(r.commandCount), r.commands.slice(0, 3).join('; ').slice(0, 60)]);
   const table = [['RECORDING', 'STARTED', 'LENGTH', 'COMMANDS', 'FIRST COMMANDS'], ...rows];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
