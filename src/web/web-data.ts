@@ -42,6 +42,8 @@ export interface StatusRow {
   dataDir: string;
   state: string;
   reason?: string;
+  /** The row's own next wake (a retry's next try while the tick's retry policy works), before the watch's. */
+  nextWake?: string;
   kernel?: string;
   live?: {
     watchPid: number;
@@ -69,7 +71,8 @@ async function summarize(row: StatusRow): Promise<InstanceSummary> {
     ...(row.reason ? { reason: row.reason } : {}),
     ...(row.kernel ? { kernel: row.kernel } : {}),
   };
-  if (live?.nextWake) summary.nextWake = `${live.nextWake.time} (${live.nextWake.reason})`;
+  if (row.nextWake) summary.nextWake = row.nextWake;
+  else if (live?.nextWake) summary.nextWake = `${live.nextWake.time} (${live.nextWake.reason})`;
   if (live?.currentTick) summary.currentTick = { ...(live.currentTick.number === undefined ? {} : { number: live.currentTick.number }), started: live.currentTick.started, trigger: live.currentTick.trigger };
   if (live?.lastResult) {
     summary.lastTick = { status: live.lastResult.status, ended: live.lastResult.ended, ...(live.lastResult.tick === undefined ? {} : { number: live.lastResult.tick }), ...(live.lastResult.error ? { error: live.lastResult.error } : {}) };
