@@ -59,6 +59,7 @@ run('agent-kernel web (real chromium)', () => {
   let t: Terminals;
   let recorder: TerminalObserver;
   let paused: TestInstance;
+  let retrying: TestInstance;
   let web: WebProcess;
   let browser: Browser;
 
@@ -79,6 +80,14 @@ run('agent-kernel web (real chromium)', () => {
     await writeFile(p.tickLog(1), transcript());
     await registerInstance(paused.name, paused.dataDir, env);
     await shareOperatorConfig(paused.instance);
+    // A tick whose model cannot be reached: its retry policy's state, as the runner records it.
+    retrying = await createTestInstance({ containerfile: false, config: { container: { backend: 'host' } } });
+    const r = retrying.instance.paths;
+    await mkdir(path.dirname(r.state), { recursive: true });
+    const retry = { attempt: 1, max_attempts: 6, cause: 'Unable to connect to API (ConnectionRefused)', next_at: new Date(Date.now() + 600_000).toISOString(), deadline: new Date(Date.now() + 1_800_000).toISOString() };
+    await writeFile(r.state, JSON.stringify({ tick: 1, current: { tick: 1, started: new Date().toISOString(), status: 'running', pid: process.pid, retry }, last: null, history: [] }));
+    await registerInstance(retrying.name, retrying.dataDir, env);
+    await shareOperatorConfig(retrying.instance);
     web = await startWeb(env);
     browser = await launchBrowser();
   }, 120_000);
@@ -96,6 +105,7 @@ run('agent-kernel web (real chromium)', () => {
     await t?.cleanup();
     await recorder?.close();
     await paused?.cleanup();
+    await retrying?.cleanup();
     await rm(configDir, { recursive: true, force: true });
   });
 
@@ -127,6 +137,18 @@ run('agent-kernel web (real chromium)', () => {
     expect(await row.innerText()).toContain('billing: the API key has no credit left');
     expect(await page.locator(`.instance[data-instance="${t.test.name}"]`).innerText()).toContain('not running');
     await screenshot(page, 'instances');
+    await page.close();
+  });
+
+  it('shows a tick that is retrying: the state, the cause, and when the next try is', async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(web.url);
+    const card = page.locator(`.instance[data-instance="${retrying.name}"]`);
+    await card.waitFor();
+    const text = await card.innerText();
+    expect(text).toContain('retrying');
+    expect(text).toContain('Unable to connect to API (ConnectionRefused)');
+    expect(text).toMatch(/retry 2 of 6/);
     await page.close();
   });
 
