@@ -33,7 +33,8 @@ describe.skipIf(!podmanPass)('rootless Podman: an instance run by an unprivilege
   let runtimeDir = '';
   let service: ChildProcess | undefined;
   let rootless: Engine;
-  const env = (): string[] => [`PATH=${process.env.PATH ?? '/usr/bin:/bin'}`, `HOME=${home}`, `XDG_RUNTIME_DIR=${runtimeDir}`];
+  // The instance's Containerfile (FROM the run's test image) is the agent's: Podman builds it only when told (instance-image.ts).
+  const env = (): string[] => [`PATH=${process.env.PATH ?? '/usr/bin:/bin'}`, `HOME=${home}`, `XDG_RUNTIME_DIR=${runtimeDir}`, 'AGENT_KERNEL_PODMAN_AGENT_BUILDS=1'];
   /** argv as the user: setpriv changes ids and execs (no root parent stays behind), with a clean environment. */
   const userArgv = (argv: string[]): string[] => ['--reuid', String(uid), '--regid', String(uid), '--init-groups', '--', 'env', '-i', ...env(), ...argv];
   const asUser = (argv: string[], timeout = 600_000) => run('setpriv', userArgv(argv), { timeout, maxBuffer: 16 * 1024 * 1024 });
@@ -59,7 +60,7 @@ describe.skipIf(!podmanPass)('rootless Podman: an instance run by an unprivilege
       await rootless.docker.loadImage(stream).then((loaded) => new Promise((resolve, reject) => rootless.docker.modem.followProgress(loaded, (error) => (error ? reject(error) : resolve(undefined)))));
     }
     await asUser([process.execPath, path.join(ROOT, 'dist', 'cli', 'kernel-runner.js'), 'init', name, `${home}/${name}`]);
-    await asUser(['sh', '-c', `printf '%s\\n' "$1" > "$HOME/.config/agent-kernel/instances/${name}.json" && printf 'FROM %s\\n' "$2" > "$HOME/${name}/system/container/Containerfile"`, 'sh', JSON.stringify({ container: { engine: 'podman' } }), TEST_IMAGE]);
+    await asUser(['sh', '-c', `printf '%s\\n' "$1" > "$HOME/.config/agent-kernel/instances/${name}.json" && printf 'FROM %s\\n' "$2" > "$HOME/${name}/system/container/Containerfile"`, 'sh', JSON.stringify({ container: { engine: 'podman', base_images: [TEST_IMAGE] } }), TEST_IMAGE]);
   }, 900_000);
 
   afterAll(async () => {
