@@ -169,6 +169,27 @@ export class InputWatch {
     return asking;
   }
 
+  /**
+   * For a wait that silence ended (settle_ms without output): the terminals of `ttys` whose
+   * foreground waits on the terminal now, by one answer of the probe. The silence already gave
+   * what it printed time to arrive; the answer tells a prompt from a program that is merely quiet.
+   * A shell back at its prompt while its command's end mark is on the way does not count.
+   */
+  async waitingAfterSilence(ttys: readonly Tty[]): Promise<Map<Tty, ForegroundSample>> {
+    const waiting = new Map<Tty, ForegroundSample>();
+    const ask = ttys.filter((t) => t.alive && (t.state?.pid ?? 0) > 0);
+    if (ask.length === 0 || !this.probe.usable) return waiting;
+    const samples = await this.probe.sample(ask.map((t) => t.state?.pid ?? 0));
+    for (const tty of ask) {
+      const sample = samples?.get(tty.state?.pid ?? 0);
+      const verdict = classifyForeground(sample);
+      if (!sample || (verdict !== 'input' && verdict !== 'input-timed')) continue;
+      if (tty.commands.running && shellAtPrompt(sample)) continue;
+      waiting.set(tty, sample);
+    }
+    return waiting;
+  }
+
   private confirm(tty: Tty, sample: ForegroundSample | undefined, at: number, answer: number): boolean {
     const verdict = classifyForeground(sample);
     if (verdict !== 'input' && verdict !== 'input-timed') {

@@ -63,6 +63,19 @@ export async function judgeWait(ctx: TtyContext, started: number, until?: WaitUn
     // A program (or a shell's command: `read`) that asks, not a shell back at its prompt.
     if (tty.commands.running || !isShell(tty.program)) asking.push([tty, 'input']);
   }
+  // Silence ended these before the probe confirmed (a loaded machine answers slowly; a fence waits behind a flood on
+  // another terminal): a program that waits on the terminal is asking for input, and the agent gets its prompt; a
+  // shell back at its own prompt stays settled.
+  const settled = ctx.config.detect_input ? done.filter(([tty, reason]) => reason === 'settled' && (tty.commands.running || !isShell(tty.program))) : [];
+  const waitingNow = settled.length > 0 ? await ctx.inputWatch.waitingAfterSilence(settled.map(([tty]) => tty)) : new Map();
+  for (const entry of settled) {
+    const sample = waitingNow.get(entry[0]);
+    if (!sample) continue;
+    const follower = askingFollower(sample);
+    if (follower) entry[0].asks(normalizeProgram(follower.leader), normalizeProgram(follower.name));
+    entry[1] = 'input';
+    asking.push([entry[0], 'input']);
+  }
   // What the agent started must all be done, unless a program asks for input: it cannot go on without the agent.
   const allDone = done.length === consider.length;
   if (acted.length > 0 ? !allDone && asking.length === 0 : done.length === 0) return undefined;

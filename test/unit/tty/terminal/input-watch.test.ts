@@ -104,3 +104,27 @@ describe('InputWatch: a fence confirms that a program waits for input', () => {
     expect((await watch.waiting([tty], now, broken)).size).toBe(1);
   });
 });
+
+describe('InputWatch: after silence, one answer tells a prompt from a quiet program', () => {
+  const SELECT = timedWaitSyscalls().select[0] ?? 0;
+  /** bash back at its prompt: readline in select on fd 0 (nfds 1, no timer). */
+  const atPrompt = (): ForegroundSample => ({
+    panePid: PANE,
+    tpgid: PANE,
+    processes: [{ pid: PANE, state: 'S', runs: 7, wchan: 'poll_schedule_timeout', syscall: SELECT, args: [1n, 1n, 0n, 0n, 0n], name: 'bash' }],
+  });
+  /** A program doing work: running, not blocked on the terminal. */
+  const busy = (): ForegroundSample => ({ panePid: PANE, tpgid: 41, processes: [{ pid: 41, state: 'R', runs: 9, wchan: '0', syscall: undefined, args: [], name: 'python3' }] });
+
+  it("counts a shell's `read` whose command is still running (a flood elsewhere holds the fence back)", async () => {
+    const { probe, asked } = fakeProbe(() => blocked());
+    const tty = quietTty();
+    expect([...(await new InputWatch(probe).waitingAfterSilence([tty])).keys()]).toEqual([tty]);
+    expect(asked()).toBe(1);
+  });
+
+  it('does not count a busy program, nor a shell back at its prompt while its end mark is on the way', async () => {
+    expect((await new InputWatch(fakeProbe(busy).probe).waitingAfterSilence([quietTty()])).size).toBe(0);
+    expect((await new InputWatch(fakeProbe(atPrompt).probe).waitingAfterSilence([quietTty()])).size).toBe(0);
+  });
+});
