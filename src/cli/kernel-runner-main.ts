@@ -19,6 +19,7 @@ void runCli(
     snapshot: async () => (await import('./commands/kernel-runner/snapshot.js')).snapshotCommand,
     snapshots: async () => (await import('./commands/kernel-runner/snapshot.js')).snapshotsCommand,
     rollback: async () => (await import('./commands/kernel-runner/rollback.js')).rollbackCommand,
+    move: async () => (await import('./commands/kernel-runner/rollback.js')).moveCommand,
   },
   process.argv.slice(2),
 );

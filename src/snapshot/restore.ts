@@ -4,7 +4,7 @@ import type { Instance } from '../config/instance.js';
 import { KernelError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { containerDown, containerName, containerUpInStages } from '../sandbox/container/container.js';
-import { type Engine, connectEngine } from '../sandbox/engine/engine.js';
+import { type Engine, connectEngine, engineSetting } from '../sandbox/engine/engine.js';
 import { LABEL } from '../sandbox/engine/image.js';
 import { readSessionRegistry } from '../state/session-registry.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
@@ -111,7 +111,7 @@ export async function restoreSnapshot(instance: Instance, id: string, options: R
   const manifest = await shelf.read(id);
   await assertComplete(manifest, store);
   const owners = process.getuid?.() === 0;
-  const docker = instance.config.container.backend === 'host' ? undefined : (options.engine ?? (await connectEngine({ socket: instance.config.container.engine_socket })));
+  const docker = instance.config.container.backend === 'host' ? undefined : (options.engine ?? (await connectEngine({ socket: engineSetting(instance.config.container) })));
   if (docker) {
     options.onProgress?.('removing the container');
     await containerDown(docker, instance, { logger: options.logger });

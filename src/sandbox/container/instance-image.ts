@@ -4,6 +4,7 @@ import { KernelError, describeError } from '../../errors.js';
 import { buildNetwork } from '../egress/proxy.js';
 import type { Engine } from '../engine/engine.js';
 import { DEFAULT_BASE_IMAGE } from '../engine/bootstrap.js';
+import { onBuildTriggers } from '../engine/image-triggers.js';
 import { type Refusal, containerfileUses } from './containerfile-sources.js';
 import {
   type BuildAttempt,
@@ -50,17 +51,6 @@ export async function ensureImage(engine: Engine, instance: Instance, options: E
     // The project's own Containerfile: its base may be pulled (or bootstrapped: BASE_IMAGE_MISSING says how).
     for (const base of baseImages(containerfileText)) await ensureBaseImage(engine, base, logger, onProgress);
   } else {
-    if (engine.name === 'podman' && process.env.AGENT_KERNEL_PODMAN_AGENT_BUILDS !== '1') {
-      // Podman's builder still reached a server on the host's loopback for two spellings the check refuses on
-      // Docker (an ONBUILD ADD in a listed base, a Containerfile swapped after the check): until that is closed,
-      // the agent's own Containerfile is not built there. The variable is for the tests that attack it.
-      throw new KernelError(
-        'IMAGE_BUILD_FAILED',
-        `${source}: on Podman, an agent's own Containerfile is not built yet (Podman's builder can be made to fetch from the host's network). ` +
-          `Remove it to use the built-in image, or run this instance on Docker (container.engine in ${instance.paths.operatorConfig}).`,
-        { details: { engine: 'podman' } },
-      );
-    }
     await refuseImagesToFetch(engine, instance, source, containerfileText);
   }
 
@@ -193,7 +183,7 @@ async function refuseImagesToFetch(engine: Engine, instance: Instance, source: s
         { details: { instruction: named.instruction, image: named.reference } },
       );
     }
-    for (const trigger of ((image.Config?.OnBuild ?? []) as unknown[]).map(String)) {
+    for (const trigger of await onBuildTriggers(engine, named.reference, image)) {
       const triggerUses = containerfileUses(trigger);
       if (triggerUses.refused.length > 0) {
         throw refusedError(`${source}: ${what}: that image's ONBUILD step ${JSON.stringify(trigger.slice(0, 200))}`, triggerUses.refused, `Start from another image, or an earlier stage. ${rebuild}`);

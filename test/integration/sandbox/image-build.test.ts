@@ -109,6 +109,8 @@ describeWithEngine('image builds (real engine)', () => {
     const rows = await preflight(t.instance, { logger, harnessCommand: 'true' });
     expect(rows.map((r) => [r.name, r.status])).toEqual([
       ['engine', 'ok'],
+      // On Podman, doctor adds its row (version, rootless or not, runtime, cgroups).
+      ...(engine.name === 'podman' ? [['podman', 'ok']] : []),
       ['boundary', 'ok'],
       ['configuration', 'ok'],
       ['base image', 'ok'],

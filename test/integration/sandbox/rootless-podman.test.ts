@@ -33,8 +33,7 @@ describe.skipIf(!podmanPass)('rootless Podman: an instance run by an unprivilege
   let runtimeDir = '';
   let service: ChildProcess | undefined;
   let rootless: Engine;
-  // The instance's Containerfile (FROM the run's test image) is the agent's: Podman builds it only when told (instance-image.ts).
-  const env = (): string[] => [`PATH=${process.env.PATH ?? '/usr/bin:/bin'}`, `HOME=${home}`, `XDG_RUNTIME_DIR=${runtimeDir}`, 'AGENT_KERNEL_PODMAN_AGENT_BUILDS=1'];
+  const env = (): string[] => [`PATH=${process.env.PATH ?? '/usr/bin:/bin'}`, `HOME=${home}`, `XDG_RUNTIME_DIR=${runtimeDir}`];
   /** argv as the user: setpriv changes ids and execs (no root parent stays behind), with a clean environment. */
   const userArgv = (argv: string[]): string[] => ['--reuid', String(uid), '--regid', String(uid), '--init-groups', '--', 'env', '-i', ...env(), ...argv];
   const asUser = (argv: string[], timeout = 600_000) => run('setpriv', userArgv(argv), { timeout, maxBuffer: 16 * 1024 * 1024 });

@@ -4,7 +4,7 @@ import { createLogger } from '../../../log/logger.js';
 import { findSnapshot, removeSnapshot, snapshotNow } from '../../../snapshot/actions.js';
 import { formatBytes } from '../../../snapshot/budget.js';
 import { type SnapshotDiff, type TreeDiff, diffSnapshots, imageDpkgStatus } from '../../../snapshot/diff.js';
-import { connectEngine } from '../../../sandbox/engine/engine.js';
+import { connectEngine, engineSetting } from '../../../sandbox/engine/engine.js';
 import { imageTag } from '../../../sandbox/engine/image.js';
 import type { Manifest } from '../../../snapshot/manifest.js';
 import { storeBytes } from '../../../snapshot/prune.js';
@@ -76,7 +76,7 @@ async function diff(args: string[]): Promise<number> {
   const b = positionals[2] === undefined ? await findSnapshot(instance, {}) : await findSnapshot(instance, { id: positionals[2] });
   const { store } = storeOf(instance);
   const imageHash = a.container.imageHash ?? b.container.imageHash;
-  const imageStatus = async () => (imageHash === undefined || instance.config.container.backend === 'host' ? '' : imageDpkgStatus(await connectEngine({ socket: instance.config.container.engine_socket }), imageTag(instance.name, imageHash)));
+  const imageStatus = async () => (imageHash === undefined || instance.config.container.backend === 'host' ? '' : imageDpkgStatus(await connectEngine({ socket: engineSetting(instance.config.container) }), imageTag(instance.name, imageHash)));
   const result = await diffSnapshots(a, b, store, imageStatus);
   out(renderDiff(a.id, b.id, result));
   return EXIT.OK;
