@@ -16,9 +16,10 @@ void runCli(
     secret: async () => (await import('./commands/kernel-runner/secret.js')).secretCommand,
     resume: async () => (await import('./commands/kernel-runner/resume.js')).resumeCommand,
     rm: async () => (await import('./commands/kernel-runner/remove.js')).removeCommand,
-    snapshot: async () => (await import('./commands/kernel-runner/snapshot.js')).snapshotCommand,
-    snapshots: async () => (await import('./commands/kernel-runner/snapshot.js')).snapshotsCommand,
-    rollback: async () => (await import('./commands/kernel-runner/rollback.js')).rollbackCommand,
+    snapshot: async () => (await import('./commands/kernel-runner/snapshots/snapshot.js')).snapshotCommand,
+    snapshots: async () => (await import('./commands/kernel-runner/snapshots/snapshot.js')).snapshotsCommand,
+    rollback: async () => (await import('./commands/kernel-runner/snapshots/rollback.js')).rollbackCommand,
+    fork: async () => (await import('./commands/kernel-runner/snapshots/fork.js')).forkCommand,
   },
   process.argv.slice(2),
 );

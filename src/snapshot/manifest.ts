@@ -33,7 +33,7 @@ export const entrySchema = z.object({
 
 export type Entry = z.infer<typeof entrySchema>;
 
-export const TRIGGERS = ['manual', 'before-tick', 'suspend', 'before-rollback'] as const;
+export const TRIGGERS = ['manual', 'before-tick', 'suspend', 'before-rollback', 'fork'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 
 export const manifestSchema = z.object({
