@@ -20,6 +20,7 @@ void runCli(
     snapshots: async () => (await import('./commands/kernel-runner/snapshots/snapshot.js')).snapshotsCommand,
     rollback: async () => (await import('./commands/kernel-runner/snapshots/rollback.js')).rollbackCommand,
     fork: async () => (await import('./commands/kernel-runner/snapshots/fork.js')).forkCommand,
+    suspend: async () => (await import('./commands/kernel-runner/snapshots/suspend.js')).suspendCommand,
   },
   process.argv.slice(2),
 );

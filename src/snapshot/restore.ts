@@ -4,7 +4,7 @@ import type { Instance } from '../config/instance.js';
 import { KernelError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { containerDown, containerName, containerUpInStages } from '../sandbox/container/container.js';
-import { type Engine, connectEngine } from '../sandbox/engine/engine.js';
+import { type Engine, connectEngine, engineSetting } from '../sandbox/engine/engine.js';
 import { LABEL } from '../sandbox/engine/image.js';
 import { readSessionRegistry } from '../state/session-registry.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
@@ -111,7 +111,7 @@ export async function restoreSnapshot(instance: Instance, id: string, options: R
   const manifest = await shelf.read(id);
   await assertComplete(manifest, store);
   const owners = process.getuid?.() === 0;
-  const docker = instance.config.container.backend === 'host' ? undefined : (options.engine ?? (await connectEngine({ socket: instance.config.container.engine_socket })));
+  const docker = instance.config.container.backend === 'host' ? undefined : (options.engine ?? (await connectEngine({ socket: engineSetting(instance.config.container) })));
   if (docker) {
     options.onProgress?.('removing the container');
     await containerDown(docker, instance, { logger: options.logger });
@@ -134,4 +134,23 @@ export async function restoreSnapshot(instance: Instance, id: string, options: R
   }
   const terminals = await restoreHost(instance, manifest, store);
   return { id, dataEntries: manifest.data.length, containerEntries: manifest.container.entries.length, terminals, imageChanged };
+}
+
+/**
+ * Only the container of snapshot `id` (resuming a suspended instance): a fresh container from
+ * the instance's image with the saved changes put in and checked against their digests. The data
+ * directory and the terminals' record stay as they are: nothing wrote them while it was suspended
+ * but the operator. The caller holds the instance.
+ */
+export async function restoreContainerOnly(instance: Instance, id: string, options: RestoreOptions): Promise<RestoreReport> {
+  const { store, shelf } = storeOf(instance);
+  const manifest = await shelf.read(id);
+  await assertComplete(manifest, store);
+  const docker = options.engine ?? (await connectEngine({ socket: engineSetting(instance.config.container) }));
+  await containerDown(docker, instance, { logger: options.logger });
+  const { finished } = await restoreContainer(instance, manifest, store, docker, options);
+  await finished;
+  const registry = await readSessionRegistry(instance.paths.sessionRegistry).catch(() => undefined);
+  const terminals = (registry?.ttys ?? []).map((t) => `tty ${t.tty}: ${t.command} (in ${t.dir})`);
+  return { id, dataEntries: 0, containerEntries: manifest.container.entries.length, terminals, imageChanged: false };
 }

@@ -4,7 +4,7 @@ import type { Instance } from '../config/instance.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { containerName } from '../sandbox/container/container.js';
-import { type Engine, connectEngine, inspectNamed } from '../sandbox/engine/engine.js';
+import { type Engine, connectEngine, engineSetting, inspectNamed } from '../sandbox/engine/engine.js';
 import { LABEL } from '../sandbox/engine/image.js';
 import { Budget, type SnapshotLimits, limitsOf } from './budget.js';
 import { readContainerTree } from './container-tree-read.js';
@@ -83,7 +83,7 @@ export async function takeSnapshot(instance: Instance, options: TakeOptions): Pr
   const previous = (await shelf.all()).at(-1);
   const sink = storeSink(store, budget);
   const name = containerName(instance.name);
-  const docker = instance.config.container.backend === 'host' ? undefined : (options.engine ?? (await connectEngine({ socket: instance.config.container.engine_socket })));
+  const docker = instance.config.container.backend === 'host' ? undefined : (options.engine ?? (await connectEngine({ socket: engineSetting(instance.config.container) })));
   const info = docker ? await inspectNamed(docker, name) : undefined;
 
   const readAll = async () => {
