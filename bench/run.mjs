@@ -3,7 +3,7 @@
  * one run: `npm run bench` (builds, makes sure an engine runs, then runs this).
  * Prints a Markdown table and writes everything to bench/results/latest.json.
  *
- *   node bench/run.mjs [--quick] [--only=round-trip,input-waits,throughput,context,startup,faults,memory,scale,tty-layer,egress,boundary,kernel]
+ *   node bench/run.mjs [--quick] [--only=round-trip,input-waits,throughput,context,startup,faults,memory,scale,tty-layer,egress,boundary,kernel,snapshots]
  *
  * Absolute times drift on a shared machine; ratios to the baselines measured in the same
  * run hold. The load average is printed with the table.
@@ -24,17 +24,18 @@ import { kernelFaults, kernelLogin, kernelSoak } from './sections/kernel.mjs';
 import { faults, memory, startUp } from './sections/lifecycle.mjs';
 import { roundTrip } from './sections/round-trip.mjs';
 import { scale } from './sections/scale.mjs';
+import { snapshots } from './sections/snapshots.mjs';
 import { throughput } from './sections/throughput.mjs';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
-const SECTIONS = ['cold-start', 'round-trip', 'input-waits', 'throughput', 'context', 'startup', 'faults', 'memory', 'scale', 'tty-layer', 'egress', 'boundary', 'kernel'];
+const SECTIONS = ['cold-start', 'round-trip', 'input-waits', 'throughput', 'context', 'startup', 'faults', 'memory', 'scale', 'tty-layer', 'egress', 'boundary', 'kernel', 'snapshots'];
 for (const name of only ?? []) if (!SECTIONS.includes(name)) throw new Error(`unknown section ${name}; sections: ${SECTIONS.join(', ')}`);
 const wanted = (name) => !only || only.includes(name) || name === 'cold-start';
 const N = quick
-  ? { rt: 10, input: 3, settle: 3, seq: 1, cat: 1, raw: 2, startup: 3, faults: 20, adopt: 2, scale: 5, downloads: 2, requests: 20, boundary: 5, kernelLogin: 5, soakMinutes: 4, kernelKills: 10 }
-  : { rt: 30, input: 10, settle: 5, seq: 3, cat: 2, raw: 3, startup: 5, faults: 100, adopt: 3, scale: 10, downloads: 5, requests: 50, boundary: 15, kernelLogin: 10, soakMinutes: 20, kernelKills: 50 };
+  ? { rt: 10, input: 3, settle: 3, seq: 1, cat: 1, raw: 2, startup: 3, faults: 20, adopt: 2, scale: 5, downloads: 2, requests: 20, boundary: 5, kernelLogin: 5, soakMinutes: 4, kernelKills: 10, snapshots: 2, snapContainerMb: 50, snapDataMb: 20 }
+  : { rt: 30, input: 10, settle: 5, seq: 3, cat: 2, raw: 3, startup: 5, faults: 100, adopt: 3, scale: 10, downloads: 5, requests: 50, boundary: 15, kernelLogin: 10, soakMinutes: 20, kernelKills: 50, snapshots: 3, snapContainerMb: 500, snapDataMb: 200 };
 
 const created = [];
 let cleaning;
@@ -154,6 +155,7 @@ try {
   });
   await section('egress', () => egress({ created, downloads: N.downloads, requests: N.requests }));
   await section('boundary', () => boundary({ created, runs: N.boundary, seqRuns: N.seq, startRuns: N.startup }));
+  await section('snapshots', () => snapshots({ created, runs: N.snapshots, containerMb: N.snapContainerMb, dataMb: N.snapDataMb }));
 } finally {
   log('cleaning up containers and images of this run');
   await cleanup();
@@ -334,6 +336,14 @@ if (bd && !bd.error) {
     row(`second boundary, ${bd.engine} (median / p95): ${label}`, mp(bd.with[key]), `${without}: ${mp(bd.without[key])}`, ratio(bd.with[key].median, bd.without[key].median));
   }
 } else fail('boundary');
+
+const sn = results.snapshots;
+if (sn && !sn.error) {
+  const what = `${sn.containerMb} MB installed in the container, ${sn.dataMb} MB data directory`;
+  row(`snapshot: the first (${what}; aim ≤ 1.2x)`, ms(sn.first.median), `docker commit + tar of the data directory: ${ms(sn.firstBaseline.median)}`, ratio(sn.first.median, sn.firstBaseline.median));
+  row(`snapshot: a second, nothing changed (median / p95; aim ≤ 1 s, ≤ 1 MB new: ${mb(Math.max(...sn.secondNewBytes.runs))} new)`, mp(sn.second), `docker commit + tar again: ${mp(sn.secondBaseline)}`, ratio(sn.second.median, sn.secondBaseline.median));
+  row('snapshot: restore (container made anew, changes put back, every file checked)', mp(sn.restore), `container down + up, nothing put back: ${mp(sn.restoreBaseline)}`, ratio(sn.restore.median, sn.restoreBaseline.median));
+} else fail('snapshots');
 
 const header = [
   `agent-kernel bench, ${results.date} (${results.durationS} s), command: ${results.command}${quick ? ' -- --quick' : ''}`,

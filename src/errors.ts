@@ -46,6 +46,7 @@ export type ErrorCode =
   | 'SNAPSHOT_NOT_FOUND'
   | 'SNAPSHOT_REFUSED'
   | 'SNAPSHOT_MISMATCH'
+  | 'INSTANCE_SUSPENDED'
   | 'INTERNAL';
 
 export class KernelError extends Error {

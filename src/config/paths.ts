@@ -111,6 +111,8 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
     tickLedger: path.join(kernelState, 'tick-ledger.json'),
     /** The operator's pause (runner/tick/paused.ts): only kernel-runner resume removes it; `system/paused` is the agent's view of it. Host only. */
     pauseRecord: path.join(kernelState, 'paused'),
+    /** The container was saved in a snapshot and removed (kernel-runner suspend): sandbox/container/suspended.ts. Host only. */
+    suspendRecord: path.join(kernelState, 'suspended.json'),
     /**
      * The post office (src/mail). Host only: `queue/` (messages for this agent that its model
      * has not had yet: the operator's and other agents'), `delivered/`, `sent/` (what it sent),

@@ -5,7 +5,10 @@ import { formatBytes } from './budget.js';
 import { holdInstance } from './hold.js';
 import type { Manifest } from './manifest.js';
 import { applyRetention, removeSnapshots } from './prune.js';
-import { type RestoreReport, restoreSnapshot } from './restore.js';
+import { type RestoreReport, restoreContainerOnly, restoreSnapshot } from './restore.js';
+import { containerDown } from '../sandbox/container/container.js';
+import { type SuspendRecord, readSuspended, removeSuspended, writeSuspended } from '../sandbox/container/suspended.js';
+import { connectEngine, engineSetting } from '../sandbox/engine/engine.js';
 import { storeOf, takeSnapshot } from './take.js';
 
 /**
@@ -69,6 +72,8 @@ export async function rollback(instance: Instance, id: string, options: { logger
     options.onProgress?.('saving the state now (a snapshot to undo this rollback)');
     const saved = await takeSnapshot(instance, { trigger: 'before-rollback', note: `before rolling back to ${id}`, logger: options.logger });
     const report = await restoreSnapshot(instance, id, options);
+    // It has its container again: no longer suspended.
+    await removeSuspended(instance.paths);
     return { ...report, saved: saved.id };
   } finally {
     await hold.release();
@@ -79,6 +84,53 @@ export async function removeSnapshot(instance: Instance, id: string): Promise<{ 
   const hold = await holdInstance(instance, { restore: false });
   try {
     return await removeSnapshots(instance, [id]);
+  } finally {
+    await hold.release();
+  }
+}
+
+/**
+ * Suspend: a snapshot of the instance now (trigger `suspend`), then its container (and egress
+ * proxy) removed; the record that it is suspended goes first, so that nothing makes a fresh
+ * container meanwhile. An idle agent then costs disk only.
+ */
+export async function suspendInstance(instance: Instance, options: { logger: Logger; onProgress?: (line: string) => void }): Promise<Manifest> {
+  if (instance.config.container.backend === 'host') throw new KernelError('USAGE', `${instance.name} runs on the host (container.backend "host"): there is no container to suspend.`);
+  const already = await readSuspended(instance.paths);
+  if (already) throw new KernelError('INSTANCE_SUSPENDED', `${instance.name} is suspended already (since ${already.at}, snapshot ${already.snapshot}): kernel-runner resume ${instance.name} brings it back.`);
+  const hold = await holdInstance(instance, { restore: true, logger: options.logger });
+  try {
+    options.onProgress?.('saving the instance (a snapshot)');
+    const manifest = await takeSnapshot(instance, { trigger: 'suspend', note: 'suspended', logger: options.logger });
+    await writeSuspended(instance.paths, { snapshot: manifest.id, at: new Date().toISOString() });
+    options.onProgress?.('removing the container');
+    await containerDown(await connectEngine({ socket: engineSetting(instance.config.container) }), instance, { logger: options.logger });
+    return manifest;
+  } finally {
+    await hold.release();
+  }
+}
+
+export interface ResumeReport extends RestoreReport {
+  suspended: SuspendRecord;
+}
+
+/**
+ * Resume a suspended instance: its container made again from the suspend snapshot, checked
+ * against its digests, and the record removed; undefined when it is not suspended. A tick calls
+ * it first thing under its own lock (`holdsTicks`), so a message or a wake resumes it.
+ */
+export async function resumeSuspended(instance: Instance, options: { logger: Logger; holdsTicks?: boolean; onProgress?: (line: string) => void }): Promise<ResumeReport | undefined> {
+  if (!(await readSuspended(instance.paths))) return undefined;
+  const hold = await holdInstance(instance, { restore: true, logger: options.logger, ...(options.holdsTicks ? { holdsTicks: true } : {}) });
+  try {
+    // Read again under the hold: another resume may have finished meanwhile.
+    const suspended = await readSuspended(instance.paths);
+    if (!suspended) return undefined;
+    const report = await restoreContainerOnly(instance, suspended.snapshot, options);
+    await removeSuspended(instance.paths);
+    options.logger.info({ snapshot: suspended.snapshot }, `resumed ${instance.name} from snapshot ${suspended.snapshot}`);
+    return { ...report, suspended };
   } finally {
     await hold.release();
   }

@@ -33,7 +33,7 @@ export const entrySchema = z.object({
 
 export type Entry = z.infer<typeof entrySchema>;
 
-export const TRIGGERS = ['manual', 'before-tick', 'suspend', 'before-rollback', 'before-move'] as const;
+export const TRIGGERS = ['manual', 'before-tick', 'suspend', 'before-rollback', 'before-move', 'fork'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 
 export const manifestSchema = z.object({

@@ -135,3 +135,22 @@ export async function restoreSnapshot(instance: Instance, id: string, options: R
   const terminals = await restoreHost(instance, manifest, store);
   return { id, dataEntries: manifest.data.length, containerEntries: manifest.container.entries.length, terminals, imageChanged };
 }
+
+/**
+ * Only the container of snapshot `id` (resuming a suspended instance): a fresh container from
+ * the instance's image with the saved changes put in and checked against their digests. The data
+ * directory and the terminals' record stay as they are: nothing wrote them while it was suspended
+ * but the operator. The caller holds the instance.
+ */
+export async function restoreContainerOnly(instance: Instance, id: string, options: RestoreOptions): Promise<RestoreReport> {
+  const { store, shelf } = storeOf(instance);
+  const manifest = await shelf.read(id);
+  await assertComplete(manifest, store);
+  const docker = options.engine ?? (await connectEngine({ socket: engineSetting(instance.config.container) }));
+  await containerDown(docker, instance, { logger: options.logger });
+  const { finished } = await restoreContainer(instance, manifest, store, docker, options);
+  await finished;
+  const registry = await readSessionRegistry(instance.paths.sessionRegistry).catch(() => undefined);
+  const terminals = (registry?.ttys ?? []).map((t) => `tty ${t.tty}: ${t.command} (in ${t.dir})`);
+  return { id, dataEntries: 0, containerEntries: manifest.container.entries.length, terminals, imageChanged: false };
+}

@@ -5,7 +5,7 @@
  */
 export const COMMAND_NAMES = {
   'agent-kernel': ['serve', 'kernel', 'ls', 'attach', 'container', 'image', 'egress', 'config', 'doctor', 'events', 'web', 'play'],
-  'kernel-runner': ['init', 'ls', 'tick', 'watch', 'send', 'mail', 'status', 'logs', 'install', 'uninstall', 'secret', 'resume', 'rm', 'snapshot', 'snapshots', 'rollback', 'move'],
+  'kernel-runner': ['init', 'ls', 'tick', 'watch', 'send', 'mail', 'status', 'logs', 'install', 'uninstall', 'secret', 'resume', 'rm', 'snapshot', 'snapshots', 'rollback', 'fork', 'suspend', 'move'],
 } as const;
 
 export type BinName = keyof typeof COMMAND_NAMES;

@@ -2,12 +2,15 @@ import { instancePaths } from '../../config/paths.js';
 import { loadRegistry } from '../../config/registry.js';
 import { describeError } from '../../errors.js';
 import { readPaused } from '../tick/paused.js';
+import { readSuspended } from '../../sandbox/container/suspended.js';
 import { loadState, type TickRecord } from '../../state/runner-state.js';
 
 export interface InstanceSummary {
   name: string;
   dir: string;
   paused?: string;
+  /** Suspended (kernel-runner suspend): since when, and the snapshot that holds its container. */
+  suspended?: { at: string; snapshot: string };
   running?: TickRecord;
   last?: TickRecord;
   /** Set when the data dir or its state cannot be read. */
@@ -23,6 +26,8 @@ export async function listInstances(env: NodeJS.ProcessEnv = process.env): Promi
     try {
       const paused = await readPaused(instancePaths(name, entry.dir, env));
       if (paused) summary.paused = paused.split('\n')[0] ?? paused;
+      const suspended = await readSuspended(instancePaths(name, entry.dir, env));
+      if (suspended) summary.suspended = suspended;
       const state = await loadState(instancePaths(name, entry.dir, env).state);
       if (state.current) summary.running = state.current;
       if (state.last) summary.last = state.last;

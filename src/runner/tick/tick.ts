@@ -19,7 +19,7 @@ import { openTickSandbox } from './tick-sandbox.js';
 import { HOOK_TIMEOUT_MS, type HookKind, preStopIssues, runHooks } from '../hooks/hooks.js';
 import { assertBuilt } from '../../config/package-files.js';
 import { acquireTickLock, type TickLock } from './lock.js';
-import { snapshotBeforeTick } from '../../snapshot/actions.js';
+import { resumeSuspended, snapshotBeforeTick } from '../../snapshot/actions.js';
 import { openTerminalIssues, readOpenTerminals } from './open-terminals.js';
 import { assertNotPaused, writePaused } from './paused.js';
 import { fatalFix } from './fatal-fix.js';
@@ -117,6 +117,9 @@ export async function startTick(instance: Instance, options: StartTickOptions): 
     // Checked again under the lock: a tick that just ended may have paused the instance.
     await assertNotPaused(instance.paths, instance.name);
     await killOrphanedHarness(instance, options.logger);
+    // A suspended instance comes back first (its container from the suspend snapshot): a message or a wake resumes it.
+    const resumed = await resumeSuspended(instance, { logger: options.logger, holdsTicks: true, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+    if (resumed) options.onProgress?.(`resumed ${instance.name} from snapshot ${resumed.id} (suspended since ${resumed.suspended.at})`);
     basePrompt = await loadTickPrompt(instance.dataDir, instance.config.runner);
     promptAuthor = tickPromptAuthor(instance.config.runner, await readJsonFile(instance.paths.operatorConfig).catch(() => undefined));
     const opened = await openTickSandbox(instance, { logger: options.logger, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });

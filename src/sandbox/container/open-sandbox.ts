@@ -5,6 +5,7 @@ import { DockerSandbox } from '../docker-sandbox.js';
 import { connectEngine, engineSetting } from '../engine/engine.js';
 import { hardenedCreateOptions, hostFacts } from './hardening.js';
 import { HostSandbox } from '../host-sandbox.js';
+import { assertNotSuspended } from './suspended.js';
 import type { ProgressCallback } from '../engine/image.js';
 import type { Sandbox } from '../sandbox.js';
 
@@ -48,6 +49,8 @@ export function openSandboxInStages(instance: Instance, options: OpenSandboxOpti
   const pending = opening.get(key);
   if (pending) return pending;
   const open = (async (): Promise<OpenedSandbox> => {
+    // Only a resume makes the container of a suspended instance (from its snapshot), never a fresh one from the image.
+    await assertNotSuspended(instance.name, instance.paths);
     // A refused config fails here, before the engine is even asked.
     hardenedCreateOptions({ config, dataDir: instance.dataDir, host: hostFacts(), configFile: instance.paths.operatorConfig });
     const engine = await connectEngine({ socket: engineSetting(config) });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { renderDiff, skippedLines } from '../../../src/cli/commands/kernel-runner/snapshot.js';
+import { renderDiff, skippedLines } from '../../../src/cli/commands/kernel-runner/snapshots/snapshot.js';
 import { escapeControls } from '../../../src/util/control-chars.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';

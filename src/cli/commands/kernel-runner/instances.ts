@@ -7,6 +7,7 @@ function state(summary: InstanceSummary): string {
   if (summary.problem) return `error: ${summary.problem}`;
   if (summary.paused) return `paused: ${summary.paused}`;
   if (summary.running) return `running tick ${summary.running.tick}`;
+  if (summary.suspended) return `suspended since ${summary.suspended.at} (snapshot ${summary.suspended.snapshot})`;
   return 'ready';
 }
 

@@ -3,6 +3,8 @@ import { appendEvent } from '../../../observe/events/event-log.js';
 import { tickEnvironmentParts } from '../../../runner/secrets/secrets.js';
 import { credentialsRow } from '../../../runner/instances/doctor-rows.js';
 import { readPausedReason, removePaused } from '../../../runner/tick/paused.js';
+import { createLogger } from '../../../log/logger.js';
+import { resumeSuspended } from '../../../snapshot/actions.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT, out, err } from '../command.js';
 
@@ -10,7 +12,7 @@ const USAGE = 'resume <name-or-dir> [--force]';
 
 export const resumeCommand: Command = {
   name: 'resume',
-  summary: 'Let a paused instance tick again (removes the host\'s pause and system/paused); refused while Claude Code has no credentials for it, unless --force.',
+  summary: 'Let a paused instance tick again (removes the host\'s pause and system/paused; refused while Claude Code has no credentials for it, unless --force), and bring a suspended one back from its snapshot.',
   usage: USAGE,
   options: [
     ["--force", "resume even though Claude Code has no credentials"],
@@ -26,9 +28,18 @@ export const resumeCommand: Command = {
       missing: 'Name an instance.',
     });
     const instance = await resolveInstance(positionals[0] as string);
+    const started = Date.now();
+    const logger = createLogger({ process: 'resume', logDir: instance.paths.logs });
+    const resumed = await resumeSuspended(instance, { logger, onProgress: (line) => err(`${line}\n`) });
+    if (resumed) {
+      out(
+        `Resumed ${instance.name} from snapshot ${resumed.id} (suspended since ${resumed.suspended.at}) in ${((Date.now() - started) / 1000).toFixed(1)} s: its container is back with ${resumed.containerEntries} saved changes, checked against their digests.\n` +
+          (resumed.terminals.length ? `Terminals lost to the restart (their scrollback is kept; login reports them): ${resumed.terminals.join('; ')}.\n` : ''),
+      );
+    }
     const reason = await readPausedReason(instance.paths);
     if (reason === undefined) {
-      out(`${instance.name} is not paused: nothing to do.\n`);
+      if (!resumed) out(`${instance.name} is neither paused nor suspended: nothing to do.\n`);
       return EXIT.OK;
     }
     if (!values.force && instance.config.runner.harness === 'claude-code') {

@@ -3,6 +3,7 @@ import { instancePaths } from '../../../config/paths.js';
 import { loadRegistry } from '../../../config/registry.js';
 import { describeError } from '../../../errors.js';
 import { readPaused } from '../../tick/paused.js';
+import { type SuspendRecord, readSuspended } from '../../../sandbox/container/suspended.js';
 import { type RunnerState, type TickRecord, loadState } from '../../../state/runner-state.js';
 import { kernelHealth } from '../../../kernel/client/link.js';
 import { kernelSocketPath } from '../../../kernel/socket-path.js';
@@ -144,8 +145,14 @@ async function fromFiles(name: string, dataDir: string, env: NodeJS.ProcessEnv):
 async function rowFor(name: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<StatusRow> {
   const live = await queryAgentStatus(name, env);
   // No watch process (or a dead socket): read the files.
-  if (!live) return fromFiles(name, dataDir, env);
-  return fromLive(live, live.lastResult ? undefined : await loadState(instancePaths(name, dataDir, env).state).catch(() => undefined));
+  const row = live ? fromLive(live, live.lastResult ? undefined : await loadState(instancePaths(name, dataDir, env).state).catch(() => undefined)) : await fromFiles(name, dataDir, env);
+  return withSuspended(row, await readSuspended(instancePaths(name, dataDir, env)).catch(() => undefined));
+}
+
+/** Pure: an instance with no tick running whose container is saved and removed says so, and what brings it back. */
+export function withSuspended(row: StatusRow, suspended: SuspendRecord | undefined): StatusRow {
+  if (!suspended || !['idle', 'not watched'].includes(row.state)) return row;
+  return { ...row, state: 'suspended', reason: `since ${suspended.at}, its container saved in snapshot ${suspended.snapshot}; a message, a wake or kernel-runner resume ${row.name} brings it back` };
 }
 
 /** Rows for one instance (`name` given) or for every registered one. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeLastTick, formatStatusTable, fromLive } from '../../../../../src/runner/watch/service/status-view.js';
+import { describeLastTick, formatStatusTable, fromLive, withSuspended } from '../../../../../src/runner/watch/service/status-view.js';
 import type { AgentStatus } from '../../../../../src/runner/watch/service/status-api.js';
 import { parseState } from '../../../../../src/state/runner-state.js';
 
@@ -44,5 +44,23 @@ describe('kernel-runner status', () => {
       expect(text).toMatch(/last tick +#2 failed \(fatal\) ended 04:31:05Z/);
       expect(text.replace(/\n +/g, ' ').replace(/why +/, 'why ')).toContain('why attempt 1 of 6 failed: API Error: Unable to connect to API (ConnectionRefused); next try at 04:45:09Z, retries end by 05:14:58Z');
     }
+  });
+});
+
+describe('withSuspended', () => {
+  const record = { snapshot: '9', at: '2026-12-06T05:02:11Z' };
+  it.each([
+    ['idle', 'suspended'],
+    ['not watched', 'suspended'],
+    ['ticking', 'ticking'],
+    ['paused', 'paused'],
+    ['retrying', 'retrying'],
+  ])('a suspended instance that is %s shows as %s', (state, shown) => {
+    const row = withSuspended({ name: 'scout', dataDir: '/d', state }, record);
+    expect(row.state).toBe(shown);
+    if (shown === 'suspended') expect(row.reason).toBe('since 2026-12-06T05:02:11Z, its container saved in snapshot 9; a message, a wake or kernel-runner resume scout brings it back');
+  });
+  it('leaves an instance that is not suspended as it is', () => {
+    expect(withSuspended({ name: 'scout', dataDir: '/d', state: 'idle' }, undefined)).toEqual({ name: 'scout', dataDir: '/d', state: 'idle' });
   });
 });

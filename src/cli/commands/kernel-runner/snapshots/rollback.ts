@@ -1,11 +1,11 @@
-import { resolveInstance } from '../../../config/instance.js';
-import { describeError } from '../../../errors.js';
-import { createLogger } from '../../../log/logger.js';
-import { moveInstance } from '../../../runner/instances/move-engine.js';
-import { writePaused } from '../../../runner/tick/paused.js';
-import { findSnapshot, rollback } from '../../../snapshot/actions.js';
-import { parseCommandArgs, usageError } from '../args.js';
-import { type Command, EXIT, err, out } from '../command.js';
+import { resolveInstance } from '../../../../config/instance.js';
+import { describeError } from '../../../../errors.js';
+import { createLogger } from '../../../../log/logger.js';
+import { moveInstance } from '../../../../runner/instances/move-engine.js';
+import { writePaused } from '../../../../runner/tick/paused.js';
+import { findSnapshot, rollback } from '../../../../snapshot/actions.js';
+import { parseCommandArgs, usageError } from '../../args.js';
+import { type Command, EXIT, err, out } from '../../command.js';
 
 const USAGE = 'rollback <name> [<snapshot> | --before-tick <n>]';
 

@@ -1,16 +1,16 @@
-import { resolveInstance } from '../../../config/instance.js';
-import type { Instance } from '../../../config/instance.js';
-import { createLogger } from '../../../log/logger.js';
-import { findSnapshot, removeSnapshot, snapshotNow } from '../../../snapshot/actions.js';
-import { formatBytes } from '../../../snapshot/budget.js';
-import { type SnapshotDiff, type TreeDiff, diffSnapshots, imageDpkgStatus } from '../../../snapshot/diff.js';
-import { connectEngine, engineSetting } from '../../../sandbox/engine/engine.js';
-import { imageTag } from '../../../sandbox/engine/image.js';
-import type { Manifest } from '../../../snapshot/manifest.js';
-import { storeBytes } from '../../../snapshot/prune.js';
-import { storeOf } from '../../../snapshot/take.js';
-import { parseCommandArgs } from '../args.js';
-import { type Command, EXIT, out } from '../command.js';
+import { resolveInstance } from '../../../../config/instance.js';
+import type { Instance } from '../../../../config/instance.js';
+import { createLogger } from '../../../../log/logger.js';
+import { findSnapshot, removeSnapshot, snapshotNow } from '../../../../snapshot/actions.js';
+import { formatBytes } from '../../../../snapshot/budget.js';
+import { type SnapshotDiff, type TreeDiff, diffSnapshots, imageDpkgStatus } from '../../../../snapshot/diff.js';
+import { connectEngine, engineSetting } from '../../../../sandbox/engine/engine.js';
+import { imageTag } from '../../../../sandbox/engine/image.js';
+import type { Manifest } from '../../../../snapshot/manifest.js';
+import { storeBytes } from '../../../../snapshot/prune.js';
+import { storeOf } from '../../../../snapshot/take.js';
+import { parseCommandArgs } from '../../args.js';
+import { type Command, EXIT, out } from '../../command.js';
 
 const USAGE = 'snapshot <name> [-m <note>] | snapshot rm <name> <id> | snapshot diff <name> <a> [<b>]';
 
