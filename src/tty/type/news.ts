@@ -1,5 +1,4 @@
 import { onlyEcho } from '../../observe/echo.js';
-import { withoutEcho } from '../../observe/render-new-output.js';
 import { promptText } from '../probe/input-wait.js';
 import type { Tty } from '../terminal/tty.js';
 
@@ -78,8 +77,7 @@ function screenNews(tty: Tty): string {
   return tty.actions.sent.length === 0 ? 'its screen since you opened it' : `the screen ${tty.program || 'its program'} drew after your keys`;
 }
 
-function linesNews(tty: Tty, collected: ReturnType<Tty['tracker']['collect']>): string {
-  const output = withoutEcho(collected, tty.actions.typedSinceLook);
+function linesNews(tty: Tty, output: ReturnType<Tty['tracker']['collect']>): string {
   const last = [...output.tail].reverse().find((line) => line.trim() !== '');
   return newLinesNews(output.total, last, tty.actions.sent.length === 0 && tty.actions.actedSinceLook);
 }

@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeWithEngine } from '../../helpers/engine.js';
+import { createTestInstance, type TestInstance } from '../../helpers/test-instance.js';
+import { connectStdio, ensureBuilt, type StdioSession } from './helpers.js';
+
+interface Changed {
+  tty: number;
+  exitCode?: number;
+  diff: string;
+  totalLines: number;
+  elidedLines: number;
+}
+interface Waited {
+  reason: string;
+  changed: Changed[];
+}
+
+const md5 = (text: string): string => createHash('md5').update(text).digest('hex');
+
+/**
+ * A paste is never echoed back, whatever its length: a heredoc taller than the screen (which
+ * readline draws with its last lines over one row) comes back as what it printed, counted
+ * exactly (issue 38, item 2).
+ */
+describeWithEngine('a pasted script is not echoed back, whatever its length (real container, SDK client)', () => {
+  let test: TestInstance;
+  let session: StdioSession;
+  const call = (name: string, args: Record<string, unknown> = {}) => session.ok(name, args);
+  /** Waits until `done` says the reports so far are complete; returns every report of `tty`, in order. */
+  const waitUntil = async (tty: number, done: (reports: Changed[], last: Waited) => boolean): Promise<Changed[]> => {
+    const reports: Changed[] = [];
+    await expect
+      .poll(
+        async () => {
+          const waited = (await call('wait', { timeout: 20 })).structuredContent as unknown as Waited;
+          reports.push(...waited.changed.filter((c) => c.tty === tty));
+          return done(reports, waited);
+        },
+        { timeout: 180_000, interval: 0 },
+      )
+      .toBe(true);
+    return reports;
+  };
+  const openShell = async (): Promise<number> => {
+    const { tty } = (await call('open')).structuredContent as { tty: number };
+    await waitUntil(tty, (_r, last) => last.reason === 'input');
+    return tty;
+  };
+  /** The md5 of a file in the container, as `md5sum` prints it. */
+  const md5In = async (tty: number, file: string): Promise<string> => {
+    await call('type', { tty, expect: 'bash', text: `md5sum ${file}` });
+    const reports = await waitUntil(tty, (r) => r.some((c) => c.exitCode !== undefined));
+    return /^([0-9a-f]{32}) /m.exec(reports.map((c) => c.diff).join('\n'))?.[1] ?? `no md5sum in ${JSON.stringify(reports)}`;
+  };
+  /** A heredoc of `body` pasted in one type(): nothing of it comes back, and the file holds it byte for byte. */
+  const pasteHeredoc = async (body: readonly string[], file: string): Promise<void> => {
+    const tty = await openShell();
+    try {
+      await call('type', { tty, expect: 'bash', text: `cat > ${file} <<'C27EOF'\n${body.join('\n')}\nC27EOF` });
+      const reports = await waitUntil(tty, (r) => r.some((c) => c.exitCode !== undefined));
+      const shown = reports.map((c) => c.diff).join('\n');
+      expect(reports.at(-1)?.exitCode, shown).toBe(0);
+      // No echo: not one line of the paste, not its terminator (drawn over the paste's last row), no note of lines left out.
+      expect(shown, shown).not.toMatch(/line \d|\bL\d|C27EOF|cat >|left out/);
+      // Exact counts: at most the prompt after it, and nothing said to be left out.
+      for (const report of reports) {
+        expect(report.elidedLines, shown).toBe(0);
+        expect(report.totalLines, shown).toBeLessThanOrEqual(1);
+      }
+      expect(await md5In(tty, file)).toBe(md5(`${body.join('\n')}\n`));
+    } finally {
+      await call('close', { tty });
+    }
+  };
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    test = await createTestInstance({ files: { 'system/startup.json': JSON.stringify({ terminals: [] }) } });
+    session = await connectStdio(test.dataDir);
+    await call('login');
+  }, 300_000);
+  afterAll(async () => {
+    await session?.close().catch(() => undefined);
+    await test?.cleanup();
+  });
+
+  it('a 200-line heredoc (taller than the screen): no echo, no overdrawn row, exit 0, the file byte for byte', async () => {
+    const body = Array.from({ length: 200 }, (_, i) => `line ${String(i + 1).padStart(3, '0')}: the quick brown fox jumps over the lazy dog`);
+    await pasteHeredoc(body, '/tmp/c27.txt');
+  }, 300_000);
+
+  it('a 2,000-line heredoc in one type() (within tty.max_text_bytes): no echo, exit 0, the file byte for byte', async () => {
+    const body = Array.from({ length: 2000 }, (_, i) => `L${i + 1}`);
+    expect(Buffer.byteLength(body.join('\n'))).toBeLessThan(16_384);
+    await pasteHeredoc(body, '/tmp/c2000.txt');
+  }, 300_000);
+});
