@@ -20,8 +20,8 @@ const md5 = (text: string): string => createHash('md5').update(text).digest('hex
 
 /**
  * A paste is never echoed back, whatever its length: a heredoc taller than the screen (which
- * readline draws with its last lines over one row) comes back as what it printed, counted
- * exactly (issue 38, item 2).
+ * readline draws with its last lines over one row) and a script pasted into python3 come back
+ * as what they printed, counted exactly (issue 38, item 2).
  */
 describeWithEngine('a pasted script is not echoed back, whatever its length (real container, SDK client)', () => {
   let test: TestInstance;
@@ -94,5 +94,35 @@ describeWithEngine('a pasted script is not echoed back, whatever its length (rea
     const body = Array.from({ length: 2000 }, (_, i) => `L${i + 1}`);
     expect(Buffer.byteLength(body.join('\n'))).toBeLessThan(16_384);
     await pasteHeredoc(body, '/tmp/c2000.txt');
+  }, 300_000);
+
+  it('a 300-line script pasted into python3: only what it printed, every line counted, no echo', async () => {
+    const tty = await openShell();
+    try {
+      await call('type', { tty, expect: 'bash', text: 'python3' });
+      await waitUntil(tty, (r) => r.some((c) => /^>>> ?$/m.test(c.diff)));
+      const script = Array.from({ length: 75 }, (_, i) => [`def f${i}(x):`, `    return x * ${i}`, '', `print('value', ${i}, f${i}(2))`]).flat();
+      expect(script).toHaveLength(300);
+      await call('type', { tty, expect: 'python3', text: script.join('\n') });
+      const reports = await waitUntil(tty, (r) => /value 74 148\n>>>$/.test(r.at(-1)?.diff ?? ''));
+      const shown = reports.map((c) => c.diff).join('\n');
+      expect(shown, shown).not.toMatch(/def f|return x|print\(/);
+      // What it printed, in order: each report's head and tail, and its count of lines left out in between.
+      const values = shown.split('\n').filter((line) => line.startsWith('value '));
+      const elided = reports.reduce((sum, c) => sum + c.elidedLines, 0);
+      expect(values.length + elided, shown).toBe(75);
+      expect(values[0]).toBe('value 0 0');
+      expect(values.at(-1)).toBe('value 74 148');
+      for (const report of reports) {
+        const lines = report.diff.split('\n').filter((line) => !line.startsWith('… '));
+        expect(lines.length + report.elidedLines, report.diff).toBe(report.totalLines);
+        const note = /\((\d+) in all;/.exec(report.diff);
+        if (note) expect(Number(note[1])).toBe(report.totalLines);
+      }
+      await call('type', { tty, expect: 'python3', text: 'exit()' });
+      await waitUntil(tty, (r) => r.some((c) => c.exitCode !== undefined));
+    } finally {
+      await call('close', { tty });
+    }
   }, 300_000);
 });
