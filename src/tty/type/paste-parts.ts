@@ -10,6 +10,8 @@ import type { TtyContext } from '../terminal/tty-context.js';
 export const PASTE_PART_BYTES = 1536;
 /** How long one part may wait for the program to take the one before; then the rest goes at once, as before. */
 const PART_WAIT_MS = 20_000;
+/** A program that has not even woken to read by then is not reading (typed ahead of a busy one): the rest goes at once. */
+const WAKE_WAIT_MS = 2_000;
 const POLL_MS = 15;
 
 /** Pure: `text` in parts of whole lines of at most `max` bytes (a longer line is a part of its own). */
@@ -36,7 +38,8 @@ export function pasteParts(text: string, max = PASTE_PART_BYTES): string[] {
  * program waits for input again. Sent at once, what the terminal cannot hold waits, and reaches
  * the terminal while the program runs a line with echo on (readline turns it off only while it
  * reads): the terminal echoes it there, out of order and into the output (`f f72(x):` amid a
- * pasted script's output). A program that does not come back to wait for input gets the rest at once.
+ * pasted script's output). A program that does not wake to read within 2 s, or does not come back to
+ * wait for input within 20 s, gets the rest at once.
  */
 export async function sendPaste(ctx: TtyContext, tty: Tty, text: string, options: SendOptions): Promise<void> {
   const parts = options.bracketed ? [text] : pasteParts(text);
@@ -57,10 +60,11 @@ export async function sendPaste(ctx: TtyContext, tty: Tty, text: string, options
 async function tookPart(ctx: TtyContext, tty: Tty, before: ForegroundSample | undefined): Promise<boolean> {
   if (classifyForeground(before) === 'unknown') return false;
   const runs = new Map(before?.processes.map((p) => [p.pid, p.runs]));
-  const deadline = Date.now() + PART_WAIT_MS;
-  while (Date.now() < deadline && tty.alive) {
+  const start = Date.now();
+  let woke = false;
+  while (Date.now() - start < (woke ? PART_WAIT_MS : WAKE_WAIT_MS) && tty.alive) {
     const sample = await ctx.inputWatch.foreground(tty.state?.pid);
-    const woke = sample?.processes.some((p) => runs.get(p.pid) !== p.runs) ?? false;
+    woke ||= sample?.processes.some((p) => runs.get(p.pid) !== p.runs) ?? false;
     if (woke && classifyForeground(sample) === 'input') return true;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
