@@ -67,9 +67,14 @@ const CONTINUATION = /^(?:> |\.\.\. |>>> )/;
 /** A row with nothing but a prompt: the echo of an empty line. */
 const PROMPT_ONLY = /^(?:>|\.\.\.|>>>)?$/;
 
+/** A row with nothing but a prompt (`>`, `...`, `>>>`): after the agent's own lines, the program asking for the next one. */
+export function promptOnly(line: string): boolean {
+  return PROMPT_ONLY.test(line.trim());
+}
+
 /** Does `line` echo the typed line `want` (after a prompt, or none)? */
 function echoes(line: string, want: string, prefix: string): boolean {
-  if (want.trim() === '') return PROMPT_ONLY.test(line.trim()) || line === prefix.trimEnd();
+  if (want.trim() === '') return promptOnly(line) || line === prefix.trimEnd();
   return line.endsWith(want.trimEnd());
 }
 
@@ -82,8 +87,8 @@ function overdrawn(line: string, typed: readonly string[], from: number): number
   for (let i = from; i < typed.length; i++) {
     const text = typed[i]!.trimEnd();
     row = text + row.slice(text.length);
-    // Only a row that shows more than its last line, or the whole rest of a long paste, is taken for an overdrawn one.
-    const trace = row !== text || (i === typed.length - 1 && i - from >= 2);
+    // Only a row that shows more than its last line, or three or more lines of a paste drawn over it, is taken for an overdrawn one.
+    const trace = row !== text || i - from >= 2;
     if (trace && row.length === line.length && line.startsWith(text) && row === line) return i;
   }
   return undefined;

@@ -1,4 +1,5 @@
 import { onlyEcho } from '../../observe/echo.js';
+import { promptOnly } from '../../observe/echo-filter.js';
 import { promptText } from '../probe/input-wait.js';
 import type { Tty } from '../terminal/tty.js';
 
@@ -25,6 +26,8 @@ export function ownNews(tty: Tty): News | undefined {
   if (kind === 'screen') return tty.actions.actedSinceLook ? { what: screenNews(tty) } : undefined;
   const output = tty.tracker.collect(tty.emulator);
   if (output.all && onlyEcho(output.all, tty.tracker.markPrefix, tty.actions.sent)) return undefined;
+  // The echo of its own lines left out, a continuation prompt (`>` of a heredoc sent in parts) asks for what it sends next.
+  if (output.all && tty.actions.sent.length > 0 && output.all.every(promptOnly)) return undefined;
   if (output.all && onlyNewPrompt(tty, output.all)) return undefined;
   if (!tty.actions.actedSinceLook && tty.tracker.onlyMarkRowChanged(tty.emulator)) return { ifAsking: true };
   return { what: linesNews(tty, output) };

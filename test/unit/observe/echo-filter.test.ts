@@ -34,6 +34,9 @@ describe('EchoFilter', () => {
     // Lines 1-39 each on a row, then 40-200 and the terminator over one row, then the next prompt.
     const rows = [`# cat > /tmp/c27.txt <<'C27EOF'`, ...body.slice(0, 39), 'C27EOF00: the quick brown fox', '# '];
     expect(shown(rows, typed, '# ')).toEqual(['# ']);
+    // Lines of one length leave only the last on the row; a paste sent in parts goes on after it.
+    const even = Array.from({ length: 100 }, (_, i) => `row ${String(i + 1).padStart(4, '0')}`);
+    expect(shown(['# cat <<E', ...even.slice(0, 39), 'row 0050', '> row 0051', ...even.slice(51, 60), 'row 0100', '> '], `cat <<E\n${even.join('\n')}`, '# ')).toEqual(['> ']);
   });
 
   it('keeps output that only looks like a later typed line, and lines when the echo does not match', () => {
