@@ -45,6 +45,14 @@ export function echoLines(sent: readonly SentInput[]): { lines: string[]; curren
   return { lines, current, predictable: true };
 }
 
+/** The lines `sent` typed, the one still being typed last, without blank lines at the end (an Enter alone echoes no text). */
+export function typedLines(sent: readonly SentInput[]): string[] {
+  const { lines, current } = echoLines(sent);
+  const all = current === '' ? lines : [...lines, current];
+  while (all.length > 0 && all[all.length - 1]!.trim() === '') all.pop();
+  return all;
+}
+
 /** All the text `sent` typed, one line per line typed: for leaving its echo out of a report. */
 export function typedText(sent: readonly SentInput[]): string | undefined {
   const { lines, current } = echoLines(sent);

@@ -15,6 +15,11 @@ export interface NewOutput {
   total: number;
   /** Every line, when all of them are still known (none has left the emulator unseen): elision can then be weighed. */
   all?: readonly string[];
+  /**
+   * Lines `first`..`last` (left out between head and tail) as lines of the terminal's files, which
+   * also hold the echo of what the agent typed that the output leaves out; undefined: the same numbers.
+   */
+  rawRange?: (first: number, last: number) => [number, number];
 }
 
 export interface RenderedOutput {
@@ -82,19 +87,6 @@ export function collapseRepeats(screen: string): string {
     i = end;
   }
   return out.join('\n');
-}
-
-/**
- * New output without its first lines when they are the prompt and the command the agent just
- * typed (`$ ls`, `>>> 6*7`, or a pasted script, each later line after a `> ` or `... ` prompt
- * or none): the agent knows what it typed.
- */
-export function withoutEcho(output: NewOutput, typed: string | undefined): NewOutput {
-  const echoed = echoedLines(output.head, typed);
-  if (echoed === 0) return output;
-  const total = output.total - echoed;
-  const rest = { head: output.head.slice(echoed), tail: output.tail.slice(Math.max(0, output.tail.length - total)), total };
-  return output.all ? { ...rest, all: output.all.slice(echoed) } : rest;
 }
 
 /**

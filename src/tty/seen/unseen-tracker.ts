@@ -1,3 +1,4 @@
+import { EchoFilter } from '../../observe/echo-filter.js';
 import { INLINE_LINES, MAX_LINE_CHARS, type NewOutput, TAIL_LINES } from '../../observe/render-new-output.js';
 import type { Row, ScreenSource } from '../../observe/screen-source.js';
 
@@ -18,11 +19,18 @@ interface SeenRows {
   screen: string;
 }
 
+/** A line of new output and its number among all new lines, echo included (where it is in the files). */
+interface Numbered {
+  text: string;
+  raw: number;
+}
+
 /**
  * What the agent has not seen yet on one terminal. The high-water mark is the absolute row
  * the cursor was on when the agent last looked: everything from that row on is new. Rows
- * that leave the emulator before the agent looks are counted, and the first few kept,
- * so that a long output still shows its true head and length.
+ * that leave the emulator before the agent looks are counted, and the first and last few kept,
+ * so that a long output still shows its true head, tail and length. The echo of what the agent
+ * typed (`typed`) is left out as the lines come, however long the paste.
  */
 export class UnseenTracker {
   markAbs: number;
@@ -41,11 +49,21 @@ export class UnseenTracker {
    * new lines (`make && clear`), which are news as lines.
    */
   private cleared: 'repaint' | 'lines' | undefined;
-  /** Logical lines at or after the mark among rows the emulator has let go of. */
+  /** Logical lines at or after the mark among rows the emulator has let go of, echo left out. */
   private leftLines = 0;
-  private readonly leftHead: string[] = [];
+  private readonly leftHead: Numbered[] = [];
+  private leftTail: Numbered[] = [];
+  /** Lines that left, echo included. */
+  private leftRaw = 0;
+  /** The last line that left: rows still to come may continue it. */
+  private leftPending: string | undefined;
+  private echo = new EchoFilter('');
 
-  constructor(markAbs: number, bytesAtMark: number) {
+  constructor(
+    markAbs: number,
+    bytesAtMark: number,
+    private readonly typed: () => readonly string[] = () => [],
+  ) {
     this.markAbs = markAbs;
     this.bytesAtMark = bytesAtMark;
   }
@@ -58,14 +76,25 @@ export class UnseenTracker {
   onRowsLeaving(rows: readonly Row[]): void {
     for (const row of rows) {
       if (row.abs < this.markAbs) continue;
-      const startsLine = row.abs === this.markAbs || !row.wrapped || this.leftLines === 0;
-      if (startsLine) {
-        this.leftLines += 1;
-        if (this.leftHead.length < INLINE_LINES) this.leftHead.push(clip(row.text));
-      } else if (this.leftHead.length === this.leftLines) {
-        this.leftHead[this.leftHead.length - 1] = clip(this.leftHead[this.leftHead.length - 1] + row.text);
+      const startsLine = row.abs === this.markAbs || !row.wrapped || this.leftPending === undefined;
+      if (!startsLine) {
+        this.leftPending = clip(this.leftPending + row.text);
+        continue;
       }
+      if (this.leftPending !== undefined) this.leave(this.leftPending);
+      this.leftPending = row.text;
     }
+  }
+
+  /** A whole line left the emulator: echo, or one more line of output. */
+  private leave(text: string): void {
+    const raw = this.leftRaw++;
+    if (this.echo.isEcho(text, this.typed())) return;
+    this.leftLines += 1;
+    const line = { text: clip(text), raw };
+    if (this.leftHead.length < INLINE_LINES) this.leftHead.push(line);
+    this.leftTail.push(line);
+    if (this.leftTail.length > TAIL_LINES * 4) this.leftTail = this.leftTail.slice(-TAIL_LINES);
   }
 
   /**
@@ -100,8 +129,7 @@ export class UnseenTracker {
     this.cleared = 'repaint';
     if (to >= this.markAbs) return false;
     this.markAbs = to;
-    this.leftLines = 0;
-    this.leftHead.length = 0;
+    this.forgetLeft();
     return true;
   }
 
@@ -140,21 +168,28 @@ export class UnseenTracker {
     const fresh = joinRows(emulator.readRows(Math.max(this.markAbs, emulator.flushedAbs), end), this.markAbs);
     // An empty cursor row at the end (output ended with a newline) is not a line of output.
     while (fresh.lines.length > 0 && fresh.lines[fresh.lines.length - 1] === '') fresh.lines.pop();
-    let head = this.leftHead.slice();
-    if (fresh.continuation !== undefined && head.length === this.leftLines && head.length > 0) {
-      head[head.length - 1] = clip(head[head.length - 1] + fresh.continuation);
+    // The last line that left may go on on the screen; then the screen's lines, the cursor's last (its echo may be arriving).
+    const pending = this.leftPending === undefined ? [] : [clip(this.leftPending + (fresh.continuation ?? ''))];
+    const lines = [...pending, ...fresh.lines];
+    const echo = this.echo.clone();
+    const typed = this.typed();
+    const shown: Numbered[] = [];
+    for (const [i, text] of lines.entries()) {
+      if (!echo.isEcho(text, typed, i === lines.length - 1)) shown.push({ text: clip(text), raw: this.leftRaw + i });
     }
-    const known = head.length === this.leftLines ? [...head, ...fresh.lines] : undefined;
-    head = [...head, ...fresh.lines].slice(0, INLINE_LINES);
-    const total = this.leftLines + fresh.lines.length;
-    let tail = fresh.lines.slice(-TAIL_LINES);
-    if (tail.length < TAIL_LINES && total > INLINE_LINES) {
-      // The screen holds few new lines (the rest scrolled away): take the tail from older held rows too.
-      const held = joinRows(emulator.readRows(Math.max(this.markAbs, emulator.firstHeldAbs), end), this.markAbs);
-      while (held.lines.length > 0 && held.lines[held.lines.length - 1] === '') held.lines.pop();
-      tail = held.lines.slice(-TAIL_LINES);
-    }
-    return known ? { head, tail, total, all: known } : { head, tail, total };
+    const total = this.leftLines + shown.length;
+    const known = this.leftHead.length === this.leftLines ? [...this.leftHead, ...shown] : undefined;
+    const head = [...this.leftHead, ...shown].slice(0, INLINE_LINES);
+    const tail = [...this.leftTail, ...shown].slice(-TAIL_LINES);
+    const text = (numbered: readonly Numbered[]) => numbered.map((line) => line.text);
+    // Lines left out of a report between head and tail, as numbers among all new lines (echo included: the files hold it).
+    const rawRange = (first: number, last: number): [number, number] => {
+      const before = first > 0 ? head[Math.min(first, head.length) - 1]?.raw : undefined;
+      const after = tail[last + 1 - (total - tail.length)]?.raw;
+      return [before === undefined ? 0 : before + 1, after === undefined ? this.leftRaw + lines.length - 1 : after - 1];
+    };
+    const output: NewOutput = { head: text(head), tail: text(tail), total, rawRange };
+    return known ? { ...output, all: text(known) } : output;
   }
 
   /**
@@ -165,6 +200,7 @@ export class UnseenTracker {
   adopted(emulator: ScreenSource, changed: boolean): void {
     this.bytesAtMark = changed ? -1 : emulator.bytesWritten;
     this.remember(emulator);
+    this.echo = new EchoFilter(this.ownMarkPrefix);
   }
 
   /** The agent has now seen everything up to the cursor. */
@@ -172,8 +208,21 @@ export class UnseenTracker {
     this.markAbs = emulator.cursorAbs;
     this.remember(emulator);
     this.bytesAtMark = emulator.bytesWritten;
+    this.forgetLeft();
+    this.echo = new EchoFilter(this.ownMarkPrefix);
+  }
+
+  /** Rows at or after the mark have left the emulator since the agent looked. */
+  private anyLeft(): boolean {
+    return this.leftPending !== undefined;
+  }
+
+  private forgetLeft(): void {
     this.leftLines = 0;
     this.leftHead.length = 0;
+    this.leftTail = [];
+    this.leftRaw = 0;
+    this.leftPending = undefined;
   }
 
   private remember(emulator: ScreenSource): void {
@@ -189,12 +238,12 @@ export class UnseenTracker {
 
   /** Rows scrolled since the agent looked by output, not by clears of the screen. */
   private scrolledByOutput(emulator: ScreenSource, seen: SeenRows): boolean {
-    return emulator.totalScrolls - seen.scrolls > emulator.clearScrolls - this.clearScrollsAtMark || this.leftLines > 0;
+    return emulator.totalScrolls - seen.scrolls > emulator.clearScrolls - this.clearScrollsAtMark || this.anyLeft();
   }
 
   /** Rows scrolled or left the emulator since the agent looked: the seen rows are not where they were. */
   private moved(emulator: ScreenSource, seen: SeenRows): boolean {
-    return emulator.totalScrolls !== seen.scrolls || this.leftLines > 0;
+    return emulator.totalScrolls !== seen.scrolls || this.anyLeft();
   }
 }
 

@@ -1,4 +1,4 @@
-import { type SentInput, typedText } from '../../observe/echo.js';
+import { type SentInput, typedLines, typedText } from '../../observe/echo.js';
 
 /** What the agent did last on a terminal, for `wait` to decide when it is done. */
 export interface PendingAction {
@@ -23,10 +23,17 @@ export class AgentActions {
   /** What the agent typed since it last saw this terminal, in order. */
   sent: readonly SentInput[] = [];
   private openedSinceLook = false;
+  private linesOf: { sent: readonly SentInput[]; lines: readonly string[] } | undefined;
 
   /** The text typed since the agent last saw this terminal, one line per line typed: its echo is left out of the report. */
   get typedSinceLook(): string | undefined {
     return typedText(this.sent);
+  }
+
+  /** The lines typed since the agent last saw this terminal (their echo is not news); kept while `sent` is the same. */
+  get typedLines(): readonly string[] {
+    if (this.linesOf?.sent !== this.sent) this.linesOf = { sent: this.sent, lines: typedLines(this.sent) };
+    return this.linesOf.lines;
   }
 
   /** The agent opened or typed into this terminal after it last saw it: what changed since may be its doing. */

@@ -82,7 +82,7 @@ export class Tty {
     this.openedAt = identity.openedAt;
     this.statusKey = identity.statusKey;
     this.commands = new ShellCommands(identity.number, identity.statusKey, events);
-    this.tracker = new UnseenTracker(markAbs, 0);
+    this.tracker = new UnseenTracker(markAbs, 0, () => this.actions.typedLines);
     this.emulator = new TtyEmulator({
       cols: identity.cols,
       rows: identity.rows,

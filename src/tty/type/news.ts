@@ -1,5 +1,5 @@
 import { onlyEcho } from '../../observe/echo.js';
-import { withoutEcho } from '../../observe/render-new-output.js';
+import { promptOnly } from '../../observe/echo-filter.js';
 import { promptText } from '../probe/input-wait.js';
 import type { Tty } from '../terminal/tty.js';
 
@@ -26,6 +26,8 @@ export function ownNews(tty: Tty): News | undefined {
   if (kind === 'screen') return tty.actions.actedSinceLook ? { what: screenNews(tty) } : undefined;
   const output = tty.tracker.collect(tty.emulator);
   if (output.all && onlyEcho(output.all, tty.tracker.markPrefix, tty.actions.sent)) return undefined;
+  // The echo of its own lines left out, a continuation prompt (`>` of a heredoc sent in parts) asks for what it sends next.
+  if (output.all && tty.actions.sent.length > 0 && output.all.every(promptOnly)) return undefined;
   if (output.all && onlyNewPrompt(tty, output.all)) return undefined;
   if (!tty.actions.actedSinceLook && tty.tracker.onlyMarkRowChanged(tty.emulator)) return { ifAsking: true };
   return { what: linesNews(tty, output) };
@@ -78,8 +80,7 @@ function screenNews(tty: Tty): string {
   return tty.actions.sent.length === 0 ? 'its screen since you opened it' : `the screen ${tty.program || 'its program'} drew after your keys`;
 }
 
-function linesNews(tty: Tty, collected: ReturnType<Tty['tracker']['collect']>): string {
-  const output = withoutEcho(collected, tty.actions.typedSinceLook);
+function linesNews(tty: Tty, output: ReturnType<Tty['tracker']['collect']>): string {
   const last = [...output.tail].reverse().find((line) => line.trim() !== '');
   return newLinesNews(output.total, last, tty.actions.sent.length === 0 && tty.actions.actedSinceLook);
 }

@@ -1,6 +1,7 @@
 import { KernelError } from '../../errors.js';
 import { classifyForeground, groupNames } from '../probe/input-wait.js';
 import { type News, askingNews, otherNews, ownNews } from './news.js';
+import { sendPaste } from './paste-parts.js';
 import { INTERRUPT_KEYS, parseTypedText } from '../host/keys.js';
 import { isShell, programMatches } from '../probe/program-name.js';
 import { syncAll } from '../terminal/terminal-sync.js';
@@ -40,7 +41,8 @@ export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeR
   tty.acted('type', false, typed.kind === 'key' ? { key: typed.key } : { text: typed.text, enter });
   ctx.inputWatch.keysSent(tty, before);
   const modes = { bracketed: tty.emulator.bracketedPaste, applicationCursor: tty.emulator.applicationCursor };
-  await ctx.host.send(tty.id, typed, { enter, ...modes });
+  if (typed.kind === 'paste') await sendPaste(ctx, tty, typed.text, { enter, ...modes });
+  else await ctx.host.send(tty.id, typed, { enter, ...modes });
   // A REPL ends an indented block at an empty line: a paste that ends inside one runs without a second call.
   if (enter && typed.kind === 'paste' && !isShell(tty.program) && /\n[ \t]+\S[^\n]*$/.test(typed.text)) {
     await ctx.host.send(tty.id, { kind: 'key', key: 'Enter' }, { enter: false, ...modes });

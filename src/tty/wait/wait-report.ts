@@ -1,4 +1,4 @@
-import { renderNewOutput, renderScreen, withoutEcho } from '../../observe/render-new-output.js';
+import { renderNewOutput, renderScreen } from '../../observe/render-new-output.js';
 import { type Persistence } from '../lifecycle/persistence.js';
 import { describeLocation, locateLines } from '../seen/elision-pointer.js';
 import { closeTty } from '../lifecycle/open-close.js';
@@ -134,13 +134,12 @@ function reportOf(ctx: TtyContext, tty: Tty, newEnd: CommandEnd | undefined, obs
     totalLines = text ? text.split('\n').length : 0;
   } else {
     tty.emulator.flushRowsAbove();
-    const collected = tty.tracker.collect(tty.emulator);
-    const output = withoutEcho(collected, tty.actions.typedSinceLook);
-    const echo = collected.total - output.total;
+    const output = tty.tracker.collect(tty.emulator);
     const recording = ctx.recordingOf?.(tty.number);
     const replay = recording ? `; replay with timing: ${agentPath(ctx, recording)}` : '';
     const where = (first: number, last: number): string => {
-      const ranges = locateLines(tty, first + echo, last + echo, (file) => agentPath(ctx, file));
+      const [from, to] = output.rawRange?.(first, last) ?? [first, last];
+      const ranges = locateLines(tty, from, to, (file) => agentPath(ctx, file));
       return `${ranges?.length ? describeLocation(ranges) : `the full text is in ${files.scrollback} (then ${files.screen})`}${replay}`;
     };
     ({ text, totalLines, elidedLines } = renderNewOutput(output, where));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_LINE_CHARS, renderNewOutput, renderScreen, withoutEcho } from '../../../src/observe/render-new-output.js';
+import { MAX_LINE_CHARS, renderNewOutput, renderScreen } from '../../../src/observe/render-new-output.js';
 
 const lines = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`);
 
@@ -72,27 +72,5 @@ describe('renderScreen', () => {
     ['a screen without trailing spaces is unchanged', 'plain\ntext', 'plain\ntext'],
   ])('%s', (_name, screen, expected) => {
     expect(renderScreen(screen)).toBe(expected);
-  });
-});
-
-describe('withoutEcho', () => {
-  it('leaves out the command line just typed, and only that', () => {
-    expect(withoutEcho({ head: ['>>> 6*7', '42', '>>>'], tail: ['>>> 6*7', '42', '>>>'], total: 3 }, '6*7')).toEqual({ head: ['42', '>>>'], tail: ['42', '>>>'], total: 2 });
-    const other = { head: ['$ ls', 'a'], tail: ['$ ls', 'a'], total: 2 };
-    expect(withoutEcho(other, 'pwd')).toBe(other);
-    expect(withoutEcho(other, undefined)).toBe(other);
-  });
-
-  it('leaves out a pasted script echoed line by line, with or without continuation prompts', () => {
-    const paste = "python3 -c 'import time\nprint(1)'";
-    const bash = { head: ["root@h:/# python3 -c 'import time", "print(1)'", '1'], tail: ['1'], total: 3 };
-    expect(withoutEcho(bash, paste)).toEqual({ head: ['1'], tail: ['1'], total: 1 });
-    const repl = { head: ['>>> def f():', '...     return 7', '... ', '>>>'], tail: ['>>>'], total: 4 };
-    expect(withoutEcho(repl, 'def f():\n    return 7\n')).toEqual({ head: ['... ', '>>>'], tail: ['>>>'], total: 2 });
-    // A REPL that got the paste in pieces (a busy machine) left a blank row between its lines.
-    const pieces = { head: ['>>> for i in range(3):', '', '...     print(i * 11)', '... ', '0', '>>> '], tail: ['>>> '], total: 6 };
-    expect(withoutEcho(pieces, 'for i in range(3):\n    print(i * 11)\n').head).toEqual(['... ', '0', '>>> ']);
-    // A paste whose second line is not what the terminal shows next is not an echo.
-    expect(withoutEcho(bash, "python3 -c 'import time\nprint(2)'")).toBe(bash);
   });
 });
