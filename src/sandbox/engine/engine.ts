@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type Dockerode from 'dockerode';
@@ -95,12 +96,34 @@ export function dockerodeOptions(address: string, env: NodeJS.ProcessEnv = proce
       host: url.hostname,
       port: url.port || (tls ? 2376 : 2375),
       socketPath: undefined,
+      ...(tls ? tlsFiles(address, env) : {}),
     };
   }
   throw new KernelError(
     'CONFIG_INVALID',
     `Engine address ${JSON.stringify(address)} has an unknown scheme: use unix://, tcp:// or ssh://.`,
   );
+}
+
+/**
+ * The client's certificates for an engine reached with TLS, as Docker's CLI finds them: ca.pem,
+ * cert.pem and key.pem in DOCKER_CERT_PATH, else ~/.docker (the operator's files, never the agent's).
+ */
+function tlsFiles(address: string, env: NodeJS.ProcessEnv): { ca: Buffer; cert: Buffer; key: Buffer } {
+  const dir = env.DOCKER_CERT_PATH || path.join(env.HOME || os.homedir(), '.docker');
+  const read = (name: string): Buffer => {
+    try {
+      return readFileSync(path.join(dir, name));
+    } catch (error) {
+      throw new KernelError(
+        'CONFIG_INVALID',
+        `The engine at ${address} is reached with TLS, but ${path.join(dir, name)} cannot be read (${describeError(error)}). ` +
+          'Put the CA (ca.pem) and this client\'s certificate and key (cert.pem, key.pem) there, or point DOCKER_CERT_PATH at the folder that has them.',
+        { cause: error },
+      );
+    }
+  };
+  return { ca: read('ca.pem'), cert: read('cert.pem'), key: read('key.pem') };
 }
 
 /** Run an engine request with a deadline; the request is aborted (its socket closed) when it passes. */
