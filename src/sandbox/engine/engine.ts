@@ -206,6 +206,19 @@ export async function connectEngine(options: ConnectOptions = {}): Promise<Engin
   throw new KernelError('ENGINE_UNREACHABLE', engineUnreachableMessage(tried), { details: { tried } });
 }
 
+/**
+ * An engine on another machine (reached over TCP or ssh, not a local socket): it cannot see this
+ * machine's folders, so an instance's data directory is a volume there (files/engine-files.ts).
+ */
+export function isRemoteEngine(engine: Pick<Engine, 'address'>): boolean {
+  return !normalizeAddress(engine.address).startsWith('unix://');
+}
+
+/** The volume that holds an instance's data directory on a remote engine. */
+export function dataVolumeName(instanceName: string): string {
+  return `agent-kernel-${instanceName}-data`;
+}
+
 /** "docker 20.10.24 at unix:///var/run/docker.sock" */
 export function describeEngine(engine: Engine): string {
   return `${engine.name} ${engine.version} (API ${engine.apiVersion}) at ${engine.address}`;

@@ -1,0 +1,60 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { containerName } from '../../../src/sandbox/container/container.js';
+import { type Engine, connectEngine, dataVolumeName } from '../../../src/sandbox/engine/engine.js';
+import { EngineAgentFiles } from '../../../src/sandbox/files/engine-files.js';
+import { describeWithEngine } from '../../helpers/engine.js';
+import { type RemoteEngine, startRemoteEngine } from '../../helpers/remote-engine.js';
+import { TEST_IMAGE, type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
+import { type StdioSession, connectStdio, ensureBuilt, waitFor } from '../server/helpers.js';
+
+/**
+ * An instance whose `container.engine` is a remote engine (a second dockerd in its own network
+ * namespace, reached over TCP with mutual TLS: test/helpers/remote-engine.ts). An MCP client
+ * (the SDK's, over stdio) logs in, opens a terminal, types and waits; the container runs on the
+ * remote engine only, and what the agent writes in its data directory lands in the volume there,
+ * not in the host's folder.
+ */
+describeWithEngine('an instance on a remote engine (TCP with TLS)', () => {
+  let remote: RemoteEngine;
+  let engine: Engine;
+  let test: TestInstance;
+  let session: StdioSession | undefined;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    remote = await startRemoteEngine();
+    await remote.loadImage(await connectEngine(), TEST_IMAGE);
+    engine = await connectEngine({ socket: remote.address, env: remote.env });
+    test = await createTestInstance({ config: { container: { network: 'none', engine: remote.address } } });
+  }, 300_000);
+
+  afterAll(async () => {
+    await session?.close().catch(() => undefined);
+    await test?.cleanup();
+    await remote?.stop();
+  }, 180_000);
+
+  it('runs its terminals there, through the MCP tools', async () => {
+    session = await connectStdio(test.dataDir, { DOCKER_CERT_PATH: remote.certDir });
+    await session.ok('login');
+    const opened = await session.ok('open');
+    expect(opened.structuredContent).toMatchObject({ tty: 1, command: 'bash' });
+    await session.call('wait', { timeout: 5 });
+    await session.ok('type', { tty: 1, expect: 'bash', text: 'echo "remote $((6*7))" | tee remote-proof.txt; hostname' });
+    await waitFor(session.call, /^remote 42$/m, 60);
+
+    // The container is on the remote engine, with the data directory as its volume there.
+    const info = await engine.docker.getContainer(containerName(test.name)).inspect();
+    expect(info.State.Running).toBe(true);
+    expect(info.Mounts).toEqual([expect.objectContaining({ Type: 'volume', Name: dataVolumeName(test.name), Destination: test.dataDir })]);
+    const local = await connectEngine();
+    await expect(local.docker.getContainer(containerName(test.name)).inspect()).rejects.toThrow(/no such container/i);
+
+    // What the agent wrote is in the volume, read through the engine, and not in the host's folder.
+    const files = new EngineAgentFiles({ engine, container: containerName(test.name), dataDir: test.dataDir, volume: dataVolumeName(test.name) });
+    expect(Buffer.from((await files.read('remote-proof.txt', { maxBytes: 100 })) ?? []).toString()).toBe('remote 42\n');
+    expect(existsSync(path.join(test.dataDir, 'remote-proof.txt'))).toBe(false);
+  }, 300_000);
+});
