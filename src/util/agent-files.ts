@@ -1,4 +1,4 @@
-import { listUntrusted, readUntrusted, type UntrustedEntry } from './untrusted-fs.js';
+import { listUntrusted, listUntrustedNames, readUntrusted, type UntrustedEntry } from './untrusted-fs.js';
 import { type MoveOutcome, makeUntrustedDirs, moveUntrusted, removeUntrusted, writeUntrustedAtomic, writeUntrustedNew } from './untrusted-write.js';
 
 /**
@@ -22,6 +22,8 @@ export interface AgentFiles {
    * for a link, FIFO, device or folder there, or a file over the limit (never read whole).
    */
   read(rel: string, options: { maxBytes: number }): Promise<Uint8Array | undefined>;
+  /** Only the names in the folder `rel`, sorted (cheap for a folder the agent flooded); undefined when missing. */
+  names(rel: string): Promise<string[] | undefined>;
   /** The entries of the folder `rel` by name (links are never followed to say more); undefined when missing. */
   list(rel: string, options?: { limit?: number }): Promise<AgentEntry[] | undefined>;
   /** Create `rel` unless anything is at that name; folders on the way are made. Returns whether it wrote. */
@@ -52,6 +54,10 @@ export class LocalAgentFiles implements AgentFiles {
 
   async read(rel: string, options: { maxBytes: number }): Promise<Uint8Array | undefined> {
     return (await readUntrusted(this.root, rel, options))?.data;
+  }
+
+  names(rel: string): Promise<string[] | undefined> {
+    return listUntrustedNames(this.root, rel);
   }
 
   async list(rel: string, options: { limit?: number } = {}): Promise<AgentEntry[] | undefined> {

@@ -1,3 +1,4 @@
+import { agentFilesFor } from '../../sandbox/files/agent-files-for.js';
 import { mkdir } from 'node:fs/promises';
 import type { Instance } from '../../config/instance.js';
 import { describeError, isKernelError } from '../../errors.js';
@@ -103,7 +104,7 @@ export class Watch {
     this.instance = instance;
     this.pollMs = deps.pollMs ?? 2000;
     this.mail = new MailQueue(() => this.instance, deps.logger, deps.env);
-    this.postOffice = new PostOffice({ instance: () => this.instance, logger: deps.logger, ...(deps.env ? { env: deps.env } : {}), pollMs: this.pollMs });
+    this.postOffice = new PostOffice({ instance: () => this.instance, logger: deps.logger, ...(deps.env ? { env: deps.env } : {}), pollMs: this.pollMs, files: agentFilesFor(instance, deps.env) });
     this.schedule = new ScheduledWakes(() => this.instance.paths, deps.logger);
     this.gate = new TickGate(deps.logger);
   }

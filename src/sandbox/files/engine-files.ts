@@ -137,6 +137,10 @@ export class EngineAgentFiles implements AgentFiles {
     }
   }
 
+  async names(rel: string): Promise<string[] | undefined> {
+    return (await this.list(rel))?.map((entry) => entry.name);
+  }
+
   async list(rel: string, options: { limit?: number } = {}): Promise<AgentEntry[] | undefined> {
     const dir = this.inside(rel);
     const what = await this.stat(dir);

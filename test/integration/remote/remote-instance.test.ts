@@ -1,9 +1,13 @@
 import { existsSync } from 'node:fs';
+import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { containerName } from '../../../src/sandbox/container/container.js';
 import { type Engine, connectEngine, dataVolumeName } from '../../../src/sandbox/engine/engine.js';
 import { EngineAgentFiles } from '../../../src/sandbox/files/engine-files.js';
+import { agentFilesFor } from '../../../src/sandbox/files/agent-files-for.js';
+import { PostOffice } from '../../../src/mail/post-office.js';
+import { silentLogger } from '../../../src/log/logger.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type RemoteEngine, startRemoteEngine } from '../../helpers/remote-engine.js';
 import { TEST_IMAGE, type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
@@ -57,4 +61,22 @@ describeWithEngine('an instance on a remote engine (TCP with TLS)', () => {
     expect(Buffer.from((await files.read('remote-proof.txt', { maxBytes: 100 })) ?? []).toString()).toBe('remote 42\n');
     expect(existsSync(path.join(test.dataDir, 'remote-proof.txt'))).toBe(false);
   }, 300_000);
+
+  it('delivers what the agent put in its outbox there, and refuses a link it planted', async () => {
+    await session?.ok('type', { tty: 1, expect: 'bash', text: 'mkdir -p outbox && printf "to: operator\\n\\nhello from the remote engine\\n" > outbox/m1 && ln -s /etc/shadow outbox/m2 && echo planted' });
+    await waitFor(session!.call, /^planted$/m, 60);
+    const postOffice = new PostOffice({ instance: () => test.instance, logger: silentLogger(), files: agentFilesFor(test.instance, remote.env) });
+    expect(postOffice).toBeDefined();
+    await postOffice.collect();
+    const sent = await readdir(test.instance.paths.mail.sent);
+    const texts = await Promise.all(sent.map((name) => readFile(path.join(test.instance.paths.mail.sent, name), 'utf8')));
+    expect(texts.join('\n')).toContain('hello from the remote engine');
+    expect(texts.join('\n')).not.toMatch(/root:/);
+    // Both files left the outbox on the remote volume: one delivered, the link refused with a receipt.
+    const files = new EngineAgentFiles({ engine, container: containerName(test.name), dataDir: test.dataDir, volume: dataVolumeName(test.name) });
+    expect(await files.names('outbox')).toEqual([]);
+    const events = await readFile(test.instance.paths.events, 'utf8');
+    expect(events).toMatch(/"type":"message.sent"/);
+    expect(events).toMatch(/"type":"message.refused".*not a regular file/);
+  }, 120_000);
 });
