@@ -38,7 +38,7 @@ export interface PostOfficeOptions {
   readonly pollMs?: number;
   /**
    * The agent's files (util/agent-files.ts): default its data directory as a host folder; on a
-   * remote engine the volume there, reached through the engine (sandbox/files/agent-files-for.ts).
+   * remote engine the volume there, reached through the engine (sandbox/container/agent-files-for.ts).
    */
   readonly files?: AgentFiles;
 }

@@ -1,4 +1,4 @@
-import { agentFilesFor } from '../../sandbox/files/agent-files-for.js';
+import { agentFilesFor, remoteEngineOf } from '../../sandbox/container/agent-files-for.js';
 import { mkdir } from 'node:fs/promises';
 import type { Instance } from '../../config/instance.js';
 import { describeError, isKernelError } from '../../errors.js';
@@ -174,6 +174,9 @@ export class Watch {
     await mkdir(this.instance.paths.mail.queue, { recursive: true, mode: 0o700 });
     const queue = watchFolder(this.instance.paths.mail.queue, '.', () => this.onInboxChange(), this.pollMs);
     await this.postOffice.start().catch((error: unknown) => this.log.error({ err: error }, `the post office cannot start: ${describeError(error)}`));
+    const remote = remoteEngineOf(this.instance, this.deps.env);
+    // The post office reaches the volume there; the inbox is still read as a folder of this machine.
+    if (remote !== undefined) this.log.warn({ engine: remote }, 'not available on a remote engine yet: the inbox (notes the agent leaves in <data>/inbox/); messages go through the post office (outbox/)');
     this.stopController.signal.addEventListener('abort', () => [inbox, queue].forEach((w) => w.close()), { once: true });
     this.loopDone = this.loop();
   }

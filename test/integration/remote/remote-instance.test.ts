@@ -5,9 +5,12 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { containerName } from '../../../src/sandbox/container/container.js';
 import { type Engine, connectEngine, dataVolumeName } from '../../../src/sandbox/engine/engine.js';
 import { EngineAgentFiles } from '../../../src/sandbox/files/engine-files.js';
-import { agentFilesFor } from '../../../src/sandbox/files/agent-files-for.js';
+import { agentFilesFor } from '../../../src/sandbox/container/agent-files-for.js';
 import { PostOffice } from '../../../src/mail/post-office.js';
 import { silentLogger } from '../../../src/log/logger.js';
+import { takeSnapshot } from '../../../src/snapshot/take.js';
+import { removeInstance } from '../../../src/runner/instances/instance-removal.js';
+import { removeInstanceResources } from '../../../src/sandbox/container/remove-instance.js';
 import { describeWithEngine } from '../../helpers/engine.js';
 import { type RemoteEngine, startRemoteEngine } from '../../helpers/remote-engine.js';
 import { TEST_IMAGE, type TestInstance, createTestInstance } from '../../helpers/test-instance.js';
@@ -78,5 +81,25 @@ describeWithEngine('an instance on a remote engine (TCP with TLS)', () => {
     const events = await readFile(test.instance.paths.events, 'utf8');
     expect(events).toMatch(/"type":"message.sent"/);
     expect(events).toMatch(/"type":"message.refused".*not a regular file/);
+  }, 120_000);
+
+  it('refuses what does not reach the volume yet, in our words', async () => {
+    await expect(takeSnapshot(test.instance, {} as never)).rejects.toThrow(/^Not available on a remote engine yet: snapshots .*the volume agent-kernel-t-\w+-data on tcp:/);
+  });
+
+  it('keeps the data volume on rm, and removes it with rm --data', async () => {
+    await session?.close();
+    session = undefined;
+    const volume = dataVolumeName(test.name);
+    const target = { name: test.name, dataDir: test.dataDir, paths: test.instance.paths, registered: false };
+    const env = { ...process.env, ...remote.env };
+    // What rm without --data asks of the engine (rm itself then forgets the instance: the operator's file goes).
+    const kept = await removeInstanceResources(engine, test.name, undefined, { keepData: true });
+    expect(kept.containers).toContain(containerName(test.name));
+    expect(kept.kept.join('\n')).toContain(`volume ${volume} on ${remote.address}: the agent's data directory (kernel-runner rm ${test.name} --data removes it too)`);
+    expect((await engine.docker.getVolume(volume).inspect()).Name).toBe(volume);
+    const gone = await removeInstance(target, { data: true, watchSocket: path.join(test.instance.paths.stateRoot, 'no-watch.sock'), env });
+    expect(gone.removed).toContain(`volume ${volume}`);
+    await expect(engine.docker.getVolume(volume).inspect()).rejects.toThrow(/no such volume/i);
   }, 120_000);
 });

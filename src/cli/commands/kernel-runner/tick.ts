@@ -1,4 +1,4 @@
-import { agentFilesFor } from '../../../sandbox/files/agent-files-for.js';
+import { agentFilesFor } from '../../../sandbox/container/agent-files-for.js';
 import { resolveInstance } from '../../../config/instance.js';
 import { isKernelError } from '../../../errors.js';
 import { createLogger } from '../../../log/logger.js';

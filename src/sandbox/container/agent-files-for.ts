@@ -1,9 +1,10 @@
 import type { Instance } from '../../config/instance.js';
+import { KernelError } from '../../errors.js';
 import { type AgentEntry, type AgentFiles, LocalAgentFiles } from '../../util/agent-files.js';
 import type { MoveOutcome } from '../../util/untrusted-write.js';
-import { containerName } from '../container/container.js';
+import { containerName } from './container.js';
 import { connectEngine, dataVolumeName, engineCandidates, engineSetting, isRemoteEngine } from '../engine/engine.js';
-import { EngineAgentFiles } from './engine-files.js';
+import { EngineAgentFiles } from '../files/engine-files.js';
 
 /**
  * The agent's files of an instance, on whichever side of the engine they are: a host folder
@@ -11,11 +12,30 @@ import { EngineAgentFiles } from './engine-files.js';
  * The engine is connected on first use, so that this can be chosen where nothing may wait.
  */
 export function agentFilesFor(instance: Instance, env: NodeJS.ProcessEnv = process.env): AgentFiles {
+  const address = remoteEngineOf(instance, env);
+  return address === undefined ? new LocalAgentFiles(instance.dataDir) : new RemoteAgentFiles(instance, address, env);
+}
+
+/** The remote engine's address when the instance runs on one (its data directory is a volume there); else undefined. */
+export function remoteEngineOf(instance: Instance, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const config = instance.config.container;
-  if (config.backend === 'host') return new LocalAgentFiles(instance.dataDir);
+  if (config.backend === 'host') return undefined;
   const address = engineCandidates(engineSetting(config), env)[0] ?? '';
-  if (!isRemoteEngine({ address })) return new LocalAgentFiles(instance.dataDir);
-  return new RemoteAgentFiles(instance, address, env);
+  return isRemoteEngine({ address }) ? address : undefined;
+}
+
+/**
+ * The refusal of a consumer of the agent's files that does not go through AgentFiles yet: on a
+ * remote engine it would read or write this machine's folder, which is not the agent's.
+ */
+export function notOnRemoteEngine(instance: Instance, what: string, env: NodeJS.ProcessEnv = process.env): void {
+  const address = remoteEngineOf(instance, env);
+  if (address === undefined) return;
+  throw new KernelError(
+    'CONFIG_REFUSED',
+    `Not available on a remote engine yet: ${what}. The data directory of ${instance.name} is the volume ${dataVolumeName(instance.name)} on ${address}, ` +
+      `and this works only on a data directory that is a folder of this machine. Run the instance on a local engine (container.engine in ${instance.paths.operatorConfig}) to use it.`,
+  );
 }
 
 /** EngineAgentFiles, once the engine answers. */
