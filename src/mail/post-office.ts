@@ -5,8 +5,7 @@ import { loadRegistry } from '../config/registry.js';
 import { describeError, isKernelError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { appendEvent } from '../observe/events/event-log.js';
-import { readUntrusted, listUntrustedNames } from '../util/untrusted-fs.js';
-import { makeUntrustedDirs, removeUntrusted } from '../util/untrusted-write.js';
+import { type AgentFiles, LocalAgentFiles } from '../util/agent-files.js';
 import { Coalescer, watchFolder } from './folder-watch.js';
 import { oneLine } from './framing.js';
 import { SendRate, pairRefusal } from './mail-policy.js';
@@ -37,6 +36,11 @@ export interface PostOfficeOptions {
   readonly logger: Logger;
   readonly env?: NodeJS.ProcessEnv;
   readonly pollMs?: number;
+  /**
+   * The agent's files (util/agent-files.ts): default its data directory as a host folder; on a
+   * remote engine the volume there, reached through the engine (sandbox/container/agent-files-for.ts).
+   */
+  readonly files?: AgentFiles;
 }
 
 export class PostOffice {
@@ -52,6 +56,10 @@ export class PostOffice {
     this.rate = new SendRate(options.instance().config.mail.send_per_minute, Date.now());
   }
 
+  private get files(): AgentFiles {
+    return this.options.files ?? new LocalAgentFiles(this.me.paths.root);
+  }
+
   private get me(): Instance {
     return this.options.instance();
   }
@@ -62,8 +70,9 @@ export class PostOffice {
 
   /** Show the agent its (empty) mail and the `ak-mail` command, then take its outbox from now on. */
   async start(): Promise<void> {
-    await prepareMailbox(this.me);
-    this.watcher = watchFolder(this.me.paths.root, OUTBOX, () => this.runner.kick(), this.options.pollMs ?? 2000);
+    await prepareMailbox(this.me, this.files);
+    // A folder on this host is watched (plus a poll); a volume on a remote engine is polled.
+    this.watcher = this.files.local ? watchFolder(this.me.paths.root, OUTBOX, () => this.runner.kick(), this.options.pollMs ?? 2000) : pollEvery(() => this.runner.kick(), this.options.pollMs ?? 2000);
     this.runner.kick();
   }
 
@@ -83,7 +92,7 @@ export class PostOffice {
     if (this.rate.nextAt(now) > now) return this.later(this.rate.nextAt(now) - now);
     let names: string[];
     try {
-      names = ((await listUntrustedNames(me.paths.root, OUTBOX)) ?? []).filter((n) => !n.startsWith('.'));
+      names = ((await this.files.names(OUTBOX)) ?? []).filter((n) => !n.startsWith('.'));
     } catch (error) {
       this.waitingCount = 0;
       this.options.logger.warn({ err: error }, `the outbox cannot be read: ${describeError(error)}`);
@@ -115,9 +124,9 @@ export class PostOffice {
     let data: Uint8Array | undefined;
     try {
       // A link, FIFO or device is refused without being followed or opened; a huge file without being read.
-      data = (await readUntrusted(me.paths.root, rel, { maxBytes: me.config.mail.max_bytes + 4096 }))?.data;
+      data = await this.files.read(rel, { maxBytes: me.config.mail.max_bytes + 4096 });
     } catch (error) {
-      if (isKernelError(error, 'UNTRUSTED_FILE')) return this.refuse(name, error.message.replace(`${me.paths.root}/`, ''));
+      if (isKernelError(error, 'UNTRUSTED_FILE') && !isEngineTrouble(error)) return this.refuse(name, error.message.replace(`${me.paths.root}/`, ''));
       throw error;
     }
     if (data === undefined) return;
@@ -179,7 +188,7 @@ export class PostOffice {
   private async sent(name: string, record: MailRecord, status: string): Promise<void> {
     const me = this.me;
     await recordSent(me.paths.mail, record);
-    await removeUntrusted(me.paths.root, `${OUTBOX}/${name}`);
+    await this.files.remove(`${OUTBOX}/${name}`);
     await showSent(me.paths.mail, record, status);
     await showReceipt(me.paths.mail, name, { sent: record });
     await appendEvent(me.paths.events, { type: 'message.sent', id: record.id, from: me.name, to: record.to, ...(record.reply_to ? { replyTo: record.reply_to } : {}) });
@@ -189,7 +198,7 @@ export class PostOffice {
   /** A file that does not go: removed from the outbox, with a receipt that keeps its text. */
   private async refuse(name: string, reason: string, text?: string, to?: string): Promise<void> {
     const me = this.me;
-    await removeUntrusted(me.paths.root, `${OUTBOX}/${name}`).catch((error: unknown) =>
+    await this.files.remove(`${OUTBOX}/${name}`).catch((error: unknown) =>
       this.options.logger.warn({ err: error }, `a refused outbox file could not be removed: ${describeError(error)}`),
     );
     await showReceipt(me.paths.mail, name, { refused: reason, ...(text === undefined ? {} : { text }) });
@@ -199,12 +208,24 @@ export class PostOffice {
 }
 
 /** The agent's mail view and `ak-mail`, where its terminals find them (the host-private shell folder, read-only there). */
-export async function prepareMailbox(instance: Instance): Promise<void> {
+export async function prepareMailbox(instance: Instance, files: AgentFiles = new LocalAgentFiles(instance.paths.root)): Promise<void> {
   const { paths } = instance;
   await ensureView(paths.mail);
   // Where the terminals run: the container sees the shell folder at <data>/tmp/kernel; the host backend has no view.
   const inContainer = instance.config.container.backend !== 'host';
   const view = inContainer ? containerView(paths, paths.mail.view) : paths.mail.view;
   await installMailScript(paths.mail.bin, { instance: instance.name, view, outbox: paths.outbox });
-  await makeUntrustedDirs(paths.root, OUTBOX).catch(() => {});
+  await files.makeDirs(OUTBOX).catch(() => {});
+}
+
+/** A poll alone, for a folder that cannot be watched from here. */
+function pollEvery(onTick: () => void, ms: number): { close(): void } {
+  const timer = setInterval(onTick, ms);
+  timer.unref();
+  return { close: () => clearInterval(timer) };
+}
+
+/** The engine could not be reached (not a file the agent made): the file waits, it is not refused. */
+function isEngineTrouble(error: { message: string }): boolean {
+  return /could not be reached through the engine|could not be read through the engine/.test(error.message);
 }

@@ -15,6 +15,8 @@ export interface DockerSandboxOptions {
   cwd: string;
   user?: string | undefined;
   env?: Readonly<Record<string, string>>;
+  /** A remote engine's copy of a host folder into the container (files/show-folder.ts); absent on a local engine. */
+  showHostFolder?: (source: string, target: string) => Promise<void>;
 }
 
 /** How long to wait for the engine to notice an exec has ended after its stream closed. */
@@ -33,7 +35,10 @@ export class DockerSandbox implements Sandbox {
     this.containerName = options.containerName;
     this.defaults = options;
     this.description = `container ${options.containerName} (${options.engine.name} ${options.engine.version})`;
+    if (options.showHostFolder) this.showHostFolder = options.showHostFolder;
   }
+
+  readonly showHostFolder?: (source: string, target: string) => Promise<void>;
 
   async spawn(argv: readonly string[], options: SpawnOptions = {}): Promise<SandboxProcess> {
     if (argv.length === 0) throw new KernelError('EXEC_FAILED', 'Nothing to run: the command is empty.');

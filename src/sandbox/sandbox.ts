@@ -16,6 +16,11 @@ export interface Sandbox {
   spawn(argv: readonly string[], options?: SpawnOptions): Promise<SandboxProcess>;
   /** Run a command to completion and collect its output. Never throws for a non-zero exit. */
   run(argv: readonly string[], options?: RunOptions): Promise<RunResult>;
+  /**
+   * Present on a remote engine only, where host folders cannot be mounted: copy the host-private
+   * folder `source` to where the container sees it (`target`). Call it after writing the folder.
+   */
+  showHostFolder?(source: string, target: string): Promise<void>;
 }
 
 export interface SpawnOptions {

@@ -1,3 +1,4 @@
+import { notOnRemoteEngine } from '../sandbox/container/agent-files-for.js';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Instance } from '../config/instance.js';
@@ -107,6 +108,7 @@ async function restoreHost(instance: Instance, manifest: Manifest, store: Object
 
 /** Restore snapshot `id` into `instance` (the caller holds it); returns what was restored. */
 export async function restoreSnapshot(instance: Instance, id: string, options: RestoreOptions): Promise<RestoreReport> {
+  notOnRemoteEngine(instance, 'snapshots (they read and write the data directory as a folder of this machine)');
   const { store, shelf } = storeOf(instance);
   const manifest = await shelf.read(id);
   await assertComplete(manifest, store);

@@ -1,3 +1,4 @@
+import { notOnRemoteEngine } from '../sandbox/container/agent-files-for.js';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Instance } from '../config/instance.js';
@@ -76,6 +77,7 @@ async function withPaused<T>(engine: Engine, container: string, logger: Logger |
 
 /** Take a snapshot of `instance`; returns its manifest (its id is `manifest.id`). */
 export async function takeSnapshot(instance: Instance, options: TakeOptions): Promise<Manifest> {
+  notOnRemoteEngine(instance, 'snapshots (they read and write the data directory as a folder of this machine)');
   const { store, shelf } = storeOf(instance);
   await store.ensure();
   const budget = new Budget(options.limits ?? limitsOf(instance.config.snapshots), store.root);

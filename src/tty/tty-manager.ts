@@ -99,6 +99,8 @@ export class TtyManager {
       // Written host-private; a container reads it through the read-only mount at <data>/tmp/kernel.
       const written = await writeBashRcfile(instance.paths.shell);
       const rcfile = sandbox.kind === 'host' ? written : bashRcfilePath(instance.paths.shownShell);
+      // A remote engine mounts nothing of this machine: the shell folder is copied in.
+      await sandbox.showHostFolder?.(instance.paths.shell, instance.paths.shownShell);
       const host = await startTerminalHost({ instance, sandbox, logger, ...(options.hostTmux === undefined ? {} : { hostTmux: options.hostTmux }) });
       manager = new TtyManager({ instance, sandbox, logger, host, rcfile, tick: options.tick ?? 0 }, lock);
       await manager.init();

@@ -148,7 +148,7 @@ export async function removeInstance(
     () => undefined,
   );
   const engine = await connectEngine({ socket });
-  const resources = await removeInstanceResources(engine, target.name, options.onProgress);
+  const resources = await removeInstanceResources(engine, target.name, options.onProgress, { keepData: !options.data });
   for (const container of resources.containers) report.removed.push(`container ${container}`);
   for (const volume of resources.volumes) report.removed.push(`volume ${volume}`);
   for (const image of resources.images) report.removed.push(`image ${image}`);

@@ -1,3 +1,4 @@
+import { remoteEngineOf } from '../../sandbox/container/agent-files-for.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -216,7 +217,10 @@ class TickRun {
         [`${this.prefix}_SESSION_ID`]: outcome.sessionId ?? '',
         [`${this.prefix}_TICK_STATUS`]: outcome.status === 'ok' ? 'normal' : 'abnormal',
       });
-      await pushAgentBranch({
+      const remote = remoteEngineOf(this.instance, this.options.env ?? process.env);
+      if (remote !== undefined && this.instance.config.runner.push) {
+        this.logger.warn({ engine: remote }, 'not available on a remote engine yet: the git push mirror (it takes the bundle the container writes from a folder of this machine); nothing was pushed');
+      } else await pushAgentBranch({
         sandbox: this.sandbox,
         dataDir: this.instance.dataDir,
         workDir: paths.push,
@@ -350,7 +354,13 @@ class TickRun {
     return { DATA_DIR: this.instance.dataDir, [`${this.prefix}_TICK`]: String(this.record.tick), ...extra };
   }
 
-  private runHookDir(kind: HookKind, dir: string, extra: Record<string, string>) {
+  private async runHookDir(kind: HookKind, dir: string, extra: Record<string, string>): ReturnType<typeof runHooks> {
+    const remote = remoteEngineOf(this.instance, this.options.env ?? process.env);
+    if (remote !== undefined) {
+      // They are listed from the data directory as a folder of this machine, which on a remote engine is not the agent's.
+      this.logger.warn({ engine: remote }, `not available on a remote engine yet: ${kind} hooks (system/hooks/ is read as a folder of this machine); none ran`);
+      return [];
+    }
     return runHooks(kind, dir, {
       sandbox: this.sandbox,
       // The data repo is mounted at the same path inside the container.

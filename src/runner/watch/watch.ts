@@ -1,3 +1,4 @@
+import { agentFilesFor, remoteEngineOf } from '../../sandbox/container/agent-files-for.js';
 import { mkdir } from 'node:fs/promises';
 import type { Instance } from '../../config/instance.js';
 import { describeError, isKernelError } from '../../errors.js';
@@ -103,7 +104,7 @@ export class Watch {
     this.instance = instance;
     this.pollMs = deps.pollMs ?? 2000;
     this.mail = new MailQueue(() => this.instance, deps.logger, deps.env);
-    this.postOffice = new PostOffice({ instance: () => this.instance, logger: deps.logger, ...(deps.env ? { env: deps.env } : {}), pollMs: this.pollMs });
+    this.postOffice = new PostOffice({ instance: () => this.instance, logger: deps.logger, ...(deps.env ? { env: deps.env } : {}), pollMs: this.pollMs, files: agentFilesFor(instance, deps.env) });
     this.schedule = new ScheduledWakes(() => this.instance.paths, deps.logger);
     this.gate = new TickGate(deps.logger);
   }
@@ -173,6 +174,9 @@ export class Watch {
     await mkdir(this.instance.paths.mail.queue, { recursive: true, mode: 0o700 });
     const queue = watchFolder(this.instance.paths.mail.queue, '.', () => this.onInboxChange(), this.pollMs);
     await this.postOffice.start().catch((error: unknown) => this.log.error({ err: error }, `the post office cannot start: ${describeError(error)}`));
+    const remote = remoteEngineOf(this.instance, this.deps.env);
+    // The post office reaches the volume there; the inbox is still read as a folder of this machine.
+    if (remote !== undefined) this.log.warn({ engine: remote }, 'not available on a remote engine yet: the inbox (notes the agent leaves in <data>/inbox/); messages go through the post office (outbox/)');
     this.stopController.signal.addEventListener('abort', () => [inbox, queue].forEach((w) => w.close()), { once: true });
     this.loopDone = this.loop();
   }

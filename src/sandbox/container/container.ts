@@ -5,7 +5,7 @@ import { ensureStateDirs } from '../../config/state-dir.js';
 import { KernelError, describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { knownTrapFix } from '../engine/engine-traps.js';
-import { type Engine, forceRemoveContainer, inspectNamed, statusCode } from '../engine/engine.js';
+import { type Engine, dataVolumeName, forceRemoveContainer, inspectNamed, isRemoteEngine, statusCode } from '../engine/engine.js';
 import { ensureEgress, removeEgress } from '../egress/proxy.js';
 import { hardenedCreateOptions, hostFacts } from './hardening.js';
 import { type ImageRef, LABEL, type ProgressCallback, currentImageRef, imageTag, shortReference } from '../engine/image.js';
@@ -58,13 +58,14 @@ function hostnameFor(instanceName: string): string {
 }
 
 /** The full create options: hardening and the boundary, plus our name, image, labels and keep-alive command. */
-export function createOptions(instance: Instance, image: ImageRef, boundary: EngineBoundary): Dockerode.ContainerCreateOptions {
+export function createOptions(instance: Instance, image: ImageRef, boundary: EngineBoundary, remote = false): Dockerode.ContainerCreateOptions {
   const hardened = hardenedCreateOptions({
     config: instance.config.container,
     dataDir: instance.dataDir,
     shown: instance.paths.showToContainer,
     host: hostFacts(),
     configFile: instance.paths.operatorConfig,
+    dataVolume: remote ? dataVolumeName(instance.name) : undefined,
   });
   hardened.HostConfig = { ...hardened.HostConfig, ...boundaryCreateOptions(instance.config.container, boundary, instance.paths.operatorConfig) };
   const configHash = createHash('sha256').update(JSON.stringify(hardened)).digest('hex').slice(0, 16);
@@ -136,7 +137,30 @@ export async function containerStatus(engine: Engine, instance: Instance): Promi
 /** True when `container up` would recreate the container (its image, config or policy changed). */
 export async function isContainerStale(engine: Engine, instance: Instance): Promise<boolean> {
   const image = await currentImageRef(instance);
-  return statusFrom(containerName(instance.name), await inspectContainer(engine, instance), image.hash, createOptions(instance, image, await engineBoundary(engine))).stale;
+  return statusFrom(containerName(instance.name), await inspectContainer(engine, instance), image.hash, createOptions(instance, image, await engineBoundary(engine), isRemoteEngine(engine))).stale;
+}
+
+/**
+ * On a remote engine the data directory is a volume there, made once with our labels and kept
+ * across recreations of the container (only `remove --data` removes it). A volume of that name
+ * without our label is someone else's and is not used.
+ */
+async function ensureDataVolume(engine: Engine, instance: Instance): Promise<void> {
+  const name = dataVolumeName(instance.name);
+  const found = (await engine.docker
+    .getVolume(name)
+    .inspect()
+    .catch((error: unknown) => {
+      if (statusCode(error) === 404) return undefined;
+      throw new KernelError('CONTAINER_FAILED', `Cannot inspect the volume ${name} on ${engine.address}: ${describeError(error)}`, { cause: error });
+    })) as { Labels?: Record<string, string> | null } | undefined;
+  if (found) {
+    if (found.Labels?.[LABEL.instance] !== instance.name) {
+      throw new KernelError('CONTAINER_FAILED', `A volume named ${name} exists on ${engine.address} but agent-kernel did not make it (it has no ${LABEL.instance}=${instance.name} label), so it is left alone. Remove or rename it there, or use another instance name.`);
+    }
+    return;
+  }
+  await engine.docker.createVolume({ Name: name, Labels: { [LABEL.instance]: instance.name, [LABEL.dataDir]: instance.dataDir, [LABEL.stateDir]: instance.paths.stateRoot } });
 }
 
 async function removeContainer(engine: Engine, id: string): Promise<void> {
@@ -203,9 +227,11 @@ export async function containerUpInStages(engine: Engine, instance: Instance, op
   });
   const image = await ensureImage(engine, instance, { logger, onProgress, force });
   const boundary = await engineBoundary(engine);
-  const wanted = createOptions(instance, image, boundary);
+  const remote = isRemoteEngine(engine);
+  const wanted = createOptions(instance, image, boundary, remote);
+  if (remote) await ensureDataVolume(engine, instance);
   // Remapped container root owns the data directory (and makes the read-only views' mount points in it).
-  if (instanceBoundary(instance.config.container, boundary) === 'userns-remap' && boundary.hostIds) {
+  else if (instanceBoundary(instance.config.container, boundary) === 'userns-remap' && boundary.hostIds) {
     const ids = boundary.hostIds;
     const shifted = await giveDataDirTo(instance.dataDir, ids).catch((error: unknown) => {
       throw new KernelError(

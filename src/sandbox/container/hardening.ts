@@ -41,6 +41,11 @@ export interface HardeningInput {
   host: HostFacts;
   /** The operator's configuration file, named in refusals. */
   configFile: string;
+  /**
+   * A remote engine: the data directory is this volume on the engine's side (mounted at
+   * `dataDir`); no host path is mounted, so the host-private folders are not shown either.
+   */
+  dataVolume?: string | undefined;
 }
 
 export type HardenedOptions = Pick<Dockerode.ContainerCreateOptions, 'HostConfig' | 'Env' | 'WorkingDir'>;
@@ -71,23 +76,13 @@ export function parseMemory(text: string, refuse: Refuse = refuserFor('agent_con
  * (naming the field and what to do) for privileged mode, engine sockets, host paths outside
  * the data directory, and mounts that would cover the root or the data directory.
  */
-export function hardenedCreateOptions({ config, dataDir, shown = [], host, configFile }: HardeningInput): HardenedOptions {
+export function hardenedCreateOptions({ config, dataDir, shown = [], host, configFile, dataVolume }: HardeningInput): HardenedOptions {
   const refuse = refuserFor(configFile);
   if (config.privileged) {
     refuse('container.privileged is true; privileged containers are refused (they can take over the host). Remove the field, or add a specific capability with container.cap_add.');
   }
   if (!path.isAbsolute(dataDir)) throw new KernelError('INTERNAL', `data directory must be absolute, got ${dataDir}`);
-  const realData = host.realpath(dataDir);
-  if (realData === undefined) {
-    throw new KernelError('INSTANCE_NOT_FOUND', `The data directory ${dataDir} does not exist. Create it with kernel-runner init.`);
-  }
-  if (realData === '/' || ENGINE_SOCKET_DIR.test(realData)) {
-    refuse(`the data directory ${dataDir} resolves to ${realData}; mounting it would expose the host. Use a directory of its own.`);
-  }
-
-  const mounts: Dockerode.MountSettings[] = [{ Type: 'bind', Source: realData, Target: dataDir, ReadOnly: false }];
-  // Read-only: the host writes these, the container only reads them (the membrane).
-  for (const { source, target } of shown) mounts.push({ Type: 'bind', Source: source, Target: target, ReadOnly: true });
+  const mounts: Dockerode.MountSettings[] = dataVolume === undefined ? dataDirMounts(dataDir, shown, host, refuse) : [{ Type: 'volume', Source: dataVolume, Target: dataDir, ReadOnly: false }];
   if (config.mounts.length > 0) {
     refuse(
       `container.mounts: extra mounts are refused. The engine resolves a mount's source again at every start, following any link the agent ` +
@@ -124,6 +119,21 @@ export function hardenedCreateOptions({ config, dataDir, shown = [], host, confi
     Env: Object.entries({ ...(config.network === 'allowlist' ? proxyEnv() : {}), ...config.env }).map(([key, value]) => `${key}=${value}`),
     WorkingDir: dataDir,
   };
+}
+
+/** The data directory bind-mounted from the host, and the host-private folders shown read-only in it. */
+function dataDirMounts(dataDir: string, shown: ReadonlyArray<{ source: string; target: string }>, host: HostFacts, refuse: Refuse): Dockerode.MountSettings[] {
+  const realData = host.realpath(dataDir);
+  if (realData === undefined) {
+    throw new KernelError('INSTANCE_NOT_FOUND', `The data directory ${dataDir} does not exist. Create it with kernel-runner init.`);
+  }
+  if (realData === '/' || ENGINE_SOCKET_DIR.test(realData)) {
+    refuse(`the data directory ${dataDir} resolves to ${realData}; mounting it would expose the host. Use a directory of its own.`);
+  }
+  const mounts: Dockerode.MountSettings[] = [{ Type: 'bind', Source: realData, Target: dataDir, ReadOnly: false }];
+  // Read-only: the host writes these, the container only reads them (the membrane).
+  for (const { source, target } of shown) mounts.push({ Type: 'bind', Source: source, Target: target, ReadOnly: true });
+  return mounts;
 }
 
 /** The real file system's answers, for `hardenedCreateOptions`. */

@@ -2,7 +2,8 @@ import type { Instance } from '../../config/instance.js';
 import type { Logger } from '../../log/logger.js';
 import { containerName, containerUpInStages } from './container.js';
 import { DockerSandbox } from '../docker-sandbox.js';
-import { connectEngine, engineSetting } from '../engine/engine.js';
+import { type Engine, connectEngine, engineSetting, isRemoteEngine } from '../engine/engine.js';
+import { showFolderInContainer } from '../files/show-folder.js';
 import { hardenedCreateOptions, hostFacts } from './hardening.js';
 import { HostSandbox } from '../host-sandbox.js';
 import { assertNotSuspended } from './suspended.js';
@@ -57,7 +58,7 @@ export function openSandboxInStages(instance: Instance, options: OpenSandboxOpti
     const stages = await containerUpInStages(engine, instance, { logger: options.logger, onProgress: options.onProgress });
     const finished = stages.finished.then(() => undefined);
     finished.catch(() => undefined); // rejects for whoever awaits it, not as an unhandled rejection meanwhile
-    const sandbox = new DockerSandbox({ engine, containerName: containerName(instance.name), cwd: instance.dataDir, user: config.user, env: config.env });
+    const sandbox = dockerSandbox(engine, instance);
     return { sandbox, finished, recreated: stages.recreated };
   })();
   // Shared until it is fully up: a second caller must not start a second set-up meanwhile.
@@ -75,5 +76,13 @@ export async function attachSandbox(instance: Instance): Promise<Sandbox> {
   const config = instance.config.container;
   if (config.backend === 'host') return new HostSandbox({ cwd: instance.dataDir, env: config.env });
   const engine = await connectEngine({ socket: engineSetting(config) });
-  return new DockerSandbox({ engine, containerName: containerName(instance.name), cwd: instance.dataDir, user: config.user, env: config.env });
+  return dockerSandbox(engine, instance);
+}
+
+/** The instance's container as a sandbox; on a remote engine it can also show host folders (by copying them in). */
+function dockerSandbox(engine: Engine, instance: Instance): DockerSandbox {
+  const config = instance.config.container;
+  const name = containerName(instance.name);
+  const showHostFolder = isRemoteEngine(engine) ? (source: string, target: string) => showFolderInContainer(engine, name, source, target, instance.dataDir) : undefined;
+  return new DockerSandbox({ engine, containerName: name, cwd: instance.dataDir, user: config.user, env: config.env, ...(showHostFolder ? { showHostFolder } : {}) });
 }

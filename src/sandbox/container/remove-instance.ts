@@ -1,5 +1,5 @@
 import { containerName } from './container.js';
-import { type Engine, forceRemoveContainer, statusCode } from '../engine/engine.js';
+import { type Engine, dataVolumeName, forceRemoveContainer, statusCode } from '../engine/engine.js';
 import { LABEL } from '../engine/image.js';
 
 export interface RemovedResources {
@@ -19,7 +19,7 @@ const ignoreMissing = (error: unknown): void => {
  * proxy and link, their socket volume, and every image built for it; each only when it carries
  * the instance's label. The data directory is not touched.
  */
-export async function removeInstanceResources(engine: Engine, name: string, onProgress?: (line: string) => void): Promise<RemovedResources> {
+export async function removeInstanceResources(engine: Engine, name: string, onProgress?: (line: string) => void, options: { keepData?: boolean } = {}): Promise<RemovedResources> {
   const { docker } = engine;
   const removed: RemovedResources = { containers: [], volumes: [], images: [], kept: [] };
   const label = { label: [`${LABEL.instance}=${name}`] };
@@ -39,6 +39,11 @@ export async function removeInstanceResources(engine: Engine, name: string, onPr
   const { Volumes: volumes } = await docker.listVolumes({ filters: label });
   for (const v of volumes ?? []) {
     if (v.Labels?.[LABEL.instance] !== name) continue;
+    // The data directory of an instance on a remote engine: removed only when asked (rm --data).
+    if (options.keepData && v.Name === dataVolumeName(name)) {
+      removed.kept.push(`volume ${v.Name} on ${engine.address}: the agent's data directory (kernel-runner rm ${name} --data removes it too)`);
+      continue;
+    }
     await docker.getVolume(v.Name).remove().catch(ignoreMissing);
     removed.volumes.push(v.Name);
     onProgress?.(`removed volume ${v.Name}`);

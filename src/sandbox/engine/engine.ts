@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type Dockerode from 'dockerode';
@@ -95,12 +96,34 @@ export function dockerodeOptions(address: string, env: NodeJS.ProcessEnv = proce
       host: url.hostname,
       port: url.port || (tls ? 2376 : 2375),
       socketPath: undefined,
+      ...(tls ? tlsFiles(address, env) : {}),
     };
   }
   throw new KernelError(
     'CONFIG_INVALID',
     `Engine address ${JSON.stringify(address)} has an unknown scheme: use unix://, tcp:// or ssh://.`,
   );
+}
+
+/**
+ * The client's certificates for an engine reached with TLS, as Docker's CLI finds them: ca.pem,
+ * cert.pem and key.pem in DOCKER_CERT_PATH, else ~/.docker (the operator's files, never the agent's).
+ */
+function tlsFiles(address: string, env: NodeJS.ProcessEnv): { ca: Buffer; cert: Buffer; key: Buffer } {
+  const dir = env.DOCKER_CERT_PATH || path.join(env.HOME || os.homedir(), '.docker');
+  const read = (name: string): Buffer => {
+    try {
+      return readFileSync(path.join(dir, name));
+    } catch (error) {
+      throw new KernelError(
+        'CONFIG_INVALID',
+        `The engine at ${address} is reached with TLS, but ${path.join(dir, name)} cannot be read (${describeError(error)}). ` +
+          'Put the CA (ca.pem) and this client\'s certificate and key (cert.pem, key.pem) there, or point DOCKER_CERT_PATH at the folder that has them.',
+        { cause: error },
+      );
+    }
+  };
+  return { ca: read('ca.pem'), cert: read('cert.pem'), key: read('key.pem') };
 }
 
 /** Run an engine request with a deadline; the request is aborted (its socket closed) when it passes. */
@@ -181,6 +204,19 @@ export async function connectEngine(options: ConnectOptions = {}): Promise<Engin
     }
   }
   throw new KernelError('ENGINE_UNREACHABLE', engineUnreachableMessage(tried), { details: { tried } });
+}
+
+/**
+ * An engine on another machine (reached over TCP or ssh, not a local socket): it cannot see this
+ * machine's folders, so an instance's data directory is a volume there (files/engine-files.ts).
+ */
+export function isRemoteEngine(engine: Pick<Engine, 'address'>): boolean {
+  return !normalizeAddress(engine.address).startsWith('unix://');
+}
+
+/** The volume that holds an instance's data directory on a remote engine. */
+export function dataVolumeName(instanceName: string): string {
+  return `agent-kernel-${instanceName}-data`;
 }
 
 /** "docker 20.10.24 at unix:///var/run/docker.sock" */

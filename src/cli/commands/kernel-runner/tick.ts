@@ -1,3 +1,4 @@
+import { agentFilesFor } from '../../../sandbox/container/agent-files-for.js';
 import { resolveInstance } from '../../../config/instance.js';
 import { isKernelError } from '../../../errors.js';
 import { createLogger } from '../../../log/logger.js';
@@ -42,7 +43,7 @@ export const tickCommand: Command = {
     process.once('SIGTERM', onSignal);
     // Mail waiting in the post office goes with this tick too, and what the agent sends meanwhile goes out.
     const mail = new MailQueue(() => instance, logger, process.env);
-    const postOffice = new PostOffice({ instance: () => instance, logger });
+    const postOffice = new PostOffice({ instance: () => instance, logger, files: agentFilesFor(instance) });
     try {
       await postOffice.start();
       const queued = await mail.next();

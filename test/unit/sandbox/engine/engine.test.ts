@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { dockerodeOptions, engineCandidates, engineSetting, engineUnreachableMessage, normalizeAddress, podmanSocket } from '../../../../src/sandbox/engine/engine.js';
 
@@ -47,11 +50,24 @@ describe('dockerodeOptions', () => {
     ['unix:///var/run/docker.sock', { socketPath: '/var/run/docker.sock', host: undefined }],
     ['/run/podman/podman.sock', { socketPath: '/run/podman/podman.sock' }],
     ['tcp://10.0.0.2:2375', { protocol: 'http', host: '10.0.0.2', port: '2375', socketPath: undefined }],
-    ['tcp://engine:2376', { protocol: 'https', host: 'engine', port: '2376' }],
     ['ssh://me@build-box', { protocol: 'ssh', host: 'build-box', username: 'me', port: 22 }],
     ['ssh://me@build-box:2222', { protocol: 'ssh', port: '2222' }],
   ])('%s', (address, expected) => {
     expect(dockerodeOptions(address, {})).toMatchObject(expected);
+  });
+
+  it('reaches an engine with TLS with the client certificates of DOCKER_CERT_PATH, and says which file is missing', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ak-certs-'));
+    try {
+      expect(() => dockerodeOptions('tcp://engine:2376', { DOCKER_CERT_PATH: dir })).toThrow(/ca\.pem cannot be read.*DOCKER_CERT_PATH/s);
+      for (const name of ['ca.pem', 'cert.pem', 'key.pem']) writeFileSync(path.join(dir, name), `${name} bytes`);
+      const options = dockerodeOptions('tcp://engine:2376', { DOCKER_CERT_PATH: dir }) as Record<string, unknown>;
+      expect(options).toMatchObject({ protocol: 'https', host: 'engine', port: '2376' });
+      expect(String(options.key)).toBe('key.pem bytes');
+      expect(String(options.ca)).toBe('ca.pem bytes');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses an unknown scheme with a hint', () => {
