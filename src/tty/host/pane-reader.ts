@@ -33,14 +33,20 @@ export class PaneReader extends EventEmitter<PaneReaderEvents> {
   private lastPipe = 0;
   private closing = false;
   private nudging: NodeJS.Timeout | undefined;
-  private readonly fences = new Map<string, { marker: Buffer; tail: Buffer; arrived: () => void }>();
+  private readonly fences = new Map<string, { marker: Buffer; tail: Buffer; arrived: () => void; failed: () => void }>();
 
   private constructor(
     private readonly process: SandboxProcess,
+    /** A shell in the sandbox that writes fence markers to panes' terminals (builtins only: no process per fence). */
+    private readonly marker: SandboxProcess,
     private readonly fifo: string,
     logger: Logger,
   ) {
     super();
+    marker.exited.then(
+      () => this.failFences(),
+      () => this.failFences(),
+    );
     this.decoder.on('output', (pane, _offset, data) => this.onOutput(`%${pane}`, data));
     this.decoder.on('broken', (reason) => this.fail(`the pane reader in the container sent ${reason}`));
     process.stdout.on('data', (chunk: Buffer) => this.decoder.push(chunk));
@@ -61,7 +67,11 @@ export class PaneReader extends EventEmitter<PaneReaderEvents> {
     }
     // Open for reading and writing: the stream never ends between two framers.
     const proc = await sandbox.spawn(['sh', '-c', 'exec cat 0<>"$1"', 'sh', fifo]);
-    return new PaneReader(proc, fifo, logger);
+    const marker = await sandbox.spawn(['sh', '-c', `while read -r dev token; do printf '${FENCE_OSC.replace('\x1b', '\\033')}%s\\007' "$token" > "$dev"; done`]).catch((error: unknown) => {
+      proc.close();
+      throw error;
+    });
+    return new PaneReader(proc, marker, fifo, logger);
   }
 
   get broken(): string | undefined {
@@ -103,12 +113,20 @@ export class PaneReader extends EventEmitter<PaneReaderEvents> {
    * The text to write into a pane's terminal, and a promise that resolves once it came back through
    * the pane's pipe: every byte the pane's programs wrote before it has arrived by then.
    */
-  fence(paneId: string): { text: string; arrived: Promise<void> } {
-    const text = `${FENCE_OSC}${randomBytes(8).toString('hex')}\x07`;
-    const arrived = new Promise<void>((resolve) => {
-      this.fences.set(paneId, { marker: Buffer.from(text), tail: Buffer.alloc(0), arrived: resolve });
+  fence(paneId: string, device: string): Promise<void> {
+    if (!/^\/dev\/[A-Za-z0-9/]+$/.test(device)) return Promise.reject(new Error(`not a terminal device: ${device}`));
+    const token = randomBytes(8).toString('hex');
+    const arrived = new Promise<void>((resolve, reject) => {
+      this.fences.get(paneId)?.failed();
+      this.fences.set(paneId, { marker: Buffer.from(`${FENCE_OSC}${token}\x07`), tail: Buffer.alloc(0), arrived: resolve, failed: () => reject(new Error('the fence writer ended')) });
     });
-    return { text, arrived };
+    this.marker.stdin.write(`${device} ${token}\n`);
+    return arrived;
+  }
+
+  private failFences(): void {
+    for (const fence of this.fences.values()) fence.failed();
+    this.fences.clear();
   }
 
   /**
@@ -132,6 +150,7 @@ export class PaneReader extends EventEmitter<PaneReaderEvents> {
     clearInterval(this.nudging);
     this.closing = true;
     this.process.close();
+    this.marker.close();
   }
 
   private onOutput(paneId: string, data: Buffer): void {
@@ -153,6 +172,7 @@ export class PaneReader extends EventEmitter<PaneReaderEvents> {
     clearInterval(this.nudging);
     this.closing = true;
     this.process.close();
+    this.marker.close();
     this.emit('broken', reason);
   }
 }

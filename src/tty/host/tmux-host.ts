@@ -64,6 +64,9 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
     if (reader) this.catchUp = (states) => this.fencePipes(reader, states);
   }
 
+  /** The terminals as last listed: the fence writes to their devices (one opened since is fenced from the next listing on). */
+  private lastStates: readonly TerminalState[] = [];
+
   /** With pane pipes: resolves once every byte these terminals had written when listed has been emitted. */
   readonly catchUp?: (states: readonly TerminalState[]) => Promise<void>;
 
@@ -105,8 +108,12 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
   async terminals(atInstant?: () => void): Promise<TerminalState[]> {
     const list = `list-panes -s -t ${TMUX_SESSION} -F ${quoteTmuxArgument(PANE_FORMAT)}`;
     const [lines = [], pipes = []] = await this.control.commands(this.reader ? [list, `list-panes -s -t ${TMUX_SESSION} -F '#{pane_id} #{pane_pipe} #{pane_dead}'`] : [list], atInstant);
-    if (this.reader) this.checkPipes(this.reader, pipes);
-    return lines.map(parsePaneLine).filter((p): p is TerminalState => p !== undefined && p.number < MAX_TTYS);
+    const states = lines.map(parsePaneLine).filter((p): p is TerminalState => p !== undefined && p.number < MAX_TTYS);
+    if (this.reader) {
+      this.checkPipes(this.reader, pipes);
+      this.lastStates = states;
+    }
+    return states;
   }
 
   /** A live pane of ours whose pipe closed: its framer ended (the agent can end it), and its bytes go nowhere. */
@@ -140,13 +147,8 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
    * the emulators ignore) written to each live pane's terminal now arrives after every byte before it.
    */
   private async fencePipes(reader: PaneReader, states?: readonly TerminalState[]): Promise<void> {
-    const live = (states ?? (await this.terminals())).filter((t) => !t.dead && reader.follows(t.id) && t.device.startsWith('/dev/'));
-    if (live.length === 0) return;
-    const fences = live.map((t) => ({ device: t.device, ...reader.fence(t.id) }));
-    const args = fences.flatMap((f) => [f.text, f.device]);
-    const written = await this.sandbox.run(['sh', '-c', 'while [ $# -gt 1 ]; do printf %s "$1" > "$2"; shift 2; done', 'sh', ...args], { timeoutMs: 10_000 });
-    if (written.exitCode !== 0) throw new KernelError('TMUX_FAILED', `Could not write a fence to the terminals: ${written.stderr.trim() || `exit ${written.exitCode}`}`);
-    await Promise.all(fences.map((f) => f.arrived));
+    const live = (states ?? this.lastStates).filter((t) => !t.dead && reader.follows(t.id));
+    await Promise.all(live.map((t) => reader.fence(t.id, t.device)));
   }
 
   async open(spec: TerminalSpec): Promise<string> {
