@@ -1,6 +1,6 @@
 /**
  * The read path proposed in issue 36, measured before it is built: tmux copies a pane's bytes
- * unescaped (`pipe-pane -O`) to a framer in the container (PANE_FRAMER_PERL: pane, byte offset,
+ * unescaped (`pipe-pane -O`) to a framer in the container (assets/pane-framer.pl: pane, byte offset,
  * length, bytes), which writes its frames to one FIFO; one `docker exec` streams the FIFO to
  * this process, which checks the frames (PaneFrameDecoder) and parses the bytes in an
  * `@xterm/headless` emulator, as the server would. Timed from the command's start (in the
@@ -14,7 +14,7 @@ import { containerOf, engine } from './instance.mjs';
 import { ROOT } from './paths.mjs';
 import { rawExec } from './raw-exec.mjs';
 
-const { PaneFrameDecoder, PANE_FRAMER_PERL } = await import(path.join(ROOT, 'dist', 'tty', 'host', 'pane-frames.js'));
+const { PaneFrameDecoder, paneFramerPerl } = await import(path.join(ROOT, 'dist', 'tty', 'host', 'pane-frames.js'));
 const { Terminal } = createRequire(import.meta.url)('@xterm/headless');
 
 const END = 'AK_BENCH_END';
@@ -50,7 +50,7 @@ export async function tmuxFramedThroughExec(instanceName, command) {
   const cpu = (pid) => `sed 's/.*) //' /proc/${pid}/stat | cut -d' ' -f12,13`;
   try {
     // tmux runs the pipe's command through strftime: %% is a %.
-    const framer = `exec perl -e '${PANE_FRAMER_PERL}' ${paneId} 1 > ${t('fifo')}`.replaceAll('%', '%%');
+    const framer = `exec perl -e '${paneFramerPerl()}' ${paneId} 1 > ${t('fifo')}`.replaceAll('%', '%%');
     const started = await rawExec(instanceName, ['sh', '-c', `${tmux} pipe-pane -O -t bench "$1" && ${tmux} wait-for -S go`, 'sh', framer]);
     if (started.exitCode !== 0) throw new Error(`tmux framed: ${started.stderr}`);
     const gotAt = await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error('tmux framed: no end in 120 s')), 120_000).unref())]);

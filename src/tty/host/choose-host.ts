@@ -13,13 +13,18 @@ export interface HostChoice {
   logger: Logger;
   /** false: on the host backend, use PTYs even where tmux is installed (the CLI maps AGENT_KERNEL_HOST_TMUX=0 to it). */
   hostTmux?: boolean;
+  /**
+   * Read the panes' output through pipe frames (pane-reader.ts) rather than control mode: off by
+   * default until the whole terminal test set passes with it; AGENT_KERNEL_PANE_FRAMES=1 turns it on.
+   */
+  paneFrames?: boolean;
 }
 
 /**
  * tmux in the sandbox; on the host backend without tmux (or with hostTmux false), PTYs of
  * this process, which end with it.
  */
-export async function startTerminalHost({ instance, sandbox, logger, hostTmux = true }: HostChoice): Promise<TerminalHost> {
+export async function startTerminalHost({ instance, sandbox, logger, hostTmux = true, paneFrames = paneFramesAsked() }: HostChoice): Promise<TerminalHost> {
   const onHost = sandbox.kind === 'host';
   const socket = tmuxSocketName(sandbox, instance.name);
   // Both questions at once: each is an exec, about 60 ms into a container.
@@ -32,5 +37,9 @@ export async function startTerminalHost({ instance, sandbox, logger, hostTmux = 
     throw new KernelError('TMUX_FAILED', `tmux is not installed in ${sandbox.description}. Add tmux to the image (apt-get install tmux) and start again.`);
   }
   const { history_limit: historyLimit, cols, rows } = instance.config.tty;
-  return TmuxHost.start({ sandbox, socket, version, exists, options: { historyLimit, cols, rows }, cwd: instance.dataDir, logger });
+  return TmuxHost.start({ sandbox, socket, version, exists, options: { historyLimit, cols, rows }, cwd: instance.dataDir, logger, paneFrames });
+}
+
+function paneFramesAsked(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.AGENT_KERNEL_PANE_FRAMES === '1';
 }

@@ -1,4 +1,7 @@
 import { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { packageRoot } from '../../util/package-root.js';
 
 /**
  * The frames a pane reader in the container sends: every pane's bytes as tmux's `pipe-pane -O`
@@ -17,14 +20,23 @@ import { EventEmitter } from 'node:events';
 export const FRAME_HEADER_BYTES = 20;
 export const MAX_FRAME_PAYLOAD = 4096 - FRAME_HEADER_BYTES;
 
+/** The framer's code, read once. */
+let framer: string | undefined;
+
 /**
- * A writer of this format in Perl (Debian's perl-base, in every Debian image): reads the pane's
- * bytes on stdin (`pipe-pane -O`), takes the pane's and the pipe's numbers as arguments, writes one frame per
- * read to stdout. No quote and no `%` in it, so it survives `sh -c '...'` and tmux's strftime.
+ * A writer of this format in Perl (Debian's perl-base, in every Debian image): assets/pane-framer.pl,
+ * read from this install (never the data directory), its whole-line comments dropped and its lines
+ * joined, for `perl -e` in a one-line tmux command. It reads the pane's bytes on stdin (`pipe-pane
+ * -O`), takes the pane's and the pipe's numbers as arguments, and writes one frame per read.
  */
-export const PANE_FRAMER_PERL =
-  'binmode STDIN; my ($p, $g, $o) = (shift, shift, 0); ' +
-  `while (my $n = sysread(STDIN, my $b, ${MAX_FRAME_PAYLOAD})) { syswrite(STDOUT, pack("NNQ>N", $p, $g, $o, $n) . $b); $o += $n }`;
+export function paneFramerPerl(): string {
+  framer ??= readFileSync(path.join(packageRoot(), 'assets', 'pane-framer.pl'), 'utf8')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .join(' ');
+  return framer;
+}
 
 export interface PaneFrameEvents {
   /** A pane's next bytes, starting at `offset` in its stream (always the offset that was due). */
@@ -43,6 +55,8 @@ export interface PaneFrameEvents {
 export class PaneFrameDecoder extends EventEmitter<PaneFrameEvents> {
   /** The pipe followed and the next offset due, per pane. */
   private readonly next = new Map<number, { pipe: number; offset: number }>();
+  /** Pipes opened on a pane whose number was not known yet (a new window): the first frame names it. */
+  private readonly expected = new Set<number>();
   private dropped = 0;
   /** The start of a frame split across chunks (never more than one frame). */
   private held: Buffer | undefined;
@@ -54,7 +68,22 @@ export class PaneFrameDecoder extends EventEmitter<PaneFrameEvents> {
 
   /** Expect `pane`'s bytes from pipe `pipe` from `offset` on (a new pipe starts at 0); older pipes' frames are dropped. */
   follow(pane: number, pipe: number, offset = 0): void {
+    this.expected.delete(pipe);
     this.next.set(pane, { pipe, offset });
+  }
+
+  /**
+   * Expect a new pipe, numbered `pipe` (never used before), on a pane not known yet: tmux opens a
+   * window and its pipe in one command group, and the pane's first bytes may come before the reply
+   * that names it. The first frame of that pipe binds it to its pane, from offset 0.
+   */
+  expect(pipe: number): void {
+    this.expected.add(pipe);
+  }
+
+  /** The pipe `pipe` was not opened after all (the command failed). */
+  unexpect(pipe: number): void {
+    this.expected.delete(pipe);
   }
 
   /** Stop expecting `pane` (its window closed). */
@@ -112,7 +141,12 @@ export class PaneFrameDecoder extends EventEmitter<PaneFrameEvents> {
 
   /** Why a header cannot be from an honest reader; false: from a replaced pipe (skip it); undefined: read it. */
   private check(pane: number, pipe: number, offset: bigint, length: number): string | false | undefined {
-    const followed = this.next.get(pane);
+    let followed = this.next.get(pane);
+    if (this.expected.has(pipe) && (followed === undefined || followed.pipe < pipe)) {
+      this.expected.delete(pipe);
+      followed = { pipe, offset: 0 };
+      this.next.set(pane, followed);
+    }
     if (followed === undefined) return `a frame for pane %${pane}, which no terminal has`;
     if (length > MAX_FRAME_PAYLOAD) return `a frame of ${length} bytes for pane %${pane} (at most ${MAX_FRAME_PAYLOAD})`;
     if (pipe < followed.pipe) return false;

@@ -96,6 +96,11 @@ export interface TerminalHost extends EventEmitter<TerminalHostEvents> {
    * as `output`. Absent: the host cannot tell (the pty backend).
    */
   fence?(): Promise<void>;
+  /**
+   * Present where a terminals() reply may come before output the host read earlier (tmux with pane
+   * pipes): resolves once everything these terminals had written when listed has been emitted.
+   */
+  readonly catchUp?: (states: readonly TerminalState[]) => Promise<void>;
   /** Start a terminal for TTY `spec.number`; resolves with its id. */
   open(spec: TerminalSpec): Promise<string>;
   /** Type a key, literal text or a paste (bracketed when the program asked for it), then Enter if asked. */

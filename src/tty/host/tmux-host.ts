@@ -3,6 +3,7 @@ import { KernelError, describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import { TmuxControlClient } from './control-client.js';
+import { PaneReader } from './pane-reader.js';
 import type { TypedInput } from './keys.js';
 import type { RowsAt, SendOptions, TerminalHost, TerminalHostEvents, TerminalSnapshot, TerminalSpec, TerminalState } from './terminal-host.js';
 import { quoteTmuxArgument } from './tmux-escape.js';
@@ -17,6 +18,7 @@ import {
   tmuxArgv,
 } from './tmux-server.js';
 import { MAX_TTYS } from '../api/types.js';
+import { sleep } from '../../util/sleep.js';
 
 export interface TmuxHostStart {
   sandbox: Sandbox;
@@ -27,11 +29,15 @@ export interface TmuxHostStart {
   options: TmuxOptions;
   cwd: string;
   logger: Logger;
+  /** Read the panes' bytes through `pipe-pane` frames (pane-reader.ts) instead of control mode's `%output`. */
+  paneFrames?: boolean;
 }
 
 /**
  * The terminals in a tmux server in the sandbox, so that they outlive this process: window
  * N is TTY N, and one control-mode client streams every pane's bytes and takes commands.
+ * With a PaneReader, the bytes come through each pane's pipe instead, at tmux's own speed, and
+ * control mode sends none (`no-output`): it keeps the commands, the layout and the probes.
  */
 export class TmuxHost extends EventEmitter<TerminalHostEvents> implements TerminalHost {
   readonly persistent = true;
@@ -42,40 +48,84 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
     private readonly control: TmuxControlClient,
     readonly socket: string,
     version: string,
+    private readonly sandbox: Sandbox,
+    private readonly reader: PaneReader | undefined,
   ) {
     super();
-    this.description = `${version} on socket ${socket}`;
+    this.description = `${version} on socket ${socket}${reader ? ', output through pane pipes' : ''}`;
     this.registryFields = { tmuxSocket: socket };
-    control.on('output', (paneId, data) => this.emit('output', paneId, data));
+    if (reader) {
+      reader.on('output', (paneId, data) => this.emit('output', paneId, data));
+      reader.on('broken', (reason) => this.emit('gone', `${reason}; the terminals are started again, their output read anew from tmux`));
+    } else {
+      control.on('output', (paneId, data) => this.emit('output', paneId, data));
+    }
     control.on('exit', (reason) => this.emit('gone', reason));
+    if (reader) this.catchUp = (states) => this.fencePipes(reader, states);
   }
+
+  /** The terminals as last listed: the fence writes to their devices (one opened since is fenced from the next listing on). */
+  private lastStates: readonly TerminalState[] = [];
+
+  /** With pane pipes: resolves once every byte these terminals had written when listed has been emitted. */
+  readonly catchUp?: (states: readonly TerminalState[]) => Promise<void>;
 
   /**
    * Attach a control client to our tmux server (started first unless `exists`: the session
    * was there when asked) and set the options.
    */
   static async start(start: TmuxHostStart): Promise<TmuxHost> {
-    const { sandbox, socket, options, logger } = start;
-    if (!start.exists) await createSession(sandbox, socket, options, start.cwd);
+    const { sandbox, socket, logger } = start;
+    if (!start.exists) await createSession(sandbox, socket, start.options, start.cwd);
     const proc = await sandbox.spawn(tmuxArgv(socket, '-C', 'attach', '-t', TMUX_SESSION), { env: TMUX_ENV });
     const control = new TmuxControlClient(proc, logger);
-    const host = new TmuxHost(control, socket, start.version);
-    // One by one (a failing option must not skip the rest), but sent at once: one round trip.
-    await Promise.all(
-      globalOptionCommands(options).map((command) =>
-        control.command(command).catch((error: unknown) => logger.debug({ command, error: describeError(error) }, 'tmux option not set')),
-      ),
-    );
-    return host;
+    let reader: PaneReader | undefined;
+    try {
+      // One by one (a failing option must not skip the rest), but sent at once: one round trip.
+      const options = Promise.all(
+        globalOptionCommands(start.options).map((command) =>
+          control.command(command).catch((error: unknown) => logger.debug({ command, error: describeError(error) }, 'tmux option not set')),
+        ),
+      );
+      if (start.paneFrames) [reader] = await Promise.all([PaneReader.start(sandbox, socket, logger), noOutput(control), options]);
+      else await options;
+    } catch (error) {
+      control.close();
+      reader?.close();
+      throw error;
+    }
+    return new TmuxHost(control, socket, start.version, sandbox, reader);
   }
 
   get closed(): boolean {
     return this.control.closed;
   }
 
+  /**
+   * With pane pipes, `atInstant` runs when tmux answers, and the emulators may still lack what tmux
+   * read just before (the bytes on their way through the pipe): they are behind, never ahead.
+   */
   async terminals(atInstant?: () => void): Promise<TerminalState[]> {
-    const [lines = []] = await this.control.commands([`list-panes -s -t ${TMUX_SESSION} -F ${quoteTmuxArgument(PANE_FORMAT)}`], atInstant);
-    return lines.map(parsePaneLine).filter((p): p is TerminalState => p !== undefined && p.number < MAX_TTYS);
+    const list = `list-panes -s -t ${TMUX_SESSION} -F ${quoteTmuxArgument(PANE_FORMAT)}`;
+    const [lines = [], pipes = []] = await this.control.commands(this.reader ? [list, `list-panes -s -t ${TMUX_SESSION} -F '#{pane_id} #{pane_pipe} #{pane_dead}'`] : [list], atInstant);
+    const states = lines.map(parsePaneLine).filter((p): p is TerminalState => p !== undefined && p.number < MAX_TTYS);
+    if (this.reader) {
+      this.checkPipes(this.reader, pipes);
+      this.lastStates = states;
+    }
+    return states;
+  }
+
+  /** A live pane of ours whose pipe closed: its framer ended (the agent can end it), and its bytes go nowhere. */
+  private checkPipes(reader: PaneReader, pipes: readonly string[]): void {
+    for (const line of pipes) {
+      const [id = '', pipe, dead] = line.split(' ');
+      if (pipe === '0' && dead === '0' && reader.follows(id) && !reader.broken) {
+        reader.close();
+        this.emit('gone', `the output pipe of pane ${id} closed (its framer in the container ended); the terminals are started again, their output read anew from tmux`);
+        return;
+      }
+    }
   }
 
   /**
@@ -88,18 +138,39 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
   async fence(): Promise<void> {
     await this.control.command('display -p .');
     await this.control.command('display -p .');
+    if (this.reader) await this.fencePipes(this.reader);
+  }
+
+  /**
+   * tmux exposes no byte count of a pane, so a reply cannot be placed in a pipe's stream; but what
+   * is written to a pane's terminal comes out of its pipe in order: a marker (an OSC that tmux and
+   * the emulators ignore) written to each live pane's terminal now arrives after every byte before it.
+   */
+  private async fencePipes(reader: PaneReader, states?: readonly TerminalState[]): Promise<void> {
+    const live = (states ?? this.lastStates).filter((t) => !t.dead && reader.follows(t.id));
+    await Promise.all(live.map((t) => reader.fence(t.id, t.device)));
   }
 
   async open(spec: TerminalSpec): Promise<string> {
     const window = `${TMUX_SESSION}:${spec.number}`;
     const env = Object.entries(spec.env).map(([key, value]) => `-e ${quoteTmuxArgument(`${key}=${value}`)}`).join(' ');
-    const [reply = []] = await this.control.commands([
-      `new-window -d -t ${window} -n tty${spec.number} -c ${quoteTmuxArgument(spec.cwd)} ${env} -P -F '#{pane_id}' ${quoteTmuxArgument(spec.shellLine)}`,
-      `resize-window -t ${window} -x ${spec.cols} -y ${spec.rows}`,
-      drainGuard(window),
-    ]);
+    // In one group: the pipe is there before tmux first reads the pane.
+    const pipe = this.reader?.openPipe(window);
+    if (pipe) this.reader?.expect(pipe.pipe);
+    const [reply = []] = await this.control
+      .commands([
+        `new-window -d -t ${window} -n tty${spec.number} -c ${quoteTmuxArgument(spec.cwd)} ${env} -P -F '#{pane_id}' ${quoteTmuxArgument(spec.shellLine)}`,
+        `resize-window -t ${window} -x ${spec.cols} -y ${spec.rows}`,
+        pipe?.command ?? drainGuard(window),
+      ])
+      .catch((error: unknown) => {
+        if (pipe) this.reader?.unexpect(pipe.pipe);
+        throw error;
+      });
     const paneId = reply[0]?.trim() ?? '';
     if (!paneId.startsWith('%')) throw new KernelError('TMUX_FAILED', `tmux did not say which pane it opened for TTY ${spec.number} (got "${reply.join(' ')}").`);
+    // Its first frame may have named it already.
+    if (pipe && this.reader && !this.reader.follows(paneId)) this.reader.follow(paneId, pipe.pipe);
     return paneId;
   }
 
@@ -126,6 +197,7 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
 
   async kill(paneId: string): Promise<void> {
     await this.control.command(`kill-window -t ${paneId}`).catch(() => {});
+    this.reader?.forget(paneId);
   }
 
   async rowsFrom(paneId: string, from: number): Promise<string[] | undefined> {
@@ -152,7 +224,7 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
   async snapshot(state: TerminalState, from: number | undefined, atInstant: () => void, options: { plainRows?: boolean } = {}): Promise<TerminalSnapshot> {
     const target = `-t ${state.id}`;
     const start = from === undefined ? '-' : String(from);
-    if (!state.dead) await this.control.command(`if-shell -F ${target} ${quoteTmuxArgument('#{pane_pipe}')} '' ${quoteTmuxArgument(drainGuard(state.id))}`).catch(() => {});
+    if (!state.dead && !this.reader) await this.control.command(`if-shell -F ${target} ${quoteTmuxArgument('#{pane_pipe}')} '' ${quoteTmuxArgument(drainGuard(state.id))}`).catch(() => {});
     const parts = [`display -p ${target} ${quoteTmuxArgument(PANE_FORMAT)}`];
     if (state.alternateOn) {
       parts.push(`capture-pane -p -e -J ${target} -S ${start} -E -1`, `capture-pane -p -e -a ${target}`, `capture-pane -p -e ${target}`);
@@ -162,7 +234,16 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
     const plain = options.plainRows === true && !state.alternateOn;
     // The whole normal screen and history as plain rows, at the same instant (where rows moved to: relocation.ts).
     if (plain) parts.push(`capture-pane -p ${target} -S - -E -`);
-    const replies = await this.control.commands(parts, atInstant);
+    // With pane pipes, the instant is the new pipe's start: it replaces the pane's pipe (tmux drops
+    // what the old one still held, which is in these captures) in the same group, so its bytes are
+    // exactly those after the captures, and may arrive before the reply.
+    const pipe = state.dead ? undefined : this.reader?.openPipe(state.id);
+    if (pipe && this.reader) {
+      this.reader.follow(state.id, pipe.pipe);
+      atInstant();
+    }
+    const replies = await this.control.commands(pipe ? [...parts, pipe.command] : parts, pipe ? undefined : atInstant);
+    if (pipe) replies.pop();
     const now = parsePaneLine(replies[0]?.[0] ?? '') ?? state;
     const plainRows = plain ? replies.pop() : undefined;
     const [, rows = [], normalScreen = [], screen = []] = replies;
@@ -172,11 +253,37 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
   }
 
   detach(): void {
+    this.reader?.close();
     if (!this.control.closed) this.control.close();
   }
 
+  /**
+   * With pane pipes, tmux never waits on a pipe (it holds what a pipe has not taken in its memory):
+   * while paused, control mode sends pane output again and is not read, and tmux stops reading every
+   * pane as soon as 512 bytes wait for it, as without pipes; the FIFO is not read either, so that a
+   * reader that forges frames waits too.
+   */
   throttle(paused: boolean): void {
+    if (this.reader && paused) this.control.command("refresh-client -f '!no-output'").catch(() => {});
     this.control.throttle(paused);
+    this.reader?.throttle(paused);
+    if (this.reader && !paused) this.control.command('refresh-client -f no-output').catch(() => {});
+  }
+}
+
+/**
+ * Control mode sends no pane output from now on: tmux never waits on it to read a pane. A command
+ * that reaches tmux before the client has attached finds "no current client": asked again then.
+ */
+async function noOutput(control: TmuxControlClient): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await control.command('refresh-client -f no-output');
+      return;
+    } catch (error) {
+      if (attempt >= 20 || !/no current client/.test(describeError(error))) throw error;
+      await sleep(50);
+    }
   }
 }
 

@@ -25,6 +25,7 @@ export async function syncAll(ctx: TtyContext): Promise<TerminalState[]> {
     for (const t of ttys) scrolls.set(t, t.emulator.checkpoint(() => t.emulator.totalScrolls));
   });
   await Promise.all(ttys.map((t) => t.emulator.drain()));
+  await catchUp(ctx, ttys, states);
   for (const tty of ttys) {
     const state = states.find((s) => s.id === tty.id);
     if (!state) {
@@ -51,6 +52,26 @@ export async function syncAll(ctx: TtyContext): Promise<TerminalState[]> {
 }
 
 const lastSync = new WeakMap<TtyContext, number>();
+/** How long a sync waits for a terminal's bytes on their way before it judges without them. */
+const CATCH_UP_MS = 3000;
+
+/**
+ * Where the host's reply can come before bytes it read earlier (tmux with pane pipes): a terminal
+ * whose shell is back at its prompt by the host's word while we still know its command running
+ * has its end mark on the way: without it, the wait would judge a quiet shell (settled) instead of
+ * a finished command. Only those are waited for (a marker written to their terminal comes back).
+ */
+async function catchUp(ctx: TtyContext, ttys: readonly Tty[], states: readonly TerminalState[]): Promise<void> {
+  const catchUpOn = ctx.host.catchUp;
+  if (!catchUpOn) return;
+  const behind = states.filter((s) => !s.dead && isShell(normalizeProgram(s.command)) && ttys.some((t) => t.id === s.id && t.commands.running));
+  if (behind.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, CATCH_UP_MS)));
+  await Promise.race([catchUpOn(behind).catch(() => {}), late]);
+  clearTimeout(timer);
+  await Promise.all(ttys.map((t) => t.emulator.drain()));
+}
 
 /** When the last full sync began (0: never): a wait right after a type need not ask the host again at once. */
 export function lastSyncAt(ctx: TtyContext): number {

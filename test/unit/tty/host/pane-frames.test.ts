@@ -134,4 +134,26 @@ describe('PaneFrameDecoder', () => {
     expect(Buffer.concat(got.get(0) ?? []).toString()).toBe('old new');
     expect(d.droppedBytes).toBe(4);
   });
+
+  it('binds a pipe opened on a new window to the pane its first frame names, and only from offset 0', () => {
+    const { d, got, broken } = decoder([]);
+    d.expect(5);
+    d.push(frame(9, 0, Buffer.from('first'), undefined, 5));
+    d.push(frame(9, 5, Buffer.from(' then'), undefined, 5));
+    expect(Buffer.concat(got.get(9) ?? []).toString()).toBe('first then');
+    expect(broken).toEqual([]);
+    // The pipe is bound: the same number on another pane is a lie.
+    d.push(frame(10, 0, Buffer.from('x'), undefined, 5));
+    expect(broken[0]).toMatch(/pane %10, which no terminal has/);
+
+    const other = decoder([]);
+    other.d.expect(6);
+    other.d.push(frame(4, 100, Buffer.from('late'), undefined, 6));
+    expect(other.broken[0]).toMatch(/skipping 100/);
+    const never = decoder([]);
+    never.d.expect(6);
+    never.d.unexpect(6);
+    never.d.push(frame(4, 0, Buffer.from('x'), undefined, 6));
+    expect(never.broken[0]).toMatch(/which no terminal has/);
+  });
 });
