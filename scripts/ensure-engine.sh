@@ -4,7 +4,7 @@
 #      and chromium, asciinema and shellcheck (the web view's browser tests, recording checks, the check of assets/*.sh);
 #   2. start dockerd in the background when no engine answers (log in .engine/dockerd.log), with
 #      --userns-remap=default: root in the agent's containers is then an unprivileged host uid
-#      (the second boundary under the hardening; README, Security). An engine that already
+#      (the second boundary under the hardening; docs/security.md). An engine that already
 #      answers is used as it is, and its boundary is printed;
 #   3. bootstrap the base image (debian:bookworm-slim) offline with mmdebstrap when it is missing.
 # Idempotent. When it starts dockerd it writes the PID to .engine/dockerd.pid and, if set,
@@ -124,7 +124,7 @@ if engine_answers; then
   description=$(node "$ROOT/scripts/engine-ping.mjs")
   log "engine: $description"
   case "$description" in
-    *"boundary none:"*) log "note: this engine was started without a user namespace, and this script leaves a running engine alone. For the second boundary restart it with --userns-remap=default (README: Security, The second boundary)" ;;
+    *"boundary none:"*) log "note: this engine was started without a user namespace, and this script leaves a running engine alone. For the second boundary restart it with --userns-remap=default (docs/security.md: The second boundary)" ;;
   esac
 elif [ "$ENGINE_KIND" = podman ]; then
   start_podman

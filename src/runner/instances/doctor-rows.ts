@@ -30,7 +30,7 @@ function definedOnly(env: Readonly<Record<string, string | undefined>>): Record<
 /** The credentials row: logged in (and from where), or logged out with the commands that fix it. */
 export async function credentialsRow(instance: Instance | undefined, options: RunnerRowsOptions): Promise<CheckRow> {
   if (instance && instance.config.runner.harness !== 'claude-code') {
-    return { name: NAME, status: 'skipped', detail: `the ${instance.config.runner.harness} harness: its credentials are not checked here (README: Credentials for unattended ticks)` };
+    return { name: NAME, status: 'skipped', detail: `the ${instance.config.runner.harness} harness: its credentials are not checked here (docs/runner.md: Credentials for unattended ticks)` };
   }
   if (!options.harnessFound) return { name: NAME, status: 'skipped', detail: 'no Claude Code to ask' };
   const name = instance?.name ?? '<name>';

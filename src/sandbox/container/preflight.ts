@@ -255,6 +255,6 @@ async function boundaryRow(engine: Engine, instance: Instance | undefined): Prom
   }
   const detail = describeBoundary(kind, boundary.hostIds);
   if (kind !== 'none') return { name: 'boundary', status: 'ok', detail };
-  const how = boundary.kind === 'userns-remap' ? 'remove container.boundary "none" to get the engine\'s userns-remap back' : 'start dockerd with --userns-remap=default (what npm run setup does when it starts the engine), or run rootless Podman, or set container.boundary "gvisor" with runsc installed (see README, Security)';
+  const how = boundary.kind === 'userns-remap' ? 'remove container.boundary "none" to get the engine\'s userns-remap back' : 'start dockerd with --userns-remap=default (what npm run setup does when it starts the engine), or run rootless Podman, or set container.boundary "gvisor" with runsc installed (see docs/security.md, The second boundary)';
   return { name: 'boundary', status: 'ok', detail: `${detail}. For a second boundary: ${how}` };
 }

@@ -15,7 +15,7 @@ import { pollUntil } from '../../helpers/poll.js';
 /**
  * The person who runs it, on a fresh account: a copy of this checkout (its tracked files and
  * node_modules, as after `npm ci`), a new HOME made from /etc/skel, and nothing on PATH but the
- * system's. Every command of README.md's Quickstart and kernel-runner sections runs verbatim,
+ * system's. Every command of README.md's Quickstart and of docs/runner.md's kernel-runner section runs verbatim,
  * each in a new login shell (`env -i … bash -l -c`), in order. The differences, each for a
  * reason: the instance names `demo` and `scout` get a suffix (the engine is shared with other
  * checkouts); npm's global prefix is ~/.local (`~/.npmrc`, as for a user who cannot write
@@ -172,7 +172,8 @@ afterAll(async () => {
 describeWithEngine("README.md, followed verbatim in new login shells", () => {
   it('every command of the Quickstart and of kernel-runner runs and prints what the README says', { timeout: 1_200_000 }, async () => {
     const readme = readFileSync(path.join(repo, 'README.md'), 'utf8');
-    const commands = [...sectionCommands(readme, '## Quickstart'), ...sectionCommands(readme, '## kernel-runner: an agent that lives for weeks')];
+    const runner = readFileSync(path.join(repo, 'docs', 'runner.md'), 'utf8');
+    const commands = [...sectionCommands(readme, '## Quickstart'), ...sectionCommands(`\n${runner}`, '# kernel-runner: an agent that lives for weeks')];
     expect(commands[0]).toBe('npm run setup');
     let doctors = 0;
     const seen: string[] = [];
