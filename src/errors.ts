@@ -49,21 +49,21 @@ export type ErrorCode =
   | 'INSTANCE_SUSPENDED'
   | 'INTERNAL';
 
-export class KernelError extends Error {
+export class CodedError extends Error {
   readonly code: ErrorCode;
   /** Facts about the failure that a caller may want to show or test (the bad value, a PID...). */
   readonly details: Readonly<Record<string, unknown>>;
 
   constructor(code: ErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = 'KernelError';
+    this.name = 'CodedError';
     this.code = code;
     this.details = options.details ?? {};
   }
 }
 
-export function isKernelError(error: unknown, code?: ErrorCode): error is KernelError {
-  return error instanceof KernelError && (code === undefined || error.code === code);
+export function isCodedError(error: unknown, code?: ErrorCode): error is CodedError {
+  return error instanceof CodedError && (code === undefined || error.code === code);
 }
 
 /** A one-line description of any thrown value, for logs and results. */

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { KernelError } from '../errors.js';
+import { CodedError } from '../errors.js';
 import type { AgentConfig } from './agent-config.js';
 import { loadEffectiveConfig } from './operator-config.js';
 import { type InstancePaths, instancePaths } from './paths.js';
@@ -47,7 +47,7 @@ export async function resolveInstance(nameOrDir: string, env: NodeJS.ProcessEnv 
     name = nameOrDir;
     dataDir = registered.dir;
     if (!(await isDirectory(dataDir))) {
-      throw new KernelError(
+      throw new CodedError(
         'INSTANCE_NOT_FOUND',
         `Instance "${name}" is registered at ${dataDir}, but that directory does not exist. Restore it, or run kernel-runner init ${name} <dir> again.`,
       );
@@ -55,14 +55,14 @@ export async function resolveInstance(nameOrDir: string, env: NodeJS.ProcessEnv 
   } else if (looksLikePath || (await isDirectory(nameOrDir))) {
     dataDir = path.resolve(nameOrDir);
     if (!(await isDirectory(dataDir))) {
-      throw new KernelError('INSTANCE_NOT_FOUND', `${dataDir} is not a directory. Create it with kernel-runner init <name> ${nameOrDir}.`);
+      throw new CodedError('INSTANCE_NOT_FOUND', `${dataDir} is not a directory. Create it with kernel-runner init <name> ${nameOrDir}.`);
     }
     const byDir = Object.entries(registry.instances).find(([, entry]) => entry.dir === dataDir);
     name = byDir ? byDir[0] : nameFromDirectory(dataDir);
     if (byDir) return loadInstance(name, dataDir, env, true);
   } else {
     validateInstanceName(nameOrDir);
-    throw new KernelError(
+    throw new CodedError(
       'INSTANCE_NOT_FOUND',
       `No instance named "${nameOrDir}". Create one with: kernel-runner init ${nameOrDir} <dir> (or pass a data directory path).`,
       { details: { name: nameOrDir } },

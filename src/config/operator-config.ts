@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import path from 'node:path';
-import { KernelError } from '../errors.js';
+import { CodedError } from '../errors.js';
 import { type AgentConfig, agentConfigSchema, parseAgentConfig } from './agent-config.js';
 import { instancePaths } from './paths.js';
 import { PARSED_ONCE, readJsonFile } from './parse.js';
@@ -85,7 +85,7 @@ export interface EffectiveConfig {
 export function effectiveConfig(operatorRaw: unknown, agentRaw: unknown, files: { operator: string; agent: string }): EffectiveConfig {
   const operator = parseAgentConfig(operatorRaw, files.operator) && ((operatorRaw ?? {}) as Json);
   if (agentRaw !== undefined && !isObject(agentRaw)) {
-    throw new KernelError('CONFIG_INVALID', `${files.agent}: (top level): expected a JSON object.\nFix the file and try again.`, { details: { file: files.agent } });
+    throw new CodedError('CONFIG_INVALID', `${files.agent}: (top level): expected a JSON object.\nFix the file and try again.`, { details: { file: files.agent } });
   }
   const { tunable, rest } = splitAgentFields(agentRaw ?? {});
   parseAgentConfig(tunable, files.agent);

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { KernelError } from '../errors.js';
+import { CodedError } from '../errors.js';
 import { packageRoot } from '../util/package-root.js';
 
 /**
@@ -22,7 +22,7 @@ export function kernelFiles(root: string = packageRoot()) {
 export function assertBuilt(files = kernelFiles()): void {
   for (const file of [files.serverBin, files.hookCli, files.mcpTapCli]) {
     if (!existsSync(file)) {
-      throw new KernelError('HARNESS_MISSING', `${file} is missing: build agent-kernel first (npm run build).`, { details: { file } });
+      throw new CodedError('HARNESS_MISSING', `${file} is missing: build agent-kernel first (npm run build).`, { details: { file } });
     }
   }
 }

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { z } from 'zod';
-import { KernelError, isKernelError } from '../errors.js';
+import { CodedError, isCodedError } from '../errors.js';
 import { readUntrustedFileText } from '../util/untrusted-fs.js';
 
 /** "1500ms", "30s", "10m", "2h", "1d" → milliseconds. */
@@ -31,7 +31,7 @@ export const PARSED_ONCE = { jitless: true } as const;
 export function parseWith<S extends z.ZodType>(schema: S, input: unknown, file: string): z.output<S> {
   const result = schema.safeParse(input, PARSED_ONCE);
   if (!result.success) {
-    throw new KernelError('CONFIG_INVALID', `${formatZodIssues(file, result.error)}\nFix the file and try again.`, {
+    throw new CodedError('CONFIG_INVALID', `${formatZodIssues(file, result.error)}\nFix the file and try again.`, {
       details: { file },
     });
   }
@@ -50,14 +50,14 @@ export async function readJsonFile(file: string, untrustedRoot?: string): Promis
     if (read === undefined) return undefined;
     text = read;
   } catch (error) {
-    if (isKernelError(error)) throw error;
+    if (isCodedError(error)) throw error;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new KernelError('CONFIG_INVALID', `${file}: cannot be read: ${(error as Error).message}`, { cause: error });
+    throw new CodedError('CONFIG_INVALID', `${file}: cannot be read: ${(error as Error).message}`, { cause: error });
   }
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new KernelError(
+    throw new CodedError(
       'CONFIG_INVALID',
       `${file}: is not valid JSON (${(error as Error).message}). Fix the file and try again.`,
       { cause: error, details: { file } },

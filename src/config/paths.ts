@@ -62,7 +62,7 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
     throw new Error(`instance name ${JSON.stringify(name)} cannot name a state directory`);
   }
   const stateRoot = instanceStateRoot(name, env);
-  const kernelState = path.join(stateRoot, 'kernel');
+  const privateState = path.join(stateRoot, 'private');
   const sessions = path.join(stateRoot, 'sessions');
   const logs = path.join(stateRoot, 'logs');
   const shell = path.join(stateRoot, 'shell');
@@ -72,23 +72,23 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
     operatorConfig: path.join(configHome(env), 'instances', `${name}.json`),
     stateRoot,
     /** Host-only kernel state: never mounted into the container. */
-    kernelState,
-    state: path.join(kernelState, 'state.json'),
-    serverLock: path.join(kernelState, 'server.lock'),
-    tickLock: path.join(kernelState, 'tick.lock'),
+    privateState,
+    state: path.join(privateState, 'state.json'),
+    instanceLock: path.join(privateState, 'instance.lock'),
+    tickLock: path.join(privateState, 'tick.lock'),
     /**
      * The harness's working directory: an empty host-private folder. Not the data repo: agent
      * CLIs read project files from where they run (settings, plugins, CLAUDE.md and the host
      * files it imports), and the container writes the data repo.
      */
-    harnessCwd: path.join(kernelState, 'harness'),
+    harnessCwd: path.join(privateState, 'harness'),
     /**
      * The harness's own HOME: its settings, logins and sessions, apart from the operator's
      * (runner/harnesses/harness-env.ts). Never the data repo, never the operator's ~/.config.
      */
-    harnessHome: path.join(kernelState, 'harness-home'),
+    harnessHome: path.join(privateState, 'harness-home'),
     /** The host-owned push mirror and the incoming bundle (runner.push). */
-    push: path.join(kernelState, 'push'),
+    push: path.join(privateState, 'push'),
     logs,
     /** Archived terminals: `tty_N-tick-NNN`. */
     sessionArchive: path.join(logs, 'sessions'),
@@ -106,13 +106,13 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
       { source: shell, target: data.shownShell },
     ] as ReadonlyArray<{ source: string; target: string }>,
     /** What happened (terminals, commands, ticks, messages), as JSON lines: `agent-kernel events`. Host only. */
-    events: path.join(kernelState, 'events.jsonl'),
+    events: path.join(privateState, 'events.jsonl'),
     /** Ticks watch started and their cost, for the operator's limits (runner.limits). Host only. */
-    tickLedger: path.join(kernelState, 'tick-ledger.json'),
+    tickLedger: path.join(privateState, 'tick-ledger.json'),
     /** The operator's pause (runner/tick/paused.ts): only kernel-runner resume removes it; `system/paused` is the agent's view of it. Host only. */
-    pauseRecord: path.join(kernelState, 'paused'),
+    pauseRecord: path.join(privateState, 'paused'),
     /** The container was saved in a snapshot and removed (kernel-runner suspend): sandbox/container/suspended.ts. Host only. */
-    suspendRecord: path.join(kernelState, 'suspended.json'),
+    suspendRecord: path.join(privateState, 'suspended.json'),
     /**
      * The post office (src/mail). Host only: `queue/` (messages for this agent that its model
      * has not had yet: the operator's and other agents'), `delivered/`, `sent/` (what it sent),
@@ -120,10 +120,10 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
      * Shown read-only in `shell/`: `mail/` (the agent's mail, rendered) and `bin/ak-mail`.
      */
     mail: {
-      queue: path.join(kernelState, 'mail', 'queue'),
-      delivered: path.join(kernelState, 'mail', 'delivered'),
-      sent: path.join(kernelState, 'mail', 'sent'),
-      withdrawn: path.join(kernelState, 'mail', 'withdrawn'),
+      queue: path.join(privateState, 'mail', 'queue'),
+      delivered: path.join(privateState, 'mail', 'delivered'),
+      sent: path.join(privateState, 'mail', 'sent'),
+      withdrawn: path.join(privateState, 'mail', 'withdrawn'),
       view: path.join(shell, 'mail'),
       bin: path.join(shell, 'bin'),
     },

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { KernelError } from '../errors.js';
+import { CodedError } from '../errors.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { configHome, isInstanceName } from './homes.js';
 import { parseWith, readJsonFile } from './parse.js';
@@ -15,7 +15,7 @@ import { ensurePrivateDir } from './private-dir.js';
 /** Pure: an instance name is `[A-Za-z0-9_.-]+`, not `.`, and never contains `..`. */
 export function validateInstanceName(name: string): string {
   if (!isInstanceName(name)) {
-    throw new KernelError(
+    throw new CodedError(
       'INSTANCE_NAME_INVALID',
       `Instance name ${JSON.stringify(name)} is not allowed: use 1-64 of A-Z a-z 0-9 _ . - (no "..").`,
       { details: { name } },
@@ -47,7 +47,7 @@ export async function registerInstance(name: string, dir: string, env: NodeJS.Pr
   const existing = registry.instances[name];
   const resolved = path.resolve(dir);
   if (existing && existing.dir !== resolved) {
-    throw new KernelError(
+    throw new CodedError(
       'USAGE',
       `Instance "${name}" is already registered at ${existing.dir}. Pick another name, or remove it from ${registryFile(env)}.`,
     );

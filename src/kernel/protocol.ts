@@ -1,6 +1,6 @@
 /**
  * How clients reach an instance's long-lived kernel: HTTP over a host-private unix socket
- * (`<state>/instances/<name>/kernel/kernel.sock`, in a 0700 folder the container never sees).
+ * (`<state>/instances/<name>/private/kernel.sock`, in a 0700 folder the container never sees).
  *
  *   GET  /v1/health    KernelHealth (the supervisor's heartbeat; status, the web view)
  *   POST /v1/sandbox   bring the container up to date before a tick (image, recreate): only the owner may

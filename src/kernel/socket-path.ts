@@ -3,19 +3,19 @@ import { lstatSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { KernelError } from '../errors.js';
+import { CodedError } from '../errors.js';
 
 /** sun_path holds 108 bytes with its NUL: longer socket paths cannot be bound. */
 const MAX_SOCKET_PATH = 107;
 
 /**
- * The kernel's socket: `<instance state>/kernel/kernel.sock`, in the host-only folder (0700)
+ * The kernel's socket: `<instance state>/private/kernel.sock`, in the host-only folder (0700)
  * the container never sees, so only the operator's user can connect. A state folder whose
  * path is too long for a socket gets one in a private folder of this user's instead
  * (`$XDG_RUNTIME_DIR/agent-kernel`, else `<tmp>/agent-kernel-<uid>`, each checked 0700 and ours).
  */
 export function kernelSocketPath(stateRoot: string, env: NodeJS.ProcessEnv = process.env): string {
-  const preferred = path.join(stateRoot, 'kernel', 'kernel.sock');
+  const preferred = path.join(stateRoot, 'private', 'kernel.sock');
   if (Buffer.byteLength(preferred) <= MAX_SOCKET_PATH) return preferred;
   // node:crypto only here: loading it would cost `serve`'s bridge a few ms at every tick's login.
   const { createHash } = createRequire(import.meta.url)('node:crypto') as { createHash: typeof CreateHash };
@@ -38,7 +38,7 @@ export function shortPrivateDir(env: NodeJS.ProcessEnv = process.env): string {
     const seen = privateDirState(dir);
     if (seen === 'ours' || seen === 'missing') return dir;
   }
-  throw new KernelError('CONFIG_REFUSED', `${base} and 31 names after it are taken by another user or are not private: move them away and start again.`, { details: { dir: base } });
+  throw new CodedError('CONFIG_REFUSED', `${base} and 31 names after it are taken by another user or are not private: move them away and start again.`, { details: { dir: base } });
 }
 
 function privateDirState(dir: string): 'ours' | 'missing' | 'taken' {
@@ -68,7 +68,7 @@ export function ensurePrivateSocketDir(socketPath: string, create: boolean): voi
   }
   const uid = process.getuid?.();
   if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o077) !== 0) {
-    throw new KernelError('CONFIG_REFUSED', `${dir} must be a folder of this user's that nobody else can enter (mode 0700), not a link; move it away and start again.`, {
+    throw new CodedError('CONFIG_REFUSED', `${dir} must be a folder of this user's that nobody else can enter (mode 0700), not a link; move it away and start again.`, {
       details: { dir },
     });
   }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { formatZodIssues } from '../config/parse.js';
-import { isKernelError } from '../errors.js';
+import { isCodedError } from '../errors.js';
 import { listUntrusted, listUntrustedNames, readUntrustedText, relativeInside } from '../util/untrusted-fs.js';
 import { makeUntrustedDirs, moveUntrusted } from '../util/untrusted-write.js';
 import { appendEvent } from '../observe/events/event-log.js';
@@ -122,7 +122,7 @@ export async function readPending(paths: InboxPaths, onInvalid: (file: string, r
       if (read === undefined) continue;
       result = parseNoteFile(full, read);
     } catch (error) {
-      if (!isKernelError(error, 'UNTRUSTED_FILE')) throw error;
+      if (!isCodedError(error, 'UNTRUSTED_FILE')) throw error;
       if (!/byte limit/.test(error.message)) {
         onInvalid(full, error.message);
         continue;
@@ -134,7 +134,7 @@ export async function readPending(paths: InboxPaths, onInvalid: (file: string, r
     } else {
       const moved = await moveUntrusted(dataRoot(paths), `${INBOX}/${name}`, `${INBOX}/invalid/${name}`).then(
         () => undefined,
-        (error: unknown) => (isKernelError(error, 'UNTRUSTED_FILE') ? ` (left in the inbox: ${error.message})` : ` (left in the inbox: ${String(error)})`),
+        (error: unknown) => (isCodedError(error, 'UNTRUSTED_FILE') ? ` (left in the inbox: ${error.message})` : ` (left in the inbox: ${String(error)})`),
       );
       onInvalid(moved === undefined ? path.join(paths.inbox, 'invalid', name) : full, result.reason + (moved ?? ''));
     }

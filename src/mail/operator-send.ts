@@ -1,5 +1,5 @@
 import type { Instance } from '../config/instance.js';
-import { KernelError } from '../errors.js';
+import { CodedError } from '../errors.js';
 import { appendEvent } from '../observe/events/event-log.js';
 import { MESSAGE_ID, type MailRecord, OPERATOR, OPERATOR_LABEL, newMessageId, senderName } from './mail-record.js';
 import { enqueue, findSent } from './mail-store.js';
@@ -18,18 +18,18 @@ export async function sendOperatorMessage(
   message: { text: string; label?: string; replyTo?: string },
   now: Date = new Date(),
 ): Promise<MailRecord> {
-  if (message.text.trim() === '') throw new KernelError('USAGE', 'The message is empty: give the text as an argument or on stdin.');
+  if (message.text.trim() === '') throw new CodedError('USAGE', 'The message is empty: give the text as an argument or on stdin.');
   const bytes = Buffer.byteLength(message.text);
-  if (bytes > OPERATOR_MESSAGE_MAX_BYTES) throw new KernelError('USAGE', `The message is ${bytes} bytes; at most ${OPERATOR_MESSAGE_MAX_BYTES} go into a tick. Put the rest in a file the agent can read.`);
+  if (bytes > OPERATOR_MESSAGE_MAX_BYTES) throw new CodedError('USAGE', `The message is ${bytes} bytes; at most ${OPERATOR_MESSAGE_MAX_BYTES} go into a tick. Put the rest in a file the agent can read.`);
   if (message.label !== undefined && !OPERATOR_LABEL.test(message.label)) {
-    throw new KernelError('USAGE', `--from ${JSON.stringify(message.label)} is not allowed: use 1-64 of A-Z a-z 0-9 _ . @ : -.`);
+    throw new CodedError('USAGE', `--from ${JSON.stringify(message.label)} is not allowed: use 1-64 of A-Z a-z 0-9 _ . @ : -.`);
   }
   let question: MailRecord | undefined;
   if (message.replyTo !== undefined) {
-    if (!MESSAGE_ID.test(message.replyTo)) throw new KernelError('USAGE', `--reply-to ${JSON.stringify(message.replyTo)} is not a message id (m-...; kernel-runner mail ${instance.name} lists them).`);
+    if (!MESSAGE_ID.test(message.replyTo)) throw new CodedError('USAGE', `--reply-to ${JSON.stringify(message.replyTo)} is not a message id (m-...; kernel-runner mail ${instance.name} lists them).`);
     question = await findSent(instance.paths.mail, message.replyTo);
     if (!question || question.to !== OPERATOR) {
-      throw new KernelError('USAGE', `${instance.name} sent the operator no message ${message.replyTo} (kernel-runner mail ${instance.name} lists what it sent).`);
+      throw new CodedError('USAGE', `${instance.name} sent the operator no message ${message.replyTo} (kernel-runner mail ${instance.name} lists what it sent).`);
     }
   }
   const record: MailRecord = {

@@ -2,7 +2,7 @@ import type { Instance } from '../config/instance.js';
 import { containerView } from '../config/paths.js';
 import { resolveInstance } from '../config/instance.js';
 import { loadRegistry } from '../config/registry.js';
-import { describeError, isKernelError } from '../errors.js';
+import { describeError, isCodedError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { appendEvent } from '../observe/events/event-log.js';
 import { type AgentFiles, LocalAgentFiles } from '../util/agent-files.js';
@@ -126,7 +126,7 @@ export class PostOffice {
       // A link, FIFO or device is refused without being followed or opened; a huge file without being read.
       data = await this.files.read(rel, { maxBytes: me.config.mail.max_bytes + 4096 });
     } catch (error) {
-      if (isKernelError(error, 'UNTRUSTED_FILE') && !isEngineTrouble(error)) return this.refuse(name, error.message.replace(`${me.paths.root}/`, ''));
+      if (isCodedError(error, 'UNTRUSTED_FILE') && !isEngineTrouble(error)) return this.refuse(name, error.message.replace(`${me.paths.root}/`, ''));
       throw error;
     }
     if (data === undefined) return;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import { PassThrough, Writable } from 'node:stream';
 import type Dockerode from 'dockerode';
-import { KernelError, describeError } from '../errors.js';
+import { CodedError, describeError } from '../errors.js';
 import { type Engine, statusCode } from './engine/engine.js';
 import { collect } from './run-collect.js';
 import { sleep } from '../util/sleep.js';
@@ -41,7 +41,7 @@ export class DockerSandbox implements Sandbox {
   readonly showHostFolder?: (source: string, target: string) => Promise<void>;
 
   async spawn(argv: readonly string[], options: SpawnOptions = {}): Promise<SandboxProcess> {
-    if (argv.length === 0) throw new KernelError('EXEC_FAILED', 'Nothing to run: the command is empty.');
+    if (argv.length === 0) throw new CodedError('EXEC_FAILED', 'Nothing to run: the command is empty.');
     const env = { ...this.defaults.env, ...options.env };
     const container = this.engine.docker.getContainer(this.containerName);
     let exec: Dockerode.Exec;
@@ -64,7 +64,7 @@ export class DockerSandbox implements Sandbox {
         code === 404 || code === 409
           ? ` The container is not running: agent-kernel container up <instance> starts it.`
           : '';
-      throw new KernelError('EXEC_FAILED', `Cannot run ${JSON.stringify(argv.join(' '))} in ${this.containerName}: ${describeError(error)}.${hint}`, {
+      throw new CodedError('EXEC_FAILED', `Cannot run ${JSON.stringify(argv.join(' '))} in ${this.containerName}: ${describeError(error)}.${hint}`, {
         cause: error,
       });
     }

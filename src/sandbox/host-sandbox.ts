@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { KernelError } from '../errors.js';
+import { CodedError } from '../errors.js';
 import { collect } from './run-collect.js';
 import type { RunOptions, RunResult, Sandbox, SandboxProcess, SpawnOptions } from './sandbox.js';
 
@@ -25,10 +25,10 @@ export class HostSandbox implements Sandbox {
 
   spawn(argv: readonly string[], options: SpawnOptions = {}): Promise<SandboxProcess> {
     const [command, ...args] = argv;
-    if (command === undefined) return Promise.reject(new KernelError('EXEC_FAILED', 'Nothing to run: the command is empty.'));
+    if (command === undefined) return Promise.reject(new CodedError('EXEC_FAILED', 'Nothing to run: the command is empty.'));
     if (options.user !== undefined) {
       return Promise.reject(
-        new KernelError('EXEC_FAILED', `The host backend cannot run commands as another user (${options.user}); remove container.user or use the docker backend.`),
+        new CodedError('EXEC_FAILED', `The host backend cannot run commands as another user (${options.user}); remove container.user or use the docker backend.`),
       );
     }
     const child = spawn(command, args, {
@@ -41,7 +41,7 @@ export class HostSandbox implements Sandbox {
         child.once('close', (code, signal) => resolveExit(code ?? (signal ? 128 + signalNumber(signal) : -1)));
       });
       child.once('error', (error) =>
-        reject(new KernelError('EXEC_FAILED', `Cannot run ${JSON.stringify(argv.join(' '))}: ${error.message}`, { cause: error })),
+        reject(new CodedError('EXEC_FAILED', `Cannot run ${JSON.stringify(argv.join(' '))}: ${error.message}`, { cause: error })),
       );
       child.once('spawn', () =>
         resolve({

@@ -2,7 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { InstancePaths } from '../config/paths.js';
 import type { Logger } from '../log/logger.js';
-import type { KernelRuntime } from './terminals/runtime.js';
+import type { TerminalsRuntime } from './terminals/runtime.js';
 import type { SessionState } from './tools/context.js';
 import { ScreenedTransport } from './screened-transport.js';
 import { answerToolCalls } from './tool-calls.js';
@@ -11,9 +11,9 @@ import { deliveryId } from './terminals/terminals.js';
 import { TOOL_NAMES, registerTools } from './tools/index.js';
 import { SERVER_VERSION } from './version.js';
 
-export interface KernelServerDeps {
+export interface McpServerDeps {
   /** Shared by every session of this process: the terminals are per instance. */
-  runtime: KernelRuntime;
+  runtime: TerminalsRuntime;
   instance: { name: string; dataDir: string; paths: InstancePaths };
   logger: Logger;
   /** `tick`: a tick's harness, through the kernel (it takes the agent's role at login); default a person. */
@@ -29,7 +29,7 @@ const INSTRUCTIONS = `agent-kernel gives you numbered terminals (TTYs 0-19) in a
  * back. What a wait showed counts as seen for good only then (see TtyManager.delivered).
  */
 class KernelMcpServer extends McpServer {
-  constructor(private readonly runtime: KernelRuntime) {
+  constructor(private readonly runtime: TerminalsRuntime) {
     super({ name: 'agent-kernel', title: 'agent-kernel terminals', version: SERVER_VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   }
 
@@ -49,7 +49,7 @@ class KernelMcpServer extends McpServer {
  * One MCP server for one client session. Over stdio there is one; over HTTP one per
  * session, all sharing the instance's runtime. `cleanup` closes this session only.
  */
-export function createKernelServer(deps: KernelServerDeps): { server: McpServer; cleanup: () => Promise<void> } {
+export function createMcpServer(deps: McpServerDeps): { server: McpServer; cleanup: () => Promise<void> } {
   const server = new KernelMcpServer(deps.runtime);
   const session: SessionState = { loggedIn: false };
   if (deps.client === 'tick') deps.runtime.agentRole.preferTick(session);

@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmod, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { KernelError } from '../errors.js';
+import { CodedError } from '../errors.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 
 /**
@@ -90,7 +90,7 @@ export async function resolveToken(options: { env: NodeJS.ProcessEnv; tokenFile?
   const fromEnv = options.env[TOKEN_ENV];
   if (fromEnv !== undefined && fromEnv !== '') {
     if (fromEnv.trim().length < MIN_TOKEN_LENGTH) {
-      throw new KernelError('USAGE', `${TOKEN_ENV} is too short: use at least ${MIN_TOKEN_LENGTH} characters (for example: openssl rand -hex 32).`);
+      throw new CodedError('USAGE', `${TOKEN_ENV} is too short: use at least ${MIN_TOKEN_LENGTH} characters (for example: openssl rand -hex 32).`);
     }
     return { token: fromEnv.trim(), source: `the ${TOKEN_ENV} environment variable`, generated: false };
   }
@@ -100,11 +100,11 @@ export async function resolveToken(options: { env: NodeJS.ProcessEnv; tokenFile?
     try {
       text = await readFile(file, 'utf8');
     } catch (error) {
-      throw new KernelError('USAGE', `Cannot read the token file ${file}: ${(error as Error).message}. Create it (for example: openssl rand -hex 32 > ${file}; chmod 600 ${file}).`, { cause: error });
+      throw new CodedError('USAGE', `Cannot read the token file ${file}: ${(error as Error).message}. Create it (for example: openssl rand -hex 32 > ${file}; chmod 600 ${file}).`, { cause: error });
     }
     const token = text.trim();
     if (token.length < MIN_TOKEN_LENGTH || /\s/.test(token)) {
-      throw new KernelError('USAGE', `The token in ${file} must be one word of at least ${MIN_TOKEN_LENGTH} characters.`);
+      throw new CodedError('USAGE', `The token in ${file} must be one word of at least ${MIN_TOKEN_LENGTH} characters.`);
     }
     return { token, source: file, generated: false };
   }

@@ -5,7 +5,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describeError } from '../errors.js';
 import { BodyTooLarge, readBody, sendJson } from '../util/net/http-json.js';
-import { createKernelServer, type KernelServerDeps } from './create-server.js';
+import { createMcpServer, type McpServerDeps } from './create-server.js';
 import { checkBearer, checkHost, checkOrigin, type Refusal } from './http-auth.js';
 
 /**
@@ -21,16 +21,16 @@ import { checkBearer, checkHost, checkOrigin, type Refusal } from './http-auth.j
 export type SessionBackend = (transport: StreamableHTTPServerTransport) => Promise<{ cleanup: () => Promise<void> }>;
 
 /** Sessions served by this process, on the terminals of `deps.runtime`. */
-export function localSessions(deps: KernelServerDeps): SessionBackend {
+export function localSessions(deps: McpServerDeps): SessionBackend {
   return async (transport) => {
-    const { server, cleanup } = createKernelServer(deps);
+    const { server, cleanup } = createMcpServer(deps);
     await server.connect(transport);
     return { cleanup };
   };
 }
 
-export interface HttpServerOptions extends Partial<KernelServerDeps> {
-  logger: KernelServerDeps['logger'];
+export interface HttpServerOptions extends Partial<McpServerDeps> {
+  logger: McpServerDeps['logger'];
   /** Default: localSessions on `runtime` and `instance`. */
   backend?: SessionBackend;
   host: string;
@@ -91,7 +91,7 @@ function requestIds(body: unknown): Array<string | number> {
   });
 }
 
-function requireDeps(options: HttpServerOptions): KernelServerDeps {
+function requireDeps(options: HttpServerOptions): McpServerDeps {
   const { runtime, instance, logger } = options;
   if (!runtime || !instance) throw new Error('startHttpServer: give a backend, or the runtime and instance of local sessions');
   return { runtime, instance, logger };

@@ -1,12 +1,12 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createKernelServer, type KernelServerDeps } from './create-server.js';
+import { createMcpServer, type McpServerDeps } from './create-server.js';
 
 /**
  * MCP over this process's stdin and stdout (what Claude Code and Claude Desktop start).
  * Resolves `closed` when the client goes away: stdin ends or the transport closes.
  */
-export async function serveStdio(deps: KernelServerDeps): Promise<{ closed: Promise<void>; close: () => Promise<void> }> {
-  const { server, cleanup } = createKernelServer(deps);
+export async function serveStdio(deps: McpServerDeps): Promise<{ closed: Promise<void>; close: () => Promise<void> }> {
+  const { server, cleanup } = createMcpServer(deps);
   const transport = new StdioServerTransport();
   let markClosed: () => void = () => undefined;
   const closed = new Promise<void>((resolve) => {

@@ -1,5 +1,5 @@
 import type { Instance } from '../config/instance.js';
-import { KernelError, describeError } from '../errors.js';
+import { CodedError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { formatBytes } from './budget.js';
 import { holdInstance } from './hold.js';
@@ -52,11 +52,11 @@ export async function findSnapshot(instance: Instance, which: { id?: string; bef
   const all = await shelf.all();
   if (which.beforeTick !== undefined) {
     const found = all.filter((m) => m.trigger === 'before-tick' && m.tick === which.beforeTick).at(-1);
-    if (!found) throw new KernelError('SNAPSHOT_NOT_FOUND', `No snapshot was taken before tick ${which.beforeTick} of ${instance.name} (kernel-runner snapshots ${instance.name} lists them).`);
+    if (!found) throw new CodedError('SNAPSHOT_NOT_FOUND', `No snapshot was taken before tick ${which.beforeTick} of ${instance.name} (kernel-runner snapshots ${instance.name} lists them).`);
     return found;
   }
   const newest = all.at(-1);
-  if (!newest) throw new KernelError('SNAPSHOT_NOT_FOUND', `${instance.name} has no snapshot yet: kernel-runner snapshot ${instance.name} takes one.`);
+  if (!newest) throw new CodedError('SNAPSHOT_NOT_FOUND', `${instance.name} has no snapshot yet: kernel-runner snapshot ${instance.name} takes one.`);
   return newest;
 }
 
@@ -95,9 +95,9 @@ export async function removeSnapshot(instance: Instance, id: string): Promise<{ 
  * container meanwhile. An idle agent then costs disk only.
  */
 export async function suspendInstance(instance: Instance, options: { logger: Logger; onProgress?: (line: string) => void }): Promise<Manifest> {
-  if (instance.config.container.backend === 'host') throw new KernelError('USAGE', `${instance.name} runs on the host (container.backend "host"): there is no container to suspend.`);
+  if (instance.config.container.backend === 'host') throw new CodedError('USAGE', `${instance.name} runs on the host (container.backend "host"): there is no container to suspend.`);
   const already = await readSuspended(instance.paths);
-  if (already) throw new KernelError('INSTANCE_SUSPENDED', `${instance.name} is suspended already (since ${already.at}, snapshot ${already.snapshot}): kernel-runner resume ${instance.name} brings it back.`);
+  if (already) throw new CodedError('INSTANCE_SUSPENDED', `${instance.name} is suspended already (since ${already.at}, snapshot ${already.snapshot}): kernel-runner resume ${instance.name} brings it back.`);
   const hold = await holdInstance(instance, { restore: true, logger: options.logger });
   try {
     options.onProgress?.('saving the instance (a snapshot)');

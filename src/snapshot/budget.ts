@@ -1,5 +1,5 @@
 import { statfs } from 'node:fs/promises';
-import { KernelError } from '../errors.js';
+import { CodedError } from '../errors.js';
 
 /**
  * The operator's bounds on one snapshot. Everything in a snapshot came from the agent: a 10 GB
@@ -52,7 +52,7 @@ export class Budget {
   entry(where: string): void {
     this.files++;
     if (this.files > this.limits.maxFiles) {
-      throw new KernelError(
+      throw new CodedError(
         'SNAPSHOT_REFUSED',
         `Snapshot refused: more than ${this.limits.maxFiles} files (the count reached ${where}). Remove what the agent does not need, or raise snapshots.max_files in ${SETTING}.`,
         { details: { files: this.files, maxFiles: this.limits.maxFiles, at: where } },
@@ -64,7 +64,7 @@ export class Budget {
   content(where: string, size: number): void {
     this.bytes += size;
     if (this.bytes > this.limits.maxBytes) {
-      throw new KernelError(
+      throw new CodedError(
         'SNAPSHOT_REFUSED',
         `Snapshot refused: its content passes the ${formatBytes(this.limits.maxBytes)} cap at ${where} (${formatBytes(size)}). Delete or shrink that file, or raise snapshots.max_mb in ${SETTING}.`,
         { details: { bytes: this.bytes, maxBytes: this.limits.maxBytes, at: where, size } },
@@ -76,7 +76,7 @@ export class Budget {
   async room(where: string, size: number): Promise<void> {
     this.freeAtStart ??= await freeBytes(this.storeRoot);
     if (this.freeAtStart - this.newBytes - size < this.limits.reserveBytes) {
-      throw new KernelError(
+      throw new CodedError(
         'SNAPSHOT_REFUSED',
         `Snapshot refused: writing ${where} would leave less than ${formatBytes(this.limits.reserveBytes)} free on the disk of ${this.storeRoot}. Remove old snapshots (kernel-runner snapshot rm) or free disk space.`,
         { details: { at: where, size, free: this.freeAtStart - this.newBytes } },

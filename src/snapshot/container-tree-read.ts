@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import tar from 'tar-stream';
-import { KernelError, describeError } from '../errors.js';
+import { CodedError, describeError } from '../errors.js';
 import type { Engine } from '../sandbox/engine/engine.js';
 import type { Budget } from './budget.js';
 import { type ChangePlan, type ChangeRoot, isUnder, mountPaths, planChanges } from './container-changes.js';
@@ -109,7 +109,7 @@ async function readRoot(container: ReturnType<Engine['docker']['getContainer']>,
       );
     });
     extract.on('finish', resolve);
-    extract.on('error', (error) => reject(new KernelError('SNAPSHOT_REFUSED', `The engine's archive of ${root.path} is not a valid tar stream: ${describeError(error)}.`, { cause: error })));
+    extract.on('error', (error) => reject(new CodedError('SNAPSHOT_REFUSED', `The engine's archive of ${root.path} is not a valid tar stream: ${describeError(error)}.`, { cause: error })));
     stream.on('error', reject);
   });
   stream.pipe(extract);

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
-import { KernelError, describeError } from '../errors.js';
+import { CodedError, describeError } from '../errors.js';
 import type { Engine } from '../sandbox/engine/engine.js';
 import type { Entry } from './manifest.js';
 import type { ObjectStore } from './store.js';
@@ -38,7 +38,7 @@ async function removeBatch(engine: Engine, container: string, paths: readonly st
     stream.once('error', () => resolve());
   });
   const { ExitCode: code } = await exec.inspect();
-  if (code !== 0) throw new KernelError('CONTAINER_FAILED', `Cannot clear the paths the snapshot replaces in ${container} (rm exited ${String(code)}).`);
+  if (code !== 0) throw new CodedError('CONTAINER_FAILED', `Cannot clear the paths the snapshot replaces in ${container} (rm exited ${String(code)}).`);
 }
 
 function headerOf(entry: Entry): tar.Headers {
@@ -68,7 +68,7 @@ function archiveOf(entries: readonly Entry[], store: ObjectStore): Readable {
           await new Promise<void>((resolve, reject) => pack.entry(header, (error) => (error ? reject(error) : resolve())));
           continue;
         }
-        if (entry.digest === undefined) throw new KernelError('SNAPSHOT_MISMATCH', `The snapshot's /${entry.path} has no digest: its manifest is damaged.`);
+        if (entry.digest === undefined) throw new CodedError('SNAPSHOT_MISMATCH', `The snapshot's /${entry.path} has no digest: its manifest is damaged.`);
         const content = await store.read(entry.digest);
         let finished: () => void = () => undefined;
         let failed: (error: Error) => void = () => undefined;
@@ -94,6 +94,6 @@ export async function writeContainerTree(engine: Engine, container: string, chan
   try {
     await engine.docker.getContainer(container).putArchive(archiveOf(changes.entries, store), { path: '/' });
   } catch (error) {
-    throw new KernelError('CONTAINER_FAILED', `Cannot put the snapshot's files into ${container}: ${describeError(error)}`, { cause: error });
+    throw new CodedError('CONTAINER_FAILED', `Cannot put the snapshot's files into ${container}: ${describeError(error)}`, { cause: error });
   }
 }

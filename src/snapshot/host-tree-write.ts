@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { lchown, lutimes, mkdir, open, readdir, symlink } from 'node:fs/promises';
-import { KernelError } from '../errors.js';
+import { CodedError } from '../errors.js';
 import { type PinnedDir, componentsOf, openUntrustedDir } from '../util/untrusted-dir.js';
 import { removeUntrustedTree } from '../util/untrusted-remove.js';
 import { HOST_MODE_MASK } from './host-tree-read.js';
@@ -34,7 +34,7 @@ class DirCache {
       return found;
     }
     const dir = await openUntrustedDir(this.root, rel);
-    if (!dir) throw new KernelError('SNAPSHOT_MISMATCH', `The snapshot lists ${rel}/… before the folder ${rel} itself: its manifest is damaged.`);
+    if (!dir) throw new CodedError('SNAPSHOT_MISMATCH', `The snapshot lists ${rel}/… before the folder ${rel} itself: its manifest is damaged.`);
     this.open.set(rel, dir);
     if (this.open.size > OPEN_DIRS) {
       const [oldest, handle] = this.open.entries().next().value as [string, PinnedDir];
@@ -55,7 +55,7 @@ export async function emptyHostTree(root: string): Promise<void> {
   const names = await readdir(root).catch(() => [] as string[]);
   for (const name of names) {
     const removal = await removeUntrustedTree(root, name);
-    if (!removal.removed) throw new KernelError('SNAPSHOT_REFUSED', `Cannot empty ${root} to restore it: ${removal.left.join('; ')}.`);
+    if (!removal.removed) throw new CodedError('SNAPSHOT_REFUSED', `Cannot empty ${root} to restore it: ${removal.left.join('; ')}.`);
   }
 }
 
@@ -73,7 +73,7 @@ export async function writeHostTree(root: string, entries: readonly Entry[], sto
     for (const entry of entries) {
       const parts = componentsOf(entry.path, `${root}/${entry.path}`);
       const name = parts.pop();
-      if (name === undefined) throw new KernelError('SNAPSHOT_MISMATCH', `The snapshot lists an empty path: its manifest is damaged.`);
+      if (name === undefined) throw new CodedError('SNAPSHOT_MISMATCH', `The snapshot lists an empty path: its manifest is damaged.`);
       const parent = await dirs.get(parts.join('/'));
       const at = parent.at(name);
       if (entry.type === 'dir') {
@@ -86,7 +86,7 @@ export async function writeHostTree(root: string, entries: readonly Entry[], sto
       } else if (entry.type === 'file') {
         const handle = await open(at, NEW_FILE, 0o600);
         try {
-          if (entry.digest === undefined) throw new KernelError('SNAPSHOT_MISMATCH', `The snapshot's ${entry.path} has no digest: its manifest is damaged.`);
+          if (entry.digest === undefined) throw new CodedError('SNAPSHOT_MISMATCH', `The snapshot's ${entry.path} has no digest: its manifest is damaged.`);
           for await (const chunk of await store.read(entry.digest)) await handle.write(chunk as Buffer);
           await handle.chmod(entry.mode & HOST_MODE_MASK);
           if (options.owners) await handle.chown(entry.uid, entry.gid);

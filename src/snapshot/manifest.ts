@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { mkdir, open, readFile, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { KernelError } from '../errors.js';
+import { CodedError } from '../errors.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 
 /**
@@ -55,7 +55,7 @@ export const manifestSchema = z.object({
     /** The image's hash label when taken. */
     imageHash: z.string().optional(),
   }),
-  /** The host-private record of the terminals: `sessions/` (scrollback, registry) and `kernel/ttys.json` (what was seen). */
+  /** The host-private record of the terminals: `sessions/` (scrollback, registry) and `private/ttys.json` (what was seen). */
   host: z.array(entrySchema),
   /** The operator's instance file then (a fork starts from it). */
   operatorConfig: z.string().optional(),
@@ -86,12 +86,12 @@ export class ManifestShelf {
   }
 
   async read(id: string): Promise<Manifest> {
-    if (!/^[0-9]+$/.test(id)) throw new KernelError('SNAPSHOT_NOT_FOUND', `${JSON.stringify(id)} is not a snapshot id (they are numbers: kernel-runner snapshots NAME lists them).`);
+    if (!/^[0-9]+$/.test(id)) throw new CodedError('SNAPSHOT_NOT_FOUND', `${JSON.stringify(id)} is not a snapshot id (they are numbers: kernel-runner snapshots NAME lists them).`);
     let text: string;
     try {
       text = await readFile(path.join(this.dir, `${id}.json`), 'utf8');
     } catch {
-      throw new KernelError('SNAPSHOT_NOT_FOUND', `No snapshot ${id} (kernel-runner snapshots NAME lists them).`, { details: { id } });
+      throw new CodedError('SNAPSHOT_NOT_FOUND', `No snapshot ${id} (kernel-runner snapshots NAME lists them).`, { details: { id } });
     }
     let json: unknown;
     try {
@@ -100,7 +100,7 @@ export class ManifestShelf {
       json = undefined;
     }
     const parsed = manifestSchema.safeParse(json);
-    if (!parsed.success) throw new KernelError('SNAPSHOT_MISMATCH', `Snapshot ${id}'s manifest is damaged (${z.prettifyError(parsed.error).split('\n')[0] ?? ''}): it cannot be restored.`);
+    if (!parsed.success) throw new CodedError('SNAPSHOT_MISMATCH', `Snapshot ${id}'s manifest is damaged (${z.prettifyError(parsed.error).split('\n')[0] ?? ''}): it cannot be restored.`);
     return parsed.data;
   }
 

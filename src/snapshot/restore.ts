@@ -2,7 +2,7 @@ import { notOnRemoteEngine } from '../sandbox/container/agent-files-for.js';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Instance } from '../config/instance.js';
-import { KernelError } from '../errors.js';
+import { CodedError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { containerDown, containerName, containerUpInStages } from '../sandbox/container/container.js';
 import { type Engine, connectEngine, engineSetting } from '../sandbox/engine/engine.js';
@@ -56,7 +56,7 @@ function assertPaths(manifest: Manifest): void {
   const entries = [...manifest.data, ...manifest.container.entries, ...manifest.host];
   const paths = [...entries.map((e) => e.path), ...entries.flatMap((e) => (e.type === 'hardlink' && e.target !== undefined ? [e.target] : [])), ...manifest.container.deleted, ...manifest.container.replaced];
   const bad = paths.find((p) => p.startsWith('/') || p.split('/').some((part) => part === '' || part === '.' || part === '..'));
-  if (bad !== undefined) throw new KernelError('SNAPSHOT_MISMATCH', `Snapshot ${manifest.id} cannot be restored: its manifest names ${JSON.stringify(bad)}, outside the tree it belongs to. Nothing was changed.`);
+  if (bad !== undefined) throw new CodedError('SNAPSHOT_MISMATCH', `Snapshot ${manifest.id} cannot be restored: its manifest names ${JSON.stringify(bad)}, outside the tree it belongs to. Nothing was changed.`);
 }
 
 /** Before anything is removed: every path stays inside its tree, every object the manifest needs is in the store at its size. */
@@ -71,7 +71,7 @@ async function assertComplete(manifest: Manifest, store: ObjectStore): Promise<v
     if (!info?.isFile() || (size !== undefined && info.size !== size)) missing.push(digest.slice(0, 12));
   }
   if (missing.length > 0) {
-    throw new KernelError('SNAPSHOT_MISMATCH', `Snapshot ${manifest.id} cannot be restored: ${missing.length} of its contents are missing or damaged in ${store.objects} (${missing.slice(0, 5).join(', ')}…). Nothing was changed.`);
+    throw new CodedError('SNAPSHOT_MISMATCH', `Snapshot ${manifest.id} cannot be restored: ${missing.length} of its contents are missing or damaged in ${store.objects} (${missing.slice(0, 5).join(', ')}…). Nothing was changed.`);
   }
 }
 
@@ -100,7 +100,7 @@ async function restoreHost(instance: Instance, manifest: Manifest, store: Object
   await emptyHostTree(instance.paths.sessions);
   await writeHostTree(instance.paths.sessions, sessions, store, { owners: false });
   const seen = manifest.host.find((e) => e.path === `kernel/${SEEN_FILE}`);
-  const seenFile = path.join(instance.paths.kernelState, SEEN_FILE);
+  const seenFile = path.join(instance.paths.privateState, SEEN_FILE);
   if (seen?.digest) await writeFileAtomic(seenFile, await store.readBuffer(seen.digest), 0o600);
   const registry = await readSessionRegistry(instance.paths.sessionRegistry).catch(() => undefined);
   return (registry?.ttys ?? []).map((t) => `tty ${t.tty}: ${t.command} (in ${t.dir})`);

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, type ReadStream } from 'node:fs';
 import { link, lstat, mkdir, open, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { KernelError } from '../errors.js';
+import { CodedError } from '../errors.js';
 import type { Budget } from './budget.js';
 
 /**
@@ -34,7 +34,7 @@ export class ObjectStore {
   }
 
   path(digest: string): string {
-    if (!DIGEST.test(digest)) throw new KernelError('SNAPSHOT_MISMATCH', `${JSON.stringify(digest)} is not a sha256 digest: the snapshot's manifest is damaged.`);
+    if (!DIGEST.test(digest)) throw new CodedError('SNAPSHOT_MISMATCH', `${JSON.stringify(digest)} is not a sha256 digest: the snapshot's manifest is damaged.`);
     return path.join(this.objects, digest.slice(0, 2), digest.slice(2));
   }
 
@@ -58,7 +58,7 @@ export class ObjectStore {
     try {
       for await (const chunk of chunks) {
         length += chunk.length;
-        if (length > size) throw new KernelError('SNAPSHOT_REFUSED', `Snapshot refused: ${where} grew past the ${size} bytes it had when counted (something writes it during the snapshot). Try again once it is still.`);
+        if (length > size) throw new CodedError('SNAPSHOT_REFUSED', `Snapshot refused: ${where} grew past the ${size} bytes it had when counted (something writes it during the snapshot). Try again once it is still.`);
         hash.update(chunk);
         await handle.write(chunk);
       }
@@ -94,7 +94,7 @@ export class ObjectStore {
 
   /** The content of `digest`, as a stream; refused when the store lacks it. */
   async read(digest: string): Promise<ReadStream> {
-    if (!(await this.has(digest))) throw new KernelError('SNAPSHOT_MISMATCH', `The snapshot store lacks the content ${digest.slice(0, 12)}… (${this.objects}): the snapshot is damaged and cannot be restored.`);
+    if (!(await this.has(digest))) throw new CodedError('SNAPSHOT_MISMATCH', `The snapshot store lacks the content ${digest.slice(0, 12)}… (${this.objects}): the snapshot is damaged and cannot be restored.`);
     return createReadStream(this.path(digest));
   }
 

@@ -16,7 +16,7 @@ import { ObjectStore, storeSink } from './store.js';
 /**
  * Taking a snapshot of an instance: its data directory, its container's changes from the image,
  * the host's record of its terminals (`sessions/`: which were open, their commands, folders and
- * scrollback; `kernel/ttys.json`: what the agent has seen) and the operator's instance file,
+ * scrollback; `private/ttys.json`: what the agent has seen) and the operator's instance file,
  * into the host-private store (`<state>/snapshots/`, 0700). The container is paused while it is
  * read, so the snapshot is of one moment and nothing in it moves meanwhile. The caller holds the
  * instance (hold.ts, or a tick's own lock): nothing in the container can start one.
@@ -42,7 +42,7 @@ export function storeOf(instance: Pick<Instance, 'paths'>): { store: ObjectStore
   return { store: new ObjectStore(root), shelf: new ManifestShelf(root) };
 }
 
-/** `kernel/ttys.json`, the one host file outside `sessions/` a snapshot keeps (the seen-record). */
+/** `private/ttys.json` (`kernel/ttys.json` in a snapshot, old ones too), the one host file outside `sessions/` a snapshot keeps (the seen-record). */
 export const SEEN_FILE = 'ttys.json';
 const MAX_SEEN_BYTES = 16 * 1024 * 1024;
 
@@ -51,7 +51,7 @@ async function readHostState(instance: Instance, store: ObjectStore, budget: Bud
   // The kernel keeps writing these while it runs: each file as it was when looked at.
   const sessions = await readHostTree(instance.paths.sessions, { tree: 'host', sink, budget, skipped, cutGrowth: true });
   const entries: Entry[] = [{ path: 'sessions', type: 'dir', mode: 0o755, uid: 0, gid: 0, size: 0, mtime: 0 }, ...sessions.map((e) => ({ ...e, path: `sessions/${e.path}` }))];
-  const seen = await readFile(path.join(instance.paths.kernelState, SEEN_FILE)).catch(() => undefined);
+  const seen = await readFile(path.join(instance.paths.privateState, SEEN_FILE)).catch(() => undefined);
   if (seen && seen.length <= MAX_SEEN_BYTES) {
     const stored = await store.putBuffer(seen, `host:kernel/${SEEN_FILE}`, budget);
     entries.push({ path: `kernel/${SEEN_FILE}`, type: 'file', mode: 0o600, uid: 0, gid: 0, size: stored.size, mtime: 0, digest: stored.digest });

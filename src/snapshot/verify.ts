@@ -1,4 +1,4 @@
-import { KernelError } from '../errors.js';
+import { CodedError } from '../errors.js';
 import type { Entry } from './manifest.js';
 
 /**
@@ -59,7 +59,7 @@ export function assertSame(what: string, differences: readonly string[], next: s
   if (differences.length === 0) return;
   const shown = differences.slice(0, SHOWN).map((d) => `  ${d}`).join('\n');
   const more = differences.length > SHOWN ? `\n  … and ${differences.length - SHOWN} more` : '';
-  throw new KernelError('SNAPSHOT_MISMATCH', `The restored ${what} differs from the snapshot in ${differences.length} place(s):\n${shown}${more}\n${next}`, {
+  throw new CodedError('SNAPSHOT_MISMATCH', `The restored ${what} differs from the snapshot in ${differences.length} place(s):\n${shown}${more}\n${next}`, {
     details: { differences: differences.length },
   });
 }

@@ -3,7 +3,7 @@ import { parseWith, readJsonFile } from '../config/parse.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 
 /**
- * `<state>/kernel/state.json` (`instancePaths().state`, host-private: never shown to the
+ * `<state>/private/state.json` (`instancePaths().state`, host-private: never shown to the
  * container): the runner's record of ticks. Written by the tick (begin, update, finish below,
  * with the tick lock held), read by the runner, watch, the web view and the MCP server (the
  * tick number at login names terminal archives `tty_N-tick-NNN`). Every reader and writer goes

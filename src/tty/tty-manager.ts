@@ -1,5 +1,5 @@
 import type { Instance } from '../config/instance.js';
-import { KernelError, describeError } from '../errors.js';
+import { CodedError, describeError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { SerialQueue } from '../util/serial-queue.js';
@@ -11,7 +11,7 @@ import { LiveTtys } from './terminal/live-ttys.js';
 import { type OpenOptions, capacity, closeTty, openTty } from './lifecycle/open-close.js';
 import { OutputBackpressure } from './output-backpressure.js';
 import { Persistence } from './lifecycle/persistence.js';
-import { type ServerLock, acquireServerLock } from './server-lock.js';
+import { type InstanceLock, acquireInstanceLock } from './instance-lock.js';
 import { bashRcfilePath, writeBashRcfile } from './screen/shell-integration.js';
 import { syncAll } from './terminal/terminal-sync.js';
 import type { TerminalHost } from './host/terminal-host.js';
@@ -36,7 +36,7 @@ export interface TtyManagerStartOptions {
   /** false: on the host backend, PTYs even where tmux is installed (see choose-host.ts). */
   hostTmux?: boolean;
   /** The instance lock, taken by the caller (who keeps it past dispose); absent: taken here and released at dispose. */
-  lock?: ServerLock;
+  lock?: InstanceLock;
 }
 
 /**
@@ -65,7 +65,7 @@ export class TtyManager {
 
   private constructor(
     parts: { instance: Instance; sandbox: Sandbox; logger: Logger; host: TerminalHost; rcfile: string; tick: number },
-    private readonly lock: ServerLock | undefined,
+    private readonly lock: InstanceLock | undefined,
   ) {
     const { instance, logger } = parts;
     this.tick = parts.tick;
@@ -93,7 +93,7 @@ export class TtyManager {
   static async start(options: TtyManagerStartOptions): Promise<TtyManager> {
     const { instance, sandbox } = options;
     const logger = options.logger.child({ component: 'tty' });
-    const lock = options.lock ? undefined : await acquireServerLock(instance.paths.serverLock);
+    const lock = options.lock ? undefined : await acquireInstanceLock(instance.paths.instanceLock);
     let manager: TtyManager | undefined;
     try {
       // Written host-private; a container reads it through the read-only mount at <data>/tmp/kernel.
@@ -176,7 +176,7 @@ export class TtyManager {
     return this.serialized(async () => {
       const tty = this.ctx.ttys.get(number, this.ctx.config.max_ttys);
       if (!Number.isInteger(cols) || !Number.isInteger(rows) || cols < 20 || cols > 500 || rows < 5 || rows > 200) {
-        throw new KernelError('USAGE', `A terminal is 20-500 columns by 5-200 rows; got ${cols}x${rows}.`, { details: { cols, rows } });
+        throw new CodedError('USAGE', `A terminal is 20-500 columns by 5-200 rows; got ${cols}x${rows}.`, { details: { cols, rows } });
       }
       await this.ctx.host.resize(tty.id, number, cols, rows);
       await syncAll(this.ctx);
@@ -264,7 +264,7 @@ export class TtyManager {
   private assertUsable(): void {
     if (this.isDisposed) throw terminalsShuttingDown();
     if (this.hostGone) {
-      throw new KernelError('TMUX_FAILED', `The terminals' tmux went away (${this.hostGone}): the container stopped or restarted. The next call starts the terminals again.`, {
+      throw new CodedError('TMUX_FAILED', `The terminals' tmux went away (${this.hostGone}): the container stopped or restarted. The next call starts the terminals again.`, {
         details: { gone: this.hostGone },
       });
     }

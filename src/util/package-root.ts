@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { KernelError } from '../errors.js';
+import { CodedError } from '../errors.js';
 
 /**
  * This package's root (where package.json and assets/ are), found upward from this file: the
@@ -12,7 +12,7 @@ export function packageRoot(): string {
   for (;;) {
     if (existsSync(path.join(dir, 'package.json')) && existsSync(path.join(dir, 'assets'))) return dir;
     const parent = path.dirname(dir);
-    if (parent === dir) throw new KernelError('INTERNAL', `Cannot find the agent-kernel package root above ${fileURLToPath(import.meta.url)}.`);
+    if (parent === dir) throw new CodedError('INTERNAL', `Cannot find the agent-kernel package root above ${fileURLToPath(import.meta.url)}.`);
     dir = parent;
   }
 }

@@ -1,7 +1,7 @@
 import { type Stats, constants } from 'node:fs';
 import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
-import { KernelError } from '../errors.js';
+import { CodedError } from '../errors.js';
 
 /**
  * The one way the host reaches into a folder the container can write (the data directory):
@@ -14,8 +14,8 @@ import { KernelError } from '../errors.js';
 
 export const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
-export function refused(file: string, why: string, next: string, cause?: unknown): KernelError {
-  return new KernelError('UNTRUSTED_FILE', `${file}: ${why}. ${next}`, { details: { file }, ...(cause ? { cause } : {}) });
+export function refused(file: string, why: string, next: string, cause?: unknown): CodedError {
+  return new CodedError('UNTRUSTED_FILE', `${file}: ${why}. ${next}`, { details: { file }, ...(cause ? { cause } : {}) });
 }
 
 export function componentsOf(rel: string, file: string): string[] {
@@ -25,7 +25,7 @@ export function componentsOf(rel: string, file: string): string[] {
 }
 
 /** ENOENT is "missing" (undefined); a link or non-folder on the way is a refusal that names the fix. */
-export function describeOpenError(error: unknown, file: string): KernelError | undefined {
+export function describeOpenError(error: unknown, file: string): CodedError | undefined {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return undefined;
   if (code === 'ELOOP' || code === 'ENOTDIR') {

@@ -4,7 +4,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Instance } from '../config/instance.js';
-import { describeError, isKernelError } from '../errors.js';
+import { describeError, isCodedError } from '../errors.js';
 import { sendJson as answerJson, readBody } from '../util/net/http-json.js';
 import { readUntrustedRange, readUntrustedTail, relativeInside } from '../util/untrusted-fs.js';
 import { MAX_PERSON_INPUT_BYTES, typeForPerson } from './person-keys.js';
@@ -204,7 +204,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
         res.end();
         return;
       }
-      sendJson(res, isKernelError(error) ? 400 : 500, { error: describeError(error) });
+      sendJson(res, isCodedError(error) ? 400 : 500, { error: describeError(error) });
     });
   });
   await new Promise<void>((resolve, reject) => {

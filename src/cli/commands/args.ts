@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type Strict<O extends Options> = { args: string[]; options: O; allowPositionals: true; strict: true };
@@ -15,8 +15,8 @@ export interface ArgsSpec<O extends Options> {
 }
 
 /** A usage error: what was wrong, then the command line to run instead. */
-export function usageError(usage: string, lead?: string): KernelError {
-  return new KernelError('USAGE', `${lead ? `${lead} ` : ''}Usage: ${usage}`);
+export function usageError(usage: string, lead?: string): CodedError {
+  return new CodedError('USAGE', `${lead ? `${lead} ` : ''}Usage: ${usage}`);
 }
 
 /** The option a node:util parseArgs error is about (`'--http <value>'` → `--http`). */

@@ -1,4 +1,4 @@
-import { describeError, isKernelError, type ErrorCode } from '../../errors.js';
+import { describeError, isCodedError, type ErrorCode } from '../../errors.js';
 import { type Command, EXIT, out, err } from './command.js';
 import { COMMAND_NAMES, type BinName, type CommandName } from './command-names.js';
 import { commandHelp, suggestCommand } from './help.js';
@@ -9,7 +9,7 @@ const USAGE: ReadonlySet<ErrorCode> = new Set(['USAGE', 'CONFIG_INVALID', 'CONFI
 
 /** Map an error to an exit code and print it for a person. */
 export function exitCodeFor(error: unknown): number {
-  if (isKernelError(error)) {
+  if (isCodedError(error)) {
     if (USAGE.has(error.code)) return EXIT.USAGE;
     if (NOT_READY.has(error.code)) return EXIT.NOT_READY;
   }

@@ -1,4 +1,4 @@
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 import { requestSocketJson } from '../../util/net/socket-json.js';
 import type { KernelHealth } from '../protocol.js';
 import { ensurePrivateSocketDir } from '../socket-path.js';
@@ -20,7 +20,7 @@ export async function kernelRequest(socketPath: string, method: 'GET' | 'POST', 
   try {
     return await requestSocketJson(socketPath, urlPath, { method, timeoutMs, who: `The kernel at ${socketPath}` });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EBADANSWER') throw new KernelError('KERNEL_UNREACHABLE', `${describeError(error)}.`, { cause: error });
+    if ((error as NodeJS.ErrnoException).code === 'EBADANSWER') throw new CodedError('KERNEL_UNREACHABLE', `${describeError(error)}.`, { cause: error });
     throw error;
   }
 }
@@ -28,6 +28,6 @@ export async function kernelRequest(socketPath: string, method: 'GET' | 'POST', 
 /** The kernel's health (its heartbeat), or a rejection when it does not answer in time. */
 export async function kernelHealth(socketPath: string, timeoutMs = 2000): Promise<KernelHealth> {
   const { status, body } = await kernelRequest(socketPath, 'GET', '/v1/health', timeoutMs);
-  if (status !== 200) throw new KernelError('KERNEL_UNREACHABLE', `The kernel at ${socketPath} answered its health check with ${status}.`);
+  if (status !== 200) throw new CodedError('KERNEL_UNREACHABLE', `The kernel at ${socketPath} answered its health check with ${status}.`);
   return body as KernelHealth;
 }

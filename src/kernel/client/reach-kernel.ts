@@ -5,14 +5,14 @@ import { isNoKernel } from './link.js';
 import { type KernelLink, connectKernel } from './session-link.js';
 import type { KernelClientKind } from '../protocol.js';
 import { kernelSocketPath } from '../socket-path.js';
-import { type ServerLock, tryServerLock } from '../../tty/server-lock.js';
+import { type InstanceLock, tryInstanceLock } from '../../tty/instance-lock.js';
 
 /**
  * How `serve` serves an instance: through its kernel when one runs (or is starting: it holds the
  * lock), else on its own, holding the instance lock from the start when it is free (else the
  * terminals' start-up reports who holds it, as before).
  */
-export type ServeMode = { kind: 'kernel'; socketPath: string; link: KernelLink } | { kind: 'alone'; lock?: ServerLock };
+export type ServeMode = { kind: 'kernel'; socketPath: string; link: KernelLink } | { kind: 'alone'; lock?: InstanceLock };
 
 /** How long `serve` waits for a kernel that holds the lock but does not answer yet (it is starting). */
 const KERNEL_STARTING_MS = 30_000;
@@ -21,7 +21,7 @@ export async function chooseServeMode(instance: Instance, logger: Logger, client
   const socketPath = kernelSocketPath(instance.paths.stateRoot);
   const link = await tryConnect(socketPath, client, logger);
   if (link) return { kind: 'kernel', socketPath, link };
-  const taken = await tryServerLock(instance.paths.serverLock, 'serve');
+  const taken = await tryInstanceLock(instance.paths.instanceLock, 'serve');
   if ('lock' in taken) return { kind: 'alone', lock: taken.lock };
   const { holder } = taken;
   if (holder.role === 'kernel') {

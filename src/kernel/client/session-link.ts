@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { CLIENT_HEADER, HELLO_HEADER, type KernelClientKind, type KernelHello, MCP_UPGRADE } from '../protocol.js';
 import { ensurePrivateSocketDir } from '../socket-path.js';
 
@@ -33,7 +33,7 @@ export function connectKernel(socketPath: string, options: { client: KernelClien
       socket.destroy();
       reject(error);
     };
-    const unreachable = (why: string) => fail(new KernelError('KERNEL_UNREACHABLE', `The kernel at ${socketPath} ${why}`));
+    const unreachable = (why: string) => fail(new CodedError('KERNEL_UNREACHABLE', `The kernel at ${socketPath} ${why}`));
     const timer = setTimeout(() => fail(Object.assign(new Error(`the kernel at ${socketPath} did not answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })), timeoutMs);
     const closedEarly = () => unreachable('closed the connection before it answered.');
     socket.once('error', fail);

@@ -4,7 +4,7 @@ import type net from 'node:net';
 import { sendJson } from '../../util/net/http-json.js';
 import { CLIENT_HEADER, HELLO_HEADER, type KernelHealth, type KernelHello, MCP_UPGRADE, type SandboxReady } from '../protocol.js';
 import { ensurePrivateSocketDir } from '../socket-path.js';
-import { createKernelServer, type KernelServerDeps } from '../../server/create-server.js';
+import { createMcpServer, type McpServerDeps } from '../../server/create-server.js';
 import { answerSandboxRequest } from './prepare-sandbox.js';
 import { SocketServerTransport } from './socket-transport.js';
 
@@ -14,7 +14,7 @@ import { SocketServerTransport } from './socket-transport.js';
  * instance may do. Reachable only by this user: the folder is 0700 and host-only, the socket 0600.
  */
 
-export interface KernelHostOptions extends KernelServerDeps {
+export interface KernelHostOptions extends McpServerDeps {
   socketPath: string;
   hello: KernelHello;
   health(sessions: number): KernelHealth;
@@ -63,7 +63,7 @@ export async function startKernelHost(options: KernelHostOptions): Promise<Kerne
     if (head.length > 0) socket.unshift(head);
     socket.setNoDelay(true);
     const transport = new SocketServerTransport(socket);
-    const { server: mcp, cleanup } = createKernelServer({ runtime: options.runtime, instance: options.instance, logger: options.logger, client });
+    const { server: mcp, cleanup } = createMcpServer({ runtime: options.runtime, instance: options.instance, logger: options.logger, client });
     const end = async () => {
       if (!sessions.delete(transport)) return;
       await cleanup().catch(() => undefined);

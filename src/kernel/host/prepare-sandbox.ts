@@ -1,10 +1,10 @@
 import type http from 'node:http';
 import type { Instance } from '../../config/instance.js';
-import { KernelError, describeError, isKernelError } from '../../errors.js';
+import { CodedError, describeError, isCodedError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { type BuildFailure, CONTAINER_READY_MS, SANDBOX_HEARTBEAT_MS, TERMINALS_READY_MS, type SandboxLine, type SandboxReady } from '../protocol.js';
 import { openSandboxInStages } from '../../sandbox/container/open-sandbox.js';
-import type { KernelRuntime } from '../../server/terminals/runtime.js';
+import type { TerminalsRuntime } from '../../server/terminals/runtime.js';
 
 /** Longest progress line passed on (a RUN step's output is the agent's and may be one endless line). */
 const MAX_PROGRESS_CHARS = 2000;
@@ -12,7 +12,7 @@ const MAX_PROGRESS_CHARS = 2000;
 async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new KernelError('CONTAINER_FAILED', `${what} did not finish within ${Math.round(ms / 1000)} s; the kernel's log says where it stands`)), ms);
+    timer = setTimeout(() => reject(new CodedError('CONTAINER_FAILED', `${what} did not finish within ${Math.round(ms / 1000)} s; the kernel's log says where it stands`)), ms);
   });
   try {
     return await Promise.race([work, late]);
@@ -23,7 +23,7 @@ async function within<T>(work: Promise<T>, ms: number, what: string): Promise<T>
 
 /** The step and output of a failed build of the agent's Containerfile, or undefined for any other failure. */
 export function buildFailureOf(error: unknown): BuildFailure | undefined {
-  if (!isKernelError(error, 'IMAGE_BUILD_FAILED')) return undefined;
+  if (!isCodedError(error, 'IMAGE_BUILD_FAILED')) return undefined;
   const { step, output, error: said } = error.details as { step?: unknown; output?: unknown; error?: unknown };
   if (!Array.isArray(output)) return undefined;
   return { step: typeof step === 'string' ? step : '', output: output.map(String), error: typeof said === 'string' ? said : describeError(error) };
@@ -35,7 +35,7 @@ export function buildFailureOf(error: unknown): BuildFailure | undefined {
  * too). When only the agent's Containerfile failed to build while the container of the image
  * before still runs, the tick goes on there and the answer says why (the agent fixes it).
  */
-export async function prepareSandboxForTick(instance: Instance, runtime: KernelRuntime, logger: Logger, onProgress: (line: string) => void): Promise<SandboxReady> {
+export async function prepareSandboxForTick(instance: Instance, runtime: TerminalsRuntime, logger: Logger, onProgress: (line: string) => void): Promise<SandboxReady> {
   const progress = (line: string) => {
     logger.info({ phase: 'tick sandbox' }, line);
     onProgress(line.length > MAX_PROGRESS_CHARS ? `${line.slice(0, MAX_PROGRESS_CHARS)}…` : line);
@@ -74,7 +74,7 @@ export function answerSandboxRequest(res: http.ServerResponse, prepare: (onProgr
       (ready) => send(ready),
       (error: unknown) => {
         const buildFailed = buildFailureOf(error);
-        send({ error: describeError(error), ...(isKernelError(error) ? { code: error.code } : {}), ...(buildFailed ? { buildFailed } : {}) });
+        send({ error: describeError(error), ...(isCodedError(error) ? { code: error.code } : {}), ...(buildFailed ? { buildFailed } : {}) });
       },
     )
     .finally(() => {

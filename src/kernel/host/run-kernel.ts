@@ -4,9 +4,9 @@ import type { Logger } from '../../log/logger.js';
 import { bundleIdentity } from '../build.js';
 import type { KernelHealth } from '../protocol.js';
 import { kernelSocketPath } from '../socket-path.js';
-import { type ServerLock, acquireServerLock, tryServerLock } from '../../tty/server-lock.js';
+import { type InstanceLock, acquireInstanceLock, tryInstanceLock } from '../../tty/instance-lock.js';
 import { readLockHolder } from '../../util/process/pid-lock.js';
-import { KernelRuntime } from '../../server/terminals/runtime.js';
+import { TerminalsRuntime } from '../../server/terminals/runtime.js';
 import { SERVER_VERSION } from '../../server/version.js';
 import { type KernelHost, startKernelHost } from './kernel-host.js';
 import { prepareSandboxForTick } from './prepare-sandbox.js';
@@ -41,12 +41,12 @@ const MAX_RETRY_MS = 30_000;
 const RUNNER_HOLDS_MS = 30_000;
 
 /** The instance lock; while the runner holds it for a moment (a tick's container start), wait for it. */
-async function takeInstance(file: string, socketPath: string, logger: Logger): Promise<ServerLock> {
+async function takeInstance(file: string, socketPath: string, logger: Logger): Promise<InstanceLock> {
   const deadline = Date.now() + RUNNER_HOLDS_MS;
   for (let attempt = 0; ; attempt++) {
-    const taken = await tryServerLock(file, 'kernel', { socket: socketPath });
+    const taken = await tryInstanceLock(file, 'kernel', { socket: socketPath });
     if ('lock' in taken) return taken.lock;
-    if (taken.holder.role !== 'runner' || Date.now() > deadline) return acquireServerLock(file, 'kernel', { socket: socketPath });
+    if (taken.holder.role !== 'runner' || Date.now() > deadline) return acquireInstanceLock(file, 'kernel', { socket: socketPath });
     if (attempt === 0) logger.info({ pid: taken.holder.pid }, 'kernel-runner is bringing the container up for a tick; waiting for the instance');
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
@@ -56,10 +56,10 @@ export async function runKernel(instance: Instance, options: RunKernelOptions): 
   const { logger } = options;
   const socketPath = kernelSocketPath(instance.paths.stateRoot);
   // First, before anything may touch the container: the instance is ours, or this fails (INSTANCE_LOCKED).
-  const lock = await takeInstance(instance.paths.serverLock, socketPath, logger);
+  const lock = await takeInstance(instance.paths.instanceLock, socketPath, logger);
   const started = new Date();
   const build = bundleIdentity(process.argv[1] ?? '');
-  const runtime = new KernelRuntime(
+  const runtime = new TerminalsRuntime(
     async () => (await import('../../server/terminals/start-terminals.js')).startTerminals(instance, logger, { lock, ...(options.hostTmux === undefined ? {} : { hostTmux: options.hostTmux }) }),
     logger,
   );
@@ -100,9 +100,9 @@ export async function runKernel(instance: Instance, options: RunKernelOptions): 
   const keep = async () => {
     if (stopping) return;
     // Exactly one owner: a kernel whose lock was taken from it, or whose instance was removed, stops.
-    const holder = await readLockHolder(instance.paths.serverLock);
+    const holder = await readLockHolder(instance.paths.instanceLock);
     if (holder?.pid !== process.pid) {
-      logger.error({ lock: instance.paths.serverLock, holder }, 'the instance lock is no longer this kernel\'s; stopping');
+      logger.error({ lock: instance.paths.instanceLock, holder }, 'the instance lock is no longer this kernel\'s; stopping');
       void stop('lost the instance lock');
       return;
     }

@@ -5,7 +5,7 @@ import { BatchedWriter } from '../../util/batched-writer.js';
 import { sleep } from '../../util/sleep.js';
 import { readUntrustedRange } from '../../util/untrusted-fs.js';
 import { LineFollower } from './line-follower.js';
-import { type KernelEvent, type NewKernelEvent, parseEventLine } from './event-schema.js';
+import { type InstanceEvent, type NewInstanceEvent, parseEventLine } from './event-schema.js';
 
 /** Past this the log is rotated to `events.jsonl.1` (one previous file is kept). */
 export const EVENT_LOG_MAX_BYTES = 8 * 1024 * 1024;
@@ -28,7 +28,7 @@ export class EventLog {
     this.lines = new BatchedWriter({ delayMs: FLUSH_MS, write: (lines) => appendLines(file, lines.join(''), maxBytes) });
   }
 
-  emit(event: NewKernelEvent): void {
+  emit(event: NewInstanceEvent): void {
     const tick = this.tick();
     const full = { time: new Date().toISOString(), ...(tick === undefined ? {} : { tick }), ...event };
     this.lines.add(JSON.stringify(full) + '\n');
@@ -40,7 +40,7 @@ export class EventLog {
 }
 
 /** Append one event now (a process that logs one thing and moves on: a tick starting, a message delivered). Never throws. */
-export async function appendEvent(file: string, event: NewKernelEvent): Promise<void> {
+export async function appendEvent(file: string, event: NewInstanceEvent): Promise<void> {
   const log = new EventLog(file);
   log.emit(event);
   await log.flush();
@@ -93,10 +93,10 @@ async function rotate(file: string, limit: number): Promise<void> {
 }
 
 /** Every event in the log (the rotated file first), oldest first. */
-export async function readEvents(file: string): Promise<{ events: KernelEvent[]; offset: number }> {
+export async function readEvents(file: string): Promise<{ events: InstanceEvent[]; offset: number }> {
   const previous = await readUntrustedRange(path.dirname(file), `${path.basename(file)}.1`, { maxBytes: EVENT_LOG_MAX_BYTES * 2 });
   const current = await readUntrustedRange(path.dirname(file), path.basename(file), { maxBytes: EVENT_LOG_MAX_BYTES * 2 });
-  const events: KernelEvent[] = [];
+  const events: InstanceEvent[] = [];
   for (const chunk of [previous, current]) {
     if (!chunk) continue;
     for (const line of chunk.data.toString('utf8').split('\n')) {
@@ -136,9 +136,9 @@ export class EventFollower {
     return new EventFollower(file, end?.size ?? 0);
   }
 
-  async next(maxBytes = 1024 * 1024): Promise<KernelEvent[]> {
+  async next(maxBytes = 1024 * 1024): Promise<InstanceEvent[]> {
     const got = await this.lines.read(maxBytes);
-    return (got?.lines ?? []).map(parseEventLine).filter((event): event is KernelEvent => event !== undefined);
+    return (got?.lines ?? []).map(parseEventLine).filter((event): event is InstanceEvent => event !== undefined);
   }
 }
 
@@ -146,7 +146,7 @@ export class EventFollower {
  * Follow the log from `offset`: calls `onEvent` for each new event until `signal` aborts.
  * Polls (every 100 ms): cheap, and works across rotation (the file shrinks: start over).
  */
-export async function followEvents(file: string, offset: number, onEvent: (event: KernelEvent) => void, signal: AbortSignal, options: FollowOptions = {}): Promise<void> {
+export async function followEvents(file: string, offset: number, onEvent: (event: InstanceEvent) => void, signal: AbortSignal, options: FollowOptions = {}): Promise<void> {
   const follower = new EventFollower(file, offset);
   while (!signal.aborted) {
     const events = await follower.next();

@@ -9,7 +9,7 @@ import { z } from 'zod';
 const base = { time: z.string(), tick: z.int().min(0).optional() };
 const tty = z.int().min(0).max(99);
 
-export const kernelEventSchema = z.discriminatedUnion('type', [
+export const instanceEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ ...base, type: z.literal('tty.opened'), tty, command: z.string() }),
   z.strictObject({ ...base, type: z.literal('tty.closed'), tty, archivedTo: z.string().optional() }),
   z.strictObject({ ...base, type: z.literal('tty.died'), tty, exitCode: z.int().optional() }),
@@ -72,17 +72,17 @@ export const kernelEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ ...base, type: z.literal('tick.retry'), attempt: z.int().min(1), cause: z.string(), nextAt: z.string(), deadline: z.string().optional() }),
 ]);
 
-export type KernelEvent = z.output<typeof kernelEventSchema>;
-export type KernelEventType = KernelEvent['type'];
+export type InstanceEvent = z.output<typeof instanceEventSchema>;
+export type InstanceEventType = InstanceEvent['type'];
 
 /** What a writer supplies: everything but the time, which the log stamps. */
-export type NewKernelEvent = KernelEvent extends infer E ? (E extends KernelEvent ? Omit<E, 'time'> & { time?: string } : never) : never;
+export type NewInstanceEvent = InstanceEvent extends infer E ? (E extends InstanceEvent ? Omit<E, 'time'> & { time?: string } : never) : never;
 
 /** Pure: one line of the log, or undefined when it is not an event (a torn or foreign line). */
-export function parseEventLine(line: string): KernelEvent | undefined {
+export function parseEventLine(line: string): InstanceEvent | undefined {
   if (!line.trim()) return undefined;
   try {
-    const parsed = kernelEventSchema.safeParse(JSON.parse(line));
+    const parsed = instanceEventSchema.safeParse(JSON.parse(line));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;

@@ -1,4 +1,4 @@
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { classifyHarnessError } from './classify.js';
 import { parseClaudeCodeLine } from './claude-code.js';
 import type { Harness, HarnessEvent } from './harness.js';
@@ -58,7 +58,7 @@ export function splitCommandTemplate(template: string): string[] {
       inWord = true;
     }
   }
-  if (quote) throw new KernelError('CONFIG_INVALID', `runner.command: unclosed ${quote} quote in ${JSON.stringify(template)}. Fix it in the operator's configuration (agent-kernel config <name> shows where).`);
+  if (quote) throw new CodedError('CONFIG_INVALID', `runner.command: unclosed ${quote} quote in ${JSON.stringify(template)}. Fix it in the operator's configuration (agent-kernel config <name> shows where).`);
   if (inWord) words.push(word);
   return words;
 }
@@ -67,7 +67,7 @@ export function splitCommandTemplate(template: string): string[] {
 export function customArgv(template: string, values: { prompt: string; mcpConfig: string }): string[] {
   const words = splitCommandTemplate(template);
   if (words.length === 0) {
-    throw new KernelError('CONFIG_INVALID', 'runner.command is empty: the custom harness needs a command template such as "my-agent --prompt {prompt}".');
+    throw new CodedError('CONFIG_INVALID', 'runner.command is empty: the custom harness needs a command template such as "my-agent --prompt {prompt}".');
   }
   const hasPrompt = words.some((w) => w.includes('{prompt}'));
   const argv = words.map((w) => w.replaceAll('{prompt}', values.prompt).replaceAll('{mcp_config}', values.mcpConfig));
@@ -84,7 +84,7 @@ export const customHarness: Harness = {
   invocation(setup) {
     const template = setup.config.command;
     if (!template) {
-      throw new KernelError(
+      throw new CodedError(
         'CONFIG_INVALID',
         `runner.harness is "custom" but runner.command is not set: give a command template such as "my-agent --mcp-config {mcp_config} --prompt {prompt}" in the operator's configuration (agent-kernel config <name> shows where).`,
       );

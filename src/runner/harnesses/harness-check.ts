@@ -1,7 +1,7 @@
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Instance } from '../../config/instance.js';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { getHarness } from './index.js';
 import { isWithin } from '../../util/within.js';
 
@@ -52,7 +52,7 @@ export function checkHarnessAvailable(instance: Instance, env: NodeJS.ProcessEnv
       runner.harness === 'custom'
         ? 'Fix the command template in runner.command'
         : `Install it, or set runner.command to its path in ${instance.paths.operatorConfig}`;
-    throw new KernelError(
+    throw new CodedError(
       'HARNESS_MISSING',
       `The ${runner.harness} harness needs "${invocation.command}", which is not ${invocation.command.includes('/') ? 'an executable file' : 'on PATH'}. ${how}.`,
       { details: { harness: runner.harness, command: invocation.command } },
@@ -75,7 +75,7 @@ function refuseDataDirCommand(instance: Instance, command: string, found: string
   }
   const relativeEntry = !command.includes('/') && (pathVariable ?? '').split(path.delimiter).some((dir) => dir === '' || !path.isAbsolute(dir));
   if (isWithin(target, instance.dataDir) || relativeEntry) {
-    throw new KernelError(
+    throw new CodedError(
       'CONFIG_REFUSED',
       relativeEntry
         ? `PATH holds a relative folder, so "${command}" could be found in the data directory, which the agent can write. Use only absolute folders in the runner's PATH.`

@@ -82,7 +82,7 @@ export interface HarnessSetup {
    * logins and sessions live there, never in the operator's home (harness-env.ts).
    */
   home: string;
-  /** A host-private folder for this session's generated files (`<state>/kernel/tick-NNN/attempt-N`). */
+  /** A host-private folder for this session's generated files (`<state>/private/tick-NNN/attempt-N`). */
   workDir: string;
   tick: number;
   sessionId: string;

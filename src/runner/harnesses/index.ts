@@ -1,4 +1,4 @@
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { claudeCodeHarness } from './claude-code.js';
 import { codexHarness } from './codex.js';
 import { customHarness } from './custom.js';
@@ -18,7 +18,7 @@ const HARNESSES: Record<string, Harness> = {
 export function getHarness(name: string): Harness {
   const harness = HARNESSES[name];
   if (!harness) {
-    throw new KernelError(
+    throw new CodedError(
       'CONFIG_INVALID',
       `Harness "${name}" is not available yet; kernel-runner tick drives: ${Object.keys(HARNESSES).join(', ')}. Set runner.harness in the operator's configuration (agent-kernel config <name> shows where).`,
       { details: { harness: name } },

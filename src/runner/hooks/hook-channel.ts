@@ -6,7 +6,7 @@ import { ensurePrivateSocketDir, shortPrivateDir } from '../../kernel/socket-pat
 
 /**
  * How the hooks Claude Code runs (tiny `cli/hook.ts` processes) reach the runner: one JSON
- * line each way over a unix socket under the host-private `<state>/kernel/`. Kept free of heavy imports:
+ * line each way over a unix socket under the host-private `<state>/private/`. Kept free of heavy imports:
  * cli/hook.ts loads this on every tool call.
  */
 export type HookEventKind = 'pre-compact' | 'post-tool-use' | 'stop';
@@ -24,10 +24,10 @@ export type HookHandler = (kind: HookEventKind, input: Record<string, unknown>) 
 /** Unix socket paths are limited to about 107 bytes; a long state path falls back to this user's private socket folder. */
 const MAX_SOCKET_PATH = 100;
 
-export function hookSocketPath(kernelStateDir: string, env: NodeJS.ProcessEnv = process.env): string {
-  const preferred = path.join(kernelStateDir, 'runner.sock');
+export function hookSocketPath(privateStateDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  const preferred = path.join(privateStateDir, 'runner.sock');
   if (Buffer.byteLength(preferred) <= MAX_SOCKET_PATH) return preferred;
-  const digest = createHash('sha256').update(path.resolve(kernelStateDir)).digest('hex').slice(0, 16);
+  const digest = createHash('sha256').update(path.resolve(privateStateDir)).digest('hex').slice(0, 16);
   return path.join(shortPrivateDir(env), `runner-${digest}.sock`);
 }
 

@@ -5,7 +5,7 @@ import { instanceStateRoot } from '../../config/homes.js';
 import { instancePaths } from '../../config/paths.js';
 import { ensurePrivateDir } from '../../config/private-dir.js';
 import { configHome, loadRegistry, registerInstance, validateInstanceName } from '../../config/registry.js';
-import { KernelError, describeError, isKernelError } from '../../errors.js';
+import { CodedError, describeError, isCodedError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { sendOperatorMessage } from '../../mail/operator-send.js';
 import { findSnapshot } from '../../snapshot/actions.js';
@@ -47,19 +47,19 @@ const exists = (file: string) => lstat(file).then(() => true, () => false);
 /** Everything that would make NEW not new, each refused with the fix. */
 async function assertNew(parent: Instance, name: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<void> {
   validateInstanceName(name);
-  if (name === parent.name) throw new KernelError('USAGE', `A fork needs a name of its own: ${name} is the instance it is made from.`);
+  if (name === parent.name) throw new CodedError('USAGE', `A fork needs a name of its own: ${name} is the instance it is made from.`);
   const registered = (await loadRegistry(env)).instances[name];
-  if (registered) throw new KernelError('USAGE', `An instance named ${name} exists already (at ${registered.dir}): pick another name, or remove it first (kernel-runner rm ${name}).`);
-  if (await exists(dataDir)) throw new KernelError('USAGE', `${dataDir} exists already, and a fork gets a new data directory: pick another place with --data DIR, or move that one away.`);
+  if (registered) throw new CodedError('USAGE', `An instance named ${name} exists already (at ${registered.dir}): pick another name, or remove it first (kernel-runner rm ${name}).`);
+  if (await exists(dataDir)) throw new CodedError('USAGE', `${dataDir} exists already, and a fork gets a new data directory: pick another place with --data DIR, or move that one away.`);
   const paths = instancePaths(name, dataDir, env);
   for (const [what, file] of [['state', instanceStateRoot(name, env)], ["operator's file", paths.operatorConfig]] as const) {
-    if (await exists(file)) throw new KernelError('USAGE', `The name ${name} has ${what} left from an earlier instance (${file}): pick another name, or delete it if it is no longer needed.`);
+    if (await exists(file)) throw new CodedError('USAGE', `The name ${name} has ${what} left from an earlier instance (${file}): pick another name, or delete it if it is no longer needed.`);
   }
   // A fork's data directory inside its parent's would be written by the parent's container.
   const folder = await realpath(path.dirname(dataDir)).catch(() => path.dirname(dataDir));
   const parentData = await realpath(parent.dataDir).catch(() => parent.dataDir);
   if (isWithin(dataDir, parent.dataDir) || isWithin(path.join(folder, path.basename(dataDir)), parentData)) {
-    throw new KernelError('USAGE', `${dataDir} is inside ${parent.name}'s data directory, which its container can write: pick a place outside it with --data DIR.`);
+    throw new CodedError('USAGE', `${dataDir} is inside ${parent.name}'s data directory, which its container can write: pick a place outside it with --data DIR.`);
   }
 }
 
@@ -107,7 +107,7 @@ export async function forkInstance(parent: Instance, name: string, options: Fork
     // Half a fork is no fork: what was made for it goes, and the error says so.
     const removal = await removeInstance(await findRemovalTarget(name, env), { data: true, watchSocket: statusSocketPath(name, env), env }).catch(() => undefined);
     const left = removal === undefined ? ` Remove what was made with kernel-runner rm ${name} --data.` : removal.kept.length ? ` Left: ${removal.kept.join('; ')}.` : ` Nothing of ${name} was kept.`;
-    throw new KernelError(isKernelError(error) ? error.code : 'INTERNAL', `Forking ${parent.name} into ${name} failed: ${describeError(error)}${left}`, { cause: error });
+    throw new CodedError(isCodedError(error) ? error.code : 'INTERNAL', `Forking ${parent.name} into ${name} failed: ${describeError(error)}${left}`, { cause: error });
   }
 }
 

@@ -7,7 +7,7 @@ import { instancePaths } from '../../config/paths.js';
 import { ensureStateDirs } from '../../config/state-dir.js';
 import { configHome, registerInstance, validateInstanceName } from '../../config/registry.js';
 import { ensurePrivateDir } from '../../config/private-dir.js';
-import { KernelError, isKernelError } from '../../errors.js';
+import { CodedError, isCodedError } from '../../errors.js';
 import { kindOfUntrusted, relativeInside } from '../../util/untrusted-fs.js';
 import { makeUntrustedDirs, writeUntrustedNew } from '../../util/untrusted-write.js';
 import { kernelFiles } from '../../config/package-files.js';
@@ -38,7 +38,7 @@ class DataWriter {
     try {
       await write();
     } catch (error) {
-      if (!isKernelError(error, 'UNTRUSTED_FILE')) throw error;
+      if (!isCodedError(error, 'UNTRUSTED_FILE')) throw error;
       this.refused.push(error.message);
     }
   }
@@ -81,8 +81,8 @@ async function gitInit(writer: DataWriter): Promise<void> {
     await copyInto(git, path.join(temp, '.git'), path.join(writer.root, '.git'));
     writer.refused.push(...git.refused);
   } catch (error) {
-    if (isKernelError(error)) throw error;
-    throw new KernelError('INTERNAL', `git init failed: ${(error as Error).message}. Is git installed?`, { cause: error });
+    if (isCodedError(error)) throw error;
+    throw new CodedError('INTERNAL', `git init failed: ${(error as Error).message}. Is git installed?`, { cause: error });
   } finally {
     await rm(temp, { recursive: true, force: true });
   }
@@ -157,14 +157,14 @@ export async function initInstance(name: string, dir: string, env: NodeJS.Proces
   try {
     containerfileText = await readFile(containerfile, 'utf8');
   } catch (error) {
-    throw new KernelError('INTERNAL', `The default Containerfile ${containerfile} cannot be read (${(error as Error).message}); reinstall agent-kernel.`, {
+    throw new CodedError('INTERNAL', `The default Containerfile ${containerfile} cannot be read (${(error as Error).message}); reinstall agent-kernel.`, {
       cause: error,
     });
   }
 
   const existing = await stat(dataDir).catch(() => undefined);
   if (existing && !existing.isDirectory()) {
-    throw new KernelError('USAGE', `${dataDir} exists and is not a directory: pick a directory for the data repo (it is created when missing).`);
+    throw new CodedError('USAGE', `${dataDir} exists and is not a directory: pick a directory for the data repo (it is created when missing).`);
   }
   await mkdir(dataDir, { recursive: true });
   const write = new DataWriter(dataDir);

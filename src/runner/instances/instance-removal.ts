@@ -6,7 +6,7 @@ import { parseAgentConfig } from '../../config/agent-config.js';
 import { readJsonFile } from '../../config/parse.js';
 import { type InstancePaths, instancePaths, stateHome } from '../../config/paths.js';
 import { configHome, loadRegistry, registryFile, unregisterInstance, validateInstanceName } from '../../config/registry.js';
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 import { type Engine, connectEngine, engineSetting } from '../../sandbox/engine/engine.js';
 import { LABEL } from '../../sandbox/engine/image.js';
 import { removeInstanceResources } from '../../sandbox/container/remove-instance.js';
@@ -54,7 +54,7 @@ export async function findRemovalTarget(nameOrDir: string, env: NodeJS.ProcessEn
   const isDir = await lstat(dataDir).then((s) => s.isDirectory(), () => false);
   if (!looksLikePath && !isDir) {
     validateInstanceName(nameOrDir);
-    throw new KernelError('INSTANCE_NOT_FOUND', `No instance named "${nameOrDir}" (kernel-runner ls lists them).`, { details: { name: nameOrDir } });
+    throw new CodedError('INSTANCE_NOT_FOUND', `No instance named "${nameOrDir}" (kernel-runner ls lists them).`, { details: { name: nameOrDir } });
   }
   // The same folder named another way (through a link): its registered name, whose container must go first.
   const real = await realpath(dataDir).catch(() => dataDir);
@@ -64,11 +64,11 @@ export async function findRemovalTarget(nameOrDir: string, env: NodeJS.ProcessEn
   const name = nameFromDirectory(dataDir);
   const paths = instancePaths(name, dataDir, env);
   // An unregistered name is claimed by the first directory that used it (state-dir.ts): never remove another's.
-  const owner = (await readFile(path.join(paths.kernelState, 'data-dir'), 'utf8').catch(() => undefined))?.trim();
+  const owner = (await readFile(path.join(paths.privateState, 'data-dir'), 'utf8').catch(() => undefined))?.trim();
   if (owner !== undefined && owner !== dataDir) {
-    throw new KernelError('USAGE', `The state of "${name}" belongs to ${owner}, not ${dataDir}: nothing of ${dataDir} to remove there.`);
+    throw new CodedError('USAGE', `The state of "${name}" belongs to ${owner}, not ${dataDir}: nothing of ${dataDir} to remove there.`);
   }
-  if (!isDir && owner === undefined) throw new KernelError('INSTANCE_NOT_FOUND', `${dataDir} is not an instance: not registered, and no such directory.`);
+  if (!isDir && owner === undefined) throw new CodedError('INSTANCE_NOT_FOUND', `${dataDir} is not an instance: not registered, and no such directory.`);
   return { name, dataDir, paths, registered: false };
 }
 
@@ -82,7 +82,7 @@ export async function instanceInUse(target: RemovalTarget, watch: WatchPlaces): 
   const busy: string[] = [];
   const tick = await readLockHolder(target.paths.tickLock);
   if (tick && isProcessAlive(tick.pid)) busy.push(`a tick runs (PID ${tick.pid}): stop the watch running it (Ctrl-C, or systemctl --user stop), or wait for it to end`);
-  const server = await readLockHolder(target.paths.serverLock);
+  const server = await readLockHolder(target.paths.instanceLock);
   if (server && isProcessAlive(server.pid)) busy.push(`agent-kernel serve runs for it (PID ${server.pid}): end that client (a Claude Code session, an HTTP server)`);
   if (await watch.answers()) busy.push(`kernel-runner watch runs for it: stop it (Ctrl-C, or systemctl --user stop ${path.basename(watch.unit)})`);
   if (await lstat(watch.unit).then(() => true, () => false)) busy.push(`a systemd unit runs watch for it (${watch.unit}): kernel-runner uninstall ${target.name} first`);

@@ -1,7 +1,7 @@
 import { lchown } from 'node:fs/promises';
 import { type Instance, resolveInstance } from '../../config/instance.js';
 import { readConfigFiles } from '../../config/operator-config.js';
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { containerDown } from '../../sandbox/container/container.js';
 import { type Engine, connectEngine, describeEngine, engineSetting } from '../../sandbox/engine/engine.js';
@@ -83,12 +83,12 @@ async function withOwnersOf(instance: Instance, manifest: Manifest, from: HostId
 export async function moveInstance(instance: Instance, target: string, options: MoveOptions): Promise<MoveReport> {
   const { logger, onProgress } = options;
   if (instance.config.container.backend === 'host') {
-    throw new KernelError('CONFIG_REFUSED', `${instance.name} runs on this machine (container.backend "host"): it has no engine to move from.`);
+    throw new CodedError('CONFIG_REFUSED', `${instance.name} runs on this machine (container.backend "host"): it has no engine to move from.`);
   }
   const from = await connectEngine({ socket: engineSetting(instance.config.container) });
   const to: Engine = await connectEngine({ socket: target });
   if (from.address === to.address) {
-    throw new KernelError('CONFIG_REFUSED', `${instance.name} already runs on ${describeEngine(to)}: nothing to move.`, { details: { engine: to.address } });
+    throw new CodedError('CONFIG_REFUSED', `${instance.name} already runs on ${describeEngine(to)}: nothing to move.`, { details: { engine: to.address } });
   }
   const hold = await holdInstance(instance, { restore: true, logger });
   try {

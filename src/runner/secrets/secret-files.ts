@@ -1,6 +1,6 @@
 import { chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { MIN_SECRET_LENGTH } from '../../log/secrets.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
 
@@ -13,17 +13,17 @@ import { writeFileAtomic } from '../../util/atomic-write.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Pure: a value as the secrets directory keeps it, or a KernelError saying what is wrong (never quoting it). */
+/** Pure: a value as the secrets directory keeps it, or a CodedError saying what is wrong (never quoting it). */
 export function checkSecret(variable: string, value: string): string {
   if (!ENV_NAME.test(variable)) {
-    throw new KernelError('USAGE', `${JSON.stringify(variable)} cannot be an environment variable name: use A-Z, a-z, 0-9 and _ (such as ANTHROPIC_API_KEY).`);
+    throw new CodedError('USAGE', `${JSON.stringify(variable)} cannot be an environment variable name: use A-Z, a-z, 0-9 and _ (such as ANTHROPIC_API_KEY).`);
   }
   const trimmed = value.replace(/(\r?\n)+$/, '').trim();
-  if (trimmed === '') throw new KernelError('USAGE', `No value for ${variable}: paste it, or pipe it in (printf %s "$VALUE" | kernel-runner secret set …).`);
+  if (trimmed === '') throw new CodedError('USAGE', `No value for ${variable}: paste it, or pipe it in (printf %s "$VALUE" | kernel-runner secret set …).`);
   if (trimmed.length < MIN_SECRET_LENGTH) {
-    throw new KernelError('USAGE', `The value for ${variable} is shorter than ${MIN_SECRET_LENGTH} characters: too short to be kept out of logs reliably, so it is refused.`);
+    throw new CodedError('USAGE', `The value for ${variable} is shorter than ${MIN_SECRET_LENGTH} characters: too short to be kept out of logs reliably, so it is refused.`);
   }
-  if (/[\r\n]/.test(trimmed)) throw new KernelError('USAGE', `The value for ${variable} spans several lines; a credential is one line. Paste only the token or key.`);
+  if (/[\r\n]/.test(trimmed)) throw new CodedError('USAGE', `The value for ${variable} spans several lines; a credential is one line. Paste only the token or key.`);
   return trimmed;
 }
 
@@ -54,7 +54,7 @@ export async function listSecrets(dir: string): Promise<{ variable: string; modi
 
 /** Remove `<dir>/<variable>`; false when it was not there. */
 export async function removeSecret(dir: string, variable: string): Promise<boolean> {
-  if (!ENV_NAME.test(variable)) throw new KernelError('USAGE', `${JSON.stringify(variable)} cannot be an environment variable name.`);
+  if (!ENV_NAME.test(variable)) throw new CodedError('USAGE', `${JSON.stringify(variable)} cannot be an environment variable name.`);
   const file = path.join(dir, variable);
   if (!(await stat(file).catch(() => undefined))) return false;
   await rm(file);

@@ -5,7 +5,7 @@ import { secretsPath } from '../../config/paths.js';
 import { configHome } from '../../config/registry.js';
 import { type Logger, registerSecrets } from '../../log/logger.js';
 import type { TickEnvironmentParts } from '../harnesses/claude-credentials.js';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { MIN_SECRET_LENGTH } from '../../log/secrets.js';
 import { isWithin } from '../../util/within.js';
 
@@ -26,7 +26,7 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function secretsDir(name: string, dataDir: string, configured: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   const dir = secretsPath(name, configured, env);
   if (isWithin(dir, dataDir)) {
-    throw new KernelError(
+    throw new CodedError(
       'CONFIG_REFUSED',
       `runner.secrets_dir ${dir} is inside the data directory, which the agent can write: it could add variables to the harness environment. Keep secrets outside it (default ${path.join(configHome(env), 'secrets', name)}).`,
       { details: { dir } },

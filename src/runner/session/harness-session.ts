@@ -52,7 +52,7 @@ export interface SessionOptions {
   env: NodeJS.ProcessEnv;
   /** What our server needs to find the runner's own instance registry and state (config/server-env.ts). */
   serverEnv: Record<string, string>;
-  /** Where this tick's generated files go (`<state>/kernel/tick-NNN`). */
+  /** Where this tick's generated files go (`<state>/private/tick-NNN`). */
   workDir: string;
   tickLog: WriteStream;
   logger: Logger;

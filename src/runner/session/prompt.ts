@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { RunnerConfig } from '../../config/agent-config.js';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { readUntrustedFileText } from '../../util/untrusted-fs.js';
 import { QUOTE_PREFIX } from '../../mail/framing.js';
 
@@ -20,7 +20,7 @@ export async function loadTickPrompt(dataDir: string, config: RunnerConfig): Pro
       if (text === undefined) throw new Error('it does not exist');
       return text.trim();
     } catch (error) {
-      throw new KernelError('CONFIG_INVALID', `runner.prompt_file ${file} cannot be read (${(error as Error).message}). Fix the path in system/agent_config.json.`, {
+      throw new CodedError('CONFIG_INVALID', `runner.prompt_file ${file} cannot be read (${(error as Error).message}). Fix the path in system/agent_config.json.`, {
         cause: error,
       });
     }

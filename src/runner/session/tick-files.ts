@@ -19,7 +19,7 @@ export function hookSettings(options: { nodePath: string; hookCli: string; socke
   };
 }
 
-/** Write the hook settings of a session under the host-private `<state>/kernel/tick-NNN/attempt-N/`. */
+/** Write the hook settings of a session under the host-private `<state>/private/tick-NNN/attempt-N/`. */
 export async function writeHookSettings(dir: string, settings: ReturnType<typeof hookSettings>): Promise<string> {
   const settingsFile = path.join(dir, 'settings.json');
   await writeFileAtomic(settingsFile, JSON.stringify(settings, null, 2) + '\n', 0o600);

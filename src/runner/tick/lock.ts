@@ -1,4 +1,4 @@
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { acquirePidLock, type PidLock } from '../../util/process/pid-lock.js';
 
 export type TickLock = PidLock;
@@ -10,7 +10,7 @@ export type TickLock = PidLock;
 export async function acquireTickLock(file: string, instanceName: string): Promise<TickLock> {
   return acquirePidLock(file, (holder) => {
     const which = typeof holder.tick === 'number' ? `tick ${holder.tick}` : 'a tick';
-    return new KernelError(
+    return new CodedError(
       'TICK_RUNNING',
       `Instance "${instanceName}" is already running ${which} (PID ${holder.pid}, since ${holder.started}). Wait for it to end, or stop it with: kill -INT ${holder.pid}`,
       { details: { pid: holder.pid, tick: holder.tick, lockFile: file } },

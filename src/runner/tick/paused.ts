@@ -1,7 +1,7 @@
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { InstancePaths } from '../../config/paths.js';
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
 import { readUntrustedFileText, relativeInside } from '../../util/untrusted-fs.js';
 import { removeUntrusted, writeUntrustedAtomic } from '../../util/untrusted-write.js';
@@ -66,7 +66,7 @@ export async function assertNotPaused(paths: PausedFile, instanceName: string): 
   const firstLine = reason.split('\n')[0] ?? reason;
   // Not the file's own "Fix:" lines: the agent can write this file, and its advice is not ours to repeat.
   const next = `Fix the cause (agent-kernel doctor ${instanceName} shows how), then: kernel-runner resume ${instanceName}`;
-  throw new KernelError('INSTANCE_PAUSED', `Instance "${instanceName}" is paused: ${firstLine}. ${next}`, {
+  throw new CodedError('INSTANCE_PAUSED', `Instance "${instanceName}" is paused: ${firstLine}. ${next}`, {
     details: { reason, file: paths.paused },
   });
 }

@@ -1,5 +1,5 @@
 import type { Instance } from '../../config/instance.js';
-import { KernelError, type ErrorCode, describeError } from '../../errors.js';
+import { CodedError, type ErrorCode, describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { isNoKernel } from '../../kernel/client/link.js';
 import { type BuildFailure, CONTAINER_READY_MS, type SandboxFailure, type SandboxReady, TERMINALS_READY_MS } from '../../kernel/protocol.js';
@@ -9,7 +9,7 @@ import { attachSandbox, openSandbox } from '../../sandbox/container/open-sandbox
 import type { ProgressCallback } from '../../sandbox/engine/image.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import { isProcessAlive } from '../../util/process/pid-lock.js';
-import { tryServerLock } from '../../tty/server-lock.js';
+import { tryInstanceLock } from '../../tty/instance-lock.js';
 import { sleep } from '../../util/sleep.js';
 
 /** How long a tick waits for a kernel that holds the instance but does not answer yet (it is starting). */
@@ -38,7 +38,7 @@ export async function openTickSandbox(instance: Instance, options: { logger: Log
   };
   const first = await through();
   if (first) return first;
-  const taken = await tryServerLock(instance.paths.serverLock, 'runner');
+  const taken = await tryInstanceLock(instance.paths.instanceLock, 'runner');
   if ('lock' in taken) {
     try {
       return { sandbox: await openSandbox(instance, options) };
@@ -80,9 +80,9 @@ async function prepareThroughKernel(socketPath: string, instance: Instance, opti
     });
   } catch (error) {
     if (isNoKernel(error)) return false;
-    throw new KernelError('KERNEL_UNREACHABLE', `The instance's kernel did not bring the container up: ${describeError(error)}`, { cause: error });
+    throw new CodedError('KERNEL_UNREACHABLE', `The instance's kernel did not bring the container up: ${describeError(error)}`, { cause: error });
   }
   const last = (answer.last ?? {}) as Partial<SandboxReady & SandboxFailure>;
   if (typeof last.sandbox === 'string' && answer.status === 200) return last as SandboxReady;
-  throw new KernelError((last.code as ErrorCode | undefined) ?? 'CONTAINER_FAILED', last.error ?? `the kernel answered ${answer.status}`, last.buildFailed ? { details: { buildFailed: last.buildFailed } } : {});
+  throw new CodedError((last.code as ErrorCode | undefined) ?? 'CONTAINER_FAILED', last.error ?? `the kernel answered ${answer.status}`, last.buildFailed ? { details: { buildFailed: last.buildFailed } } : {});
 }

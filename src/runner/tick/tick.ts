@@ -186,7 +186,7 @@ class TickRun {
     tickLog.on('error', (error) => this.logger.error({ err: describeError(error), logFile }, 'cannot write the tick transcript'));
     tickLog.write(JSON.stringify({ type: 'kernel_runner', tick: this.record.tick, time: new Date().toISOString(), event: 'tick-start', trigger: this.options.trigger ?? 'manual', messages: this.messages.length }) + '\n');
     if (this.record.build_failed) tickLog.write(JSON.stringify({ type: 'kernel_runner', tick: this.record.tick, time: new Date().toISOString(), event: 'build-failed', ...this.record.build_failed }) + '\n');
-    const workDir = path.join(paths.kernelState, `tick-${String(this.record.tick).padStart(3, '0')}`);
+    const workDir = path.join(paths.privateState, `tick-${String(this.record.tick).padStart(3, '0')}`);
     let outcome: TickOutcome | undefined;
     try {
       await this.runHookDir('pre-tick', paths.hooks.preTick, {});

@@ -1,7 +1,7 @@
 import { agentFilesFor, remoteEngineOf } from '../../sandbox/container/agent-files-for.js';
 import { mkdir } from 'node:fs/promises';
 import type { Instance } from '../../config/instance.js';
-import { describeError, isKernelError } from '../../errors.js';
+import { describeError, isCodedError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { sleep } from '../../util/sleep.js';
 import { readPausedReason } from '../tick/paused.js';
@@ -337,7 +337,7 @@ export class Watch {
         running = await this.deps.startTick(this.instance, { logger: this.log, messages: texts, signal: tickController.signal, env, trigger, onInContext, onRetry });
       } catch (error) {
         // Not a failed tick: another runner holds the instance, or it was paused meanwhile. Try again later.
-        if (isKernelError(error, 'TICK_RUNNING') || isKernelError(error, 'INSTANCE_PAUSED')) {
+        if (isCodedError(error, 'TICK_RUNNING') || isCodedError(error, 'INSTANCE_PAUSED')) {
           this.log.warn({ err: error }, `no tick now: ${describeError(error)}`);
           this.enter({ kind: 'idle', reason: describeError(error) });
           if (trigger === 'restart') {
@@ -360,7 +360,7 @@ export class Watch {
       this.onInboxChange();
       result = await running.done;
     } catch (error) {
-      result = { failed: true, status: isKernelError(error) ? error.code : 'error', error: describeError(error) };
+      result = { failed: true, status: isCodedError(error) ? error.code : 'error', error: describeError(error) };
     } finally {
       this.stopController.signal.removeEventListener('abort', onStop);
     }

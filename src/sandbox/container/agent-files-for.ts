@@ -1,5 +1,5 @@
 import type { Instance } from '../../config/instance.js';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { type AgentEntry, type AgentFiles, LocalAgentFiles } from '../../util/agent-files.js';
 import type { MoveOutcome } from '../../util/untrusted-write.js';
 import { containerName } from './container.js';
@@ -31,7 +31,7 @@ export function remoteEngineOf(instance: Instance, env: NodeJS.ProcessEnv = proc
 export function notOnRemoteEngine(instance: Instance, what: string, env: NodeJS.ProcessEnv = process.env): void {
   const address = remoteEngineOf(instance, env);
   if (address === undefined) return;
-  throw new KernelError(
+  throw new CodedError(
     'CONFIG_REFUSED',
     `Not available on a remote engine yet: ${what}. The data directory of ${instance.name} is the volume ${dataVolumeName(instance.name)} on ${address}, ` +
       `and this works only on a data directory that is a folder of this machine. Run the instance on a local engine (container.engine in ${instance.paths.operatorConfig}) to use it.`,

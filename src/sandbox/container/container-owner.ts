@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type Dockerode from 'dockerode';
 import type { InstancePaths } from '../../config/paths.js';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { LABEL } from '../engine/image.js';
 
 /**
@@ -27,7 +27,7 @@ export function assertContainerOwner(info: Dockerode.ContainerInspectInfo, name:
   if (owner === undefined || path.resolve(owner) === path.resolve(paths.stateRoot)) return;
   const ownerHome = path.dirname(path.dirname(owner));
   const container = info.Name.replace(/^\//, '');
-  throw new KernelError(
+  throw new CodedError(
     'INSTANCE_OWNED',
     `The container ${container} of instance "${name}" belongs to the state directory ${owner}, and this process uses ${paths.stateRoot}, so it leaves the container and its terminals alone. ` +
       `Run it with the owner's state directory (AGENT_KERNEL_STATE_DIR=${ownerHome}, or the XDG_STATE_HOME that gives it, as the owner's commands do). ` +

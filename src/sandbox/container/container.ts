@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type Dockerode from 'dockerode';
 import type { Instance } from '../../config/instance.js';
 import { ensureStateDirs } from '../../config/state-dir.js';
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { knownTrapFix } from '../engine/engine-traps.js';
 import { type Engine, dataVolumeName, forceRemoveContainer, inspectNamed, isRemoteEngine, statusCode } from '../engine/engine.js';
@@ -87,8 +87,8 @@ export function createOptions(instance: Instance, image: ImageRef, boundary: Eng
   };
 }
 
-function notOurs(name: string, instanceName: string): KernelError {
-  return new KernelError(
+function notOurs(name: string, instanceName: string): CodedError {
+  return new CodedError(
     'CONTAINER_FAILED',
     `A container named ${name} exists but agent-kernel did not create it (it has no ${LABEL.instance}=${instanceName} label), so it is left alone. Rename or remove it yourself (docker rm -f ${name}) or use another instance name.`,
     { details: { container: name } },
@@ -152,11 +152,11 @@ async function ensureDataVolume(engine: Engine, instance: Instance): Promise<voi
     .inspect()
     .catch((error: unknown) => {
       if (statusCode(error) === 404) return undefined;
-      throw new KernelError('CONTAINER_FAILED', `Cannot inspect the volume ${name} on ${engine.address}: ${describeError(error)}`, { cause: error });
+      throw new CodedError('CONTAINER_FAILED', `Cannot inspect the volume ${name} on ${engine.address}: ${describeError(error)}`, { cause: error });
     })) as { Labels?: Record<string, string> | null } | undefined;
   if (found) {
     if (found.Labels?.[LABEL.instance] !== instance.name) {
-      throw new KernelError('CONTAINER_FAILED', `A volume named ${name} exists on ${engine.address} but agent-kernel did not make it (it has no ${LABEL.instance}=${instance.name} label), so it is left alone. Remove or rename it there, or use another instance name.`);
+      throw new CodedError('CONTAINER_FAILED', `A volume named ${name} exists on ${engine.address} but agent-kernel did not make it (it has no ${LABEL.instance}=${instance.name} label), so it is left alone. Remove or rename it there, or use another instance name.`);
     }
     return;
   }
@@ -167,7 +167,7 @@ async function removeContainer(engine: Engine, id: string): Promise<void> {
   try {
     await forceRemoveContainer(engine, id);
   } catch (error) {
-    if (statusCode(error) !== 404) throw new KernelError('CONTAINER_FAILED', `Cannot remove container ${id.slice(0, 12)}: ${describeError(error)}`, { cause: error });
+    if (statusCode(error) !== 404) throw new CodedError('CONTAINER_FAILED', `Cannot remove container ${id.slice(0, 12)}: ${describeError(error)}`, { cause: error });
   }
 }
 
@@ -181,7 +181,7 @@ async function createContainer(engine: Engine, options: Dockerode.ContainerCreat
       // Gone again by the time we look (that process was replacing it): create it ourselves.
       if (statusCode(error) === 409 && (await inspectContainer(engine, instance))) return;
       if (statusCode(error) === 409 && attempt < 3) continue;
-      throw new KernelError('CONTAINER_FAILED', `Cannot create container ${options.name}: ${describeError(error)}`, { cause: error });
+      throw new CodedError('CONTAINER_FAILED', `Cannot create container ${options.name}: ${describeError(error)}`, { cause: error });
     }
   }
 }
@@ -192,7 +192,7 @@ async function startContainer(engine: Engine, name: string): Promise<void> {
   } catch (error) {
     if (statusCode(error) === 304) return; // already started
     const fix = knownTrapFix(describeError(error));
-    throw new KernelError(
+    throw new CodedError(
       'CONTAINER_FAILED',
       `Cannot start container ${name}: ${describeError(error)}\n${fix ? `Fix: ${fix}.` : "See the engine's log; agent-kernel doctor checks the set-up."}`,
       { cause: error },
@@ -234,7 +234,7 @@ export async function containerUpInStages(engine: Engine, instance: Instance, op
   else if (instanceBoundary(instance.config.container, boundary) === 'userns-remap' && boundary.hostIds) {
     const ids = boundary.hostIds;
     const shifted = await giveDataDirTo(instance.dataDir, ids).catch((error: unknown) => {
-      throw new KernelError(
+      throw new CodedError(
         'CONTAINER_FAILED',
         `Cannot give the data directory ${instance.dataDir} to the remapped container root (host uid ${ids.uid}): ${describeError(error)}. ` +
           `Run chown -R ${ids.uid}:${ids.gid} ${instance.dataDir}, or set container.boundary "none" in ${instance.paths.operatorConfig} (container root is then host root).`,
@@ -282,7 +282,7 @@ export async function containerUpInStages(engine: Engine, instance: Instance, op
   // A container found running and left alone was just inspected: no second round trip at every start-up.
   const after = runningAsFound ? info : await inspectContainer(engine, instance);
   if (!after?.State.Running) {
-    throw new KernelError('CONTAINER_FAILED', `Container ${name} does not stay up (state: ${after?.State.Status ?? 'gone'}). Its log: docker logs ${name}`);
+    throw new CodedError('CONTAINER_FAILED', `Container ${name} does not stay up (state: ${after?.State.Status ?? 'gone'}). Its log: docker logs ${name}`);
   }
   const finished = (async () => {
     await ensureEgress(engine, instance, after, { logger, onProgress });

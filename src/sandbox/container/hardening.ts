@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import type Dockerode from 'dockerode';
 import type { ContainerConfig } from '../../config/agent-config.js';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { proxyEnv } from '../egress/squid.js';
 import { CONTAINER_ULIMITS } from '../engine/ulimits.js';
 
@@ -57,7 +57,7 @@ type Refuse = (message: string, details?: Record<string, unknown>) => never;
 /** Errors name the config file, then the field. */
 function refuserFor(file: string): Refuse {
   return (message, details = {}) => {
-    throw new KernelError('CONFIG_REFUSED', `${file}: ${message}`, { details: { file, ...details } });
+    throw new CodedError('CONFIG_REFUSED', `${file}: ${message}`, { details: { file, ...details } });
   };
 }
 
@@ -81,7 +81,7 @@ export function hardenedCreateOptions({ config, dataDir, shown = [], host, confi
   if (config.privileged) {
     refuse('container.privileged is true; privileged containers are refused (they can take over the host). Remove the field, or add a specific capability with container.cap_add.');
   }
-  if (!path.isAbsolute(dataDir)) throw new KernelError('INTERNAL', `data directory must be absolute, got ${dataDir}`);
+  if (!path.isAbsolute(dataDir)) throw new CodedError('INTERNAL', `data directory must be absolute, got ${dataDir}`);
   const mounts: Dockerode.MountSettings[] = dataVolume === undefined ? dataDirMounts(dataDir, shown, host, refuse) : [{ Type: 'volume', Source: dataVolume, Target: dataDir, ReadOnly: false }];
   if (config.mounts.length > 0) {
     refuse(
@@ -125,7 +125,7 @@ export function hardenedCreateOptions({ config, dataDir, shown = [], host, confi
 function dataDirMounts(dataDir: string, shown: ReadonlyArray<{ source: string; target: string }>, host: HostFacts, refuse: Refuse): Dockerode.MountSettings[] {
   const realData = host.realpath(dataDir);
   if (realData === undefined) {
-    throw new KernelError('INSTANCE_NOT_FOUND', `The data directory ${dataDir} does not exist. Create it with kernel-runner init.`);
+    throw new CodedError('INSTANCE_NOT_FOUND', `The data directory ${dataDir} does not exist. Create it with kernel-runner init.`);
   }
   if (realData === '/' || ENGINE_SOCKET_DIR.test(realData)) {
     refuse(`the data directory ${dataDir} resolves to ${realData}; mounting it would expose the host. Use a directory of its own.`);

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Instance } from '../../config/instance.js';
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 import { buildNetwork } from '../egress/proxy.js';
 import type { Engine } from '../engine/engine.js';
 import { DEFAULT_BASE_IMAGE } from '../engine/bootstrap.js';
@@ -80,7 +80,7 @@ export async function ensureImage(engine: Engine, instance: Instance, options: E
     if (from && PULL_FAILURE.test(message)) {
       throw baseMissing(from[1] ?? '?', message);
     }
-    throw new KernelError(
+    throw new CodedError(
       'IMAGE_BUILD_FAILED',
       [
         `Building ${tag} from ${source} failed${step ? ` at ${step}` : ''}:`,
@@ -93,7 +93,7 @@ export async function ensureImage(engine: Engine, instance: Instance, options: E
   }
   const built = await inspectImage(engine, tag);
   if (built === undefined) {
-    throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag} ended without an image. Last output:\n${tail.join('\n')}`);
+    throw new CodedError('IMAGE_BUILD_FAILED', `Building ${tag} ended without an image. Last output:\n${tail.join('\n')}`);
   }
   try {
     refuseKernelLabels(instance, tag, built.Config?.Labels ?? {});
@@ -119,7 +119,7 @@ function refuseKernelLabels(instance: Instance, tag: string, labels: Record<stri
   const hostReads: ReadonlySet<string> = new Set(Object.values(LABEL));
   const foreign = Object.keys(labels).filter((key) => hostReads.has(key) && !OWN_IMAGE_LABELS.has(key));
   if (foreign.length === 0) return;
-  throw new KernelError(
+  throw new CodedError(
     'IMAGE_BUILD_FAILED',
     `${tag} carries ${foreign.join(', ')}: that label is the host's own, and only the host sets it, so the image is not used. ` +
       `Remove that LABEL from ${instance.paths.containerfile} (or start from a base image without it). Then run: agent-kernel container rebuild ${instance.name}`,
@@ -135,8 +135,8 @@ export function allowedBaseImages(instance: Instance): string[] {
 /** `docker.io/library/debian:x` and `debian:x` are one image. */
 const sameImage = (a: string, b: string) => shortReference(a) === shortReference(b);
 
-function refusedError(source: string, refused: Refusal[], rebuild: string): KernelError {
-  return new KernelError(
+function refusedError(source: string, refused: Refusal[], rebuild: string): CodedError {
+  return new CodedError(
     'IMAGE_BUILD_FAILED',
     [
       `${source} is not built: the engine would fetch what it names itself, from the host's network (its loopback, a cloud's metadata address), outside what container.network allows.`,
@@ -165,7 +165,7 @@ async function refuseImagesToFetch(engine: Engine, instance: Instance, source: s
     seen.add(named.reference);
     const what = `${named.instruction} ${named.reference}`;
     if (!allowed.some((image) => sameImage(image, named.reference))) {
-      throw new KernelError(
+      throw new CodedError(
         'IMAGE_BUILD_FAILED',
         `${source}: ${what}: that image is not one the agent's Containerfile may use. It may start from ${allowed.join(', ')} (the built-in base and ` +
           `container.base_images in ${instance.paths.operatorConfig}) or an earlier stage of the same Containerfile, never another image on the engine ` +
@@ -175,7 +175,7 @@ async function refuseImagesToFetch(engine: Engine, instance: Instance, source: s
     }
     const image = await inspectImage(engine, named.reference);
     if (image === undefined) {
-      throw new KernelError(
+      throw new CodedError(
         'BASE_IMAGE_MISSING',
         `${source}: ${what}: that image is not on this engine, and it is never pulled for the agent's Containerfile (the engine would fetch it itself, ` +
           `from the host's network and whatever registry the name says). An operator can add one: agent-kernel image bootstrap ${named.reference} (Debian, offline), ` +

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describeIgnored } from '../../config/operator-config.js';
 import { describeBoundary, engineBoundary, instanceBoundary } from './user-namespace.js';
 import type { Instance } from '../../config/instance.js';
-import { describeError, isKernelError } from '../../errors.js';
+import { describeError, isCodedError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { DEFAULT_BASE_IMAGE } from '../engine/bootstrap.js';
 import { egressStatus, ensureEgressImage } from '../egress/proxy.js';
@@ -93,7 +93,7 @@ function commandVersion(command: string, timeoutMs = 15_000): Promise<string> {
 }
 
 async function checkDataDir(instance: Instance): Promise<CheckRow> {
-  const probe = path.join(instance.paths.kernelState, `.doctor-${process.pid}`);
+  const probe = path.join(instance.paths.privateState, `.doctor-${process.pid}`);
   try {
     await mkdir(path.dirname(probe), { recursive: true });
     await writeFile(probe, 'ok');
@@ -159,7 +159,7 @@ export async function preflight(instance: Instance | undefined, options: Preflig
     rows.push({
       name: 'engine',
       status: 'not-ready',
-      detail: isKernelError(error, 'ENGINE_UNREACHABLE')
+      detail: isCodedError(error, 'ENGINE_UNREACHABLE')
         ? `nothing answered: ${((error.details.tried ?? []) as { address: string; error: string }[]).map((t) => `${t.address} (${t.error})`).join('; ')}`
         : describeError(error),
       fix: 'npm run setup (installs and starts dockerd), or sudo dockerd &, or systemctl start docker, or podman system service --time=0 unix://$XDG_RUNTIME_DIR/podman/podman.sock &',
@@ -197,7 +197,7 @@ export async function preflight(instance: Instance | undefined, options: Preflig
       } catch (error) {
         rows.push({
           name: 'image',
-          status: isKernelError(error, 'BASE_IMAGE_MISSING') ? 'not-ready' : 'failed',
+          status: isCodedError(error, 'BASE_IMAGE_MISSING') ? 'not-ready' : 'failed',
           detail: describeError(error),
           fix: `fix ${instance.paths.containerfile} (or remove it to use the built-in one), then: agent-kernel container rebuild ${instance.name}`,
         });

@@ -1,7 +1,7 @@
 import { readFile, unlink } from 'node:fs/promises';
 import { z } from 'zod';
 import type { InstancePaths } from '../../config/paths.js';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
 
 /**
@@ -28,7 +28,7 @@ export async function readSuspended(paths: Pick<InstancePaths, 'suspendRecord'>)
     json = undefined;
   }
   const parsed = recordSchema.safeParse(json);
-  if (!parsed.success) throw new KernelError('INSTANCE_SUSPENDED', `The suspend record ${paths.suspendRecord} is damaged; kernel-runner snapshots lists the snapshots (the newest "suspend" one holds the container): kernel-runner rollback NAME ID brings it back.`);
+  if (!parsed.success) throw new CodedError('INSTANCE_SUSPENDED', `The suspend record ${paths.suspendRecord} is damaged; kernel-runner snapshots lists the snapshots (the newest "suspend" one holds the container): kernel-runner rollback NAME ID brings it back.`);
   return parsed.data;
 }
 
@@ -46,7 +46,7 @@ export async function removeSuspended(paths: Pick<InstancePaths, 'suspendRecord'
 export async function assertNotSuspended(name: string, paths: Pick<InstancePaths, 'suspendRecord'>): Promise<void> {
   const record = await readSuspended(paths);
   if (!record) return;
-  throw new KernelError(
+  throw new CodedError(
     'INSTANCE_SUSPENDED',
     `${name} is suspended (since ${record.at}; its container is saved in snapshot ${record.snapshot}): kernel-runner resume ${name} brings it back, and so does its next tick (a message or a wake under watch).`,
     { details: { snapshot: record.snapshot } },

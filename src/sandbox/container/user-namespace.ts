@@ -1,5 +1,5 @@
 import type { ContainerConfig } from '../../config/agent-config.js';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import type { Engine } from '../engine/engine.js';
 
 /**
@@ -106,7 +106,7 @@ export function instanceBoundary(config: Pick<ContainerConfig, 'boundary'>, engi
 export function boundaryCreateOptions(config: Pick<ContainerConfig, 'boundary'>, engine: EngineBoundary, configFile: string): { Runtime?: string; UsernsMode?: string } {
   if (config.boundary === 'gvisor') {
     if (!engine.runtimes.includes('runsc')) {
-      throw new KernelError(
+      throw new CodedError(
         'CONFIG_REFUSED',
         `${configFile}: container.boundary is "gvisor" but the engine has no runsc runtime (it has ${engine.runtimes.join(', ') || 'none listed'}). ` +
           `Install it (apt-get install runsc) and start dockerd with --add-runtime runsc=/usr/bin/runsc, or remove container.boundary.`,

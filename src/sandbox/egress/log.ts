@@ -1,5 +1,5 @@
 import type { Instance } from '../../config/instance.js';
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 import { proxyContainerName } from './proxy.js';
 import { type EgressRecord, parseAccessLine } from './squid.js';
 import { type Engine, statusCode } from '../engine/engine.js';
@@ -29,14 +29,14 @@ export async function readEgressLog(engine: Engine, instance: Instance, tail = 1
     logs = Buffer.isBuffer(raw) ? raw : Buffer.from(String(raw));
   } catch (error) {
     if (statusCode(error) === 404) {
-      throw new KernelError(
+      throw new CodedError(
         'CONTAINER_FAILED',
         instance.config.container.network === 'allowlist'
           ? `${instance.name} has no egress proxy yet: it starts with the container (agent-kernel container up ${instance.name}).`
           : `${instance.name}'s network policy is ${instance.config.container.network}, which has no proxy and no egress log; container.network "allowlist" has both.`,
       );
     }
-    throw new KernelError('CONTAINER_FAILED', `Cannot read the log of ${name}: ${describeError(error)}`, { cause: error });
+    throw new CodedError('CONTAINER_FAILED', `Cannot read the log of ${name}: ${describeError(error)}`, { cause: error });
   }
   return stdoutOf(logs)
     .split('\n')

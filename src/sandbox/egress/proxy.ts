@@ -2,7 +2,7 @@ import path from 'node:path';
 import type Dockerode from 'dockerode';
 import { describeAllowEntry, parseAllowEntry, type AllowEntry } from '../../config/egress-allow.js';
 import type { Instance } from '../../config/instance.js';
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { DockerSandbox } from '../docker-sandbox.js';
 import { type Engine, forceRemoveContainer, inspectNamed, statusCode } from '../engine/engine.js';
@@ -80,7 +80,7 @@ export async function ensureEgressImage(engine: Engine, options: EgressOptions):
   options.onProgress?.(`building the egress proxy image ${tag}`);
   const attempt = await runBuild(engine, context, tag, { [LABEL.egressImage]: hash }, { logger: options.logger, onProgress: options.onProgress });
   if (attempt.failed || !(await imageExists(engine, tag))) {
-    throw new KernelError('IMAGE_BUILD_FAILED', [`Building the egress proxy image ${tag} failed${attempt.step ? ` at ${attempt.step}` : ''}: ${attempt.message}`, ...attempt.tail.map((l) => `  ${l}`)].join('\n'));
+    throw new CodedError('IMAGE_BUILD_FAILED', [`Building the egress proxy image ${tag} failed${attempt.step ? ` at ${attempt.step}` : ''}: ${attempt.message}`, ...attempt.tail.map((l) => `  ${l}`)].join('\n'));
   }
   return tag;
 }
@@ -90,7 +90,7 @@ async function inspectOurs(engine: Engine, name: string, instance: Instance, rol
   if (!info) return undefined;
   const labels = info.Config.Labels ?? {};
   if (labels[LABEL.instance] !== instance.name || labels[LABEL.egressRole] !== role) {
-    throw new KernelError('CONTAINER_FAILED', `A container named ${name} exists but is not ${instance.name}'s egress ${role}; it is left alone. Remove it yourself (docker rm -f ${name}) or use another instance name.`);
+    throw new CodedError('CONTAINER_FAILED', `A container named ${name} exists but is not ${instance.name}'s egress ${role}; it is left alone. Remove it yourself (docker rm -f ${name}) or use another instance name.`);
   }
   return info;
 }
@@ -130,13 +130,13 @@ async function ensureRunning(engine: Engine, instance: Instance, options: Docker
     try {
       await engine.docker.createContainer(options);
     } catch (error) {
-      if (statusCode(error) !== 409) throw new KernelError('CONTAINER_FAILED', `Cannot create ${options.name}: ${describeError(error)}`, { cause: error });
+      if (statusCode(error) !== 409) throw new CodedError('CONTAINER_FAILED', `Cannot create ${options.name}: ${describeError(error)}`, { cause: error });
     }
   } else if (info.State.Running) return;
   try {
     await engine.docker.getContainer(options.name).start();
   } catch (error) {
-    if (statusCode(error) !== 304) throw new KernelError('CONTAINER_FAILED', `Cannot start ${options.name}: ${describeError(error)}. Its log: docker logs ${options.name}`, { cause: error });
+    if (statusCode(error) !== 304) throw new CodedError('CONTAINER_FAILED', `Cannot start ${options.name}: ${describeError(error)}. Its log: docker logs ${options.name}`, { cause: error });
   }
 }
 
@@ -157,7 +157,7 @@ export async function applyAllowlist(engine: Engine, instance: Instance): Promis
   if (current.exitCode === 0 && current.stdout === config) return { changed: false };
   const result = await proxy.run(['/usr/local/bin/agent-kernel-egress', 'apply'], { input: config, timeoutMs: 30_000 });
   if (result.exitCode !== 0) {
-    throw new KernelError('CONTAINER_FAILED', `The egress proxy of ${instance.name} refused the allowlist (exit ${result.exitCode}): ${(result.stderr || result.stdout).trim()}`);
+    throw new CodedError('CONTAINER_FAILED', `The egress proxy of ${instance.name} refused the allowlist (exit ${result.exitCode}): ${(result.stderr || result.stdout).trim()}`);
   }
   return { changed: true };
 }
@@ -174,7 +174,7 @@ export async function ensureProxy(engine: Engine, instance: Instance, options: E
   const image = await ensureEgressImage(engine, options);
   const volume = socketVolumeName(instance.name);
   await engine.docker.createVolume({ Name: volume, Labels: { [LABEL.instance]: instance.name, [LABEL.egressRole]: 'socket' } }).catch((error: unknown) => {
-    throw new KernelError('CONTAINER_FAILED', `Cannot create the egress volume ${volume}: ${describeError(error)}`, { cause: error });
+    throw new CodedError('CONTAINER_FAILED', `Cannot create the egress volume ${volume}: ${describeError(error)}`, { cause: error });
   });
   // The revision of the proxy's create options rides on the image label: a proxy made with older ones is recreated.
   const labels = { [LABEL.instance]: instance.name, [LABEL.imageHash]: `${image}${PROXY_REVISION}` };
@@ -290,7 +290,7 @@ async function untilListening(engine: Engine, container: string): Promise<void> 
     if (listening.test(tcp.stdout)) return;
     await sleep(50);
   }
-  throw new KernelError('CONTAINER_FAILED', `The egress link ${container} for the image build does not listen on 127.0.0.1:3128. Its log: docker logs ${container}`);
+  throw new CodedError('CONTAINER_FAILED', `The egress link ${container} for the image build does not listen on 127.0.0.1:3128. Its log: docker logs ${container}`);
 }
 
 /** Remove the instance's egress containers and volume (by name, and only when the labels say they are its). */

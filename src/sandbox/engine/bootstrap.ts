@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import type { Engine } from './engine.js';
 import { type ProgressCallback, imageExists } from './image.js';
@@ -74,7 +74,7 @@ function runMmdebstrap(args: string[], logger: Logger, onProgress?: ProgressCall
     child.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') {
         reject(
-          new KernelError(
+          new CodedError(
             'BASE_IMAGE_MISSING',
             'mmdebstrap is not installed, so the base image cannot be built offline. Install it (as root): apt-get install -y mmdebstrap; or run npm run setup, which does.',
           ),
@@ -85,7 +85,7 @@ function runMmdebstrap(args: string[], logger: Logger, onProgress?: ProgressCall
       if (code === 0) resolve();
       else {
         reject(
-          new KernelError(
+          new CodedError(
             'IMAGE_BUILD_FAILED',
             `mmdebstrap ${args.join(' ')} failed (${signal ?? `exit ${code}`}):\n${tail.map((l) => `  ${l}`).join('\n')}\nIt needs root (or unprivileged user namespaces) and a reachable Debian mirror.`,
           ),
@@ -126,13 +126,13 @@ export async function bootstrapBaseImage(engine: Engine, options: BootstrapOptio
     const failed = errors[0];
     if (failed) throw new Error(failed.error);
   } catch (error) {
-    if (error instanceof KernelError) throw error;
-    throw new KernelError('IMAGE_BUILD_FAILED', `Importing the root file system as ${tag} failed: ${describeError(error)}`, { cause: error });
+    if (error instanceof CodedError) throw error;
+    throw new CodedError('IMAGE_BUILD_FAILED', `Importing the root file system as ${tag} failed: ${describeError(error)}`, { cause: error });
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }
   if (!(await imageExists(engine, tag))) {
-    throw new KernelError('IMAGE_BUILD_FAILED', `The import finished, but ${tag} is not on the engine. Run again with AGENT_KERNEL_LOG_LEVEL=debug to see the engine's answer.`);
+    throw new CodedError('IMAGE_BUILD_FAILED', `The import finished, but ${tag} is not on the engine. Run again with AGENT_KERNEL_LOG_LEVEL=debug to see the engine's answer.`);
   }
   onProgress?.(`${tag} is ready`);
   return { tag, skipped: false };

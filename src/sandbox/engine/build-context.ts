@@ -4,7 +4,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
 import type { Instance } from '../../config/instance.js';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { kindOfUntrusted, listUntrusted, openUntrustedFile, readUntrustedText, relativeInside } from '../../util/untrusted-fs.js';
 import { packageRoot } from '../../util/package-root.js';
 
@@ -50,7 +50,7 @@ async function listFiles(context: Omit<BuildContext, 'files'>, prefix = ''): Pro
     else if (entry.kind === 'file') files.push(rel);
     else {
       // The container can plant a link to a host file here: the build would send its content to the engine.
-      throw new KernelError('CONFIG_REFUSED', `${path.join(context.dir, rel)} is a symbolic link or special file; the build context takes regular files only. Replace it with a copy of what it points to.`, {
+      throw new CodedError('CONFIG_REFUSED', `${path.join(context.dir, rel)} is a symbolic link or special file; the build context takes regular files only. Replace it with a copy of what it points to.`, {
         details: { file: path.join(context.dir, rel) },
       });
     }
@@ -71,14 +71,14 @@ export async function buildContext(instance: Instance): Promise<BuildContext> {
 /** Open one file of the context (regular, no link on the way) for `use`; a file gone meanwhile is an error. */
 async function withContextFile<T>(context: BuildContext, rel: string, use: (handle: FileHandle, size: number, mode: number) => Promise<T>): Promise<T> {
   const result = await openUntrustedFile(context.root, relOf(context, rel), async (handle, size, mode) => ({ value: await use(handle, size, mode) }));
-  if (result === undefined) throw new KernelError('CONFIG_REFUSED', `${path.join(context.dir, rel)} disappeared while the build context was read. Try again.`);
+  if (result === undefined) throw new CodedError('CONFIG_REFUSED', `${path.join(context.dir, rel)} disappeared while the build context was read. Try again.`);
   return result.value;
 }
 
 /** The Containerfile's text (for its FROM lines). */
 export async function readContainerfile(context: BuildContext): Promise<string> {
   const text = await readUntrustedText(context.root, relOf(context, context.containerfile));
-  if (text === undefined) throw new KernelError('CONFIG_REFUSED', `${path.join(context.dir, context.containerfile)} disappeared. Try again.`);
+  if (text === undefined) throw new CodedError('CONFIG_REFUSED', `${path.join(context.dir, context.containerfile)} disappeared. Try again.`);
   return text;
 }
 

@@ -1,4 +1,4 @@
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 import type { Engine } from './engine.js';
 
 /** What a build is asked for, in Docker's terms; `networkmode` is `none`, `container:<name>`, or absent (the engine's bridge). */
@@ -27,16 +27,16 @@ export async function podmanBuildNetwork(engine: Engine, networkmode: string | u
   if (networkmode === 'none') return own('', 1);
   if (networkmode === undefined) return own('', 2);
   const joined = /^container:(.+)$/.exec(networkmode)?.[1];
-  if (joined === undefined) throw new KernelError('INTERNAL', `unknown build network ${networkmode}`);
+  if (joined === undefined) throw new CodedError('INTERNAL', `unknown build network ${networkmode}`);
   const info = await engine.docker
     .getContainer(joined)
     .inspect()
     .catch((error: unknown) => {
-      throw new KernelError('IMAGE_BUILD_FAILED', `The build's network ${joined} cannot be inspected: ${describeError(error)}`, { cause: error });
+      throw new CodedError('IMAGE_BUILD_FAILED', `The build's network ${joined} cannot be inspected: ${describeError(error)}`, { cause: error });
     });
   const pid = info.State.Pid;
   if (!info.State.Running || !Number.isInteger(pid) || pid <= 0) {
-    throw new KernelError('IMAGE_BUILD_FAILED', `The build's network ${joined} is not running (its log: docker logs ${joined}).`);
+    throw new CodedError('IMAGE_BUILD_FAILED', `The build's network ${joined} is not running (its log: docker logs ${joined}).`);
   }
   return own(`/proc/${pid}/ns/net`, 2);
 }

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type Dockerode from 'dockerode';
 import { DockerodeClient } from './dockerode.js';
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 
 /** A container engine that answered: Docker, or Podman through its Docker-compatible API. */
 export interface Engine {
@@ -73,7 +73,7 @@ export function dockerodeOptions(address: string, env: NodeJS.ProcessEnv = proce
   try {
     url = new URL(normalized);
   } catch (error) {
-    throw new KernelError(
+    throw new CodedError(
       'CONFIG_INVALID',
       `Engine address ${JSON.stringify(address)} is not valid: use unix:///path/to.sock, tcp://host:port or ssh://user@host.`,
       { cause: error },
@@ -99,7 +99,7 @@ export function dockerodeOptions(address: string, env: NodeJS.ProcessEnv = proce
       ...(tls ? tlsFiles(address, env) : {}),
     };
   }
-  throw new KernelError(
+  throw new CodedError(
     'CONFIG_INVALID',
     `Engine address ${JSON.stringify(address)} has an unknown scheme: use unix://, tcp:// or ssh://.`,
   );
@@ -115,7 +115,7 @@ function tlsFiles(address: string, env: NodeJS.ProcessEnv): { ca: Buffer; cert: 
     try {
       return readFileSync(path.join(dir, name));
     } catch (error) {
-      throw new KernelError(
+      throw new CodedError(
         'CONFIG_INVALID',
         `The engine at ${address} is reached with TLS, but ${path.join(dir, name)} cannot be read (${describeError(error)}). ` +
           'Put the CA (ca.pem) and this client\'s certificate and key (cert.pem, key.pem) there, or point DOCKER_CERT_PATH at the folder that has them.',
@@ -199,11 +199,11 @@ export async function connectEngine(options: ConnectOptions = {}): Promise<Engin
       connected.set(address, engine);
       return engine;
     } catch (error) {
-      if (error instanceof KernelError) throw error;
+      if (error instanceof CodedError) throw error;
       tried.push({ address, error: describeError(error) });
     }
   }
-  throw new KernelError('ENGINE_UNREACHABLE', engineUnreachableMessage(tried), { details: { tried } });
+  throw new CodedError('ENGINE_UNREACHABLE', engineUnreachableMessage(tried), { details: { tried } });
 }
 
 /**
@@ -236,7 +236,7 @@ export async function inspectNamed(engine: Engine, name: string): Promise<Docker
     return await engine.docker.getContainer(name).inspect();
   } catch (error) {
     if (statusCode(error) === 404) return undefined;
-    throw new KernelError('CONTAINER_FAILED', `Cannot inspect container ${name}: ${describeError(error)}`, { cause: error });
+    throw new CodedError('CONTAINER_FAILED', `Cannot inspect container ${name}: ${describeError(error)}`, { cause: error });
   }
 }
 

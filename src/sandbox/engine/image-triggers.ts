@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type Dockerode from 'dockerode';
 import tar from 'tar-stream';
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 import type { Engine } from './engine.js';
 
 /** The image's config blob is a few KB; anything larger in its export is a layer, skipped unread. */
@@ -27,7 +27,7 @@ export async function onBuildTriggers(engine: Engine, reference: string, image: 
 async function storedConfig(engine: Engine, reference: string, id: string): Promise<unknown> {
   const digest = /^(?:sha256:)?([0-9a-f]{64})$/.exec(id)?.[1];
   const unreadable = (why: string, cause?: unknown) =>
-    new KernelError(
+    new CodedError(
       'IMAGE_BUILD_FAILED',
       `The ONBUILD steps of ${reference} cannot be read from the engine (${why}), so the agent's Containerfile is not built FROM it. Try again; if it persists, start from another image.`,
       { details: { image: reference }, ...(cause === undefined ? {} : { cause }) },

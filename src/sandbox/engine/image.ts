@@ -1,6 +1,6 @@
 import type Dockerode from 'dockerode';
 import type { Instance } from '../../config/instance.js';
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { type Engine, statusCode } from './engine.js';
 import { startBuild } from './build-request.js';
@@ -83,8 +83,8 @@ export async function inspectImage(engine: Engine, name: string): Promise<Docker
   }
 }
 
-export function baseMissing(image: string, why: string): KernelError {
-  return new KernelError(
+export function baseMissing(image: string, why: string): CodedError {
+  return new CodedError(
     'BASE_IMAGE_MISSING',
     `The base image ${image} is not on this engine and cannot be pulled (${why}). Build it offline from Debian packages: agent-kernel image bootstrap ${image}`,
     { details: { image } },
@@ -166,7 +166,7 @@ export async function runBuild(
     },
   )
     .catch((error: unknown) => {
-      throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag} failed to start: ${describeError(error)}`, { cause: error });
+      throw new CodedError('IMAGE_BUILD_FAILED', `Building ${tag} failed to start: ${describeError(error)}`, { cause: error });
     });
   // Closing the connection cancels the build in the engine, and fails the read below.
   const limit = options.timeoutMs;
@@ -194,7 +194,7 @@ export async function runBuild(
   })
     .catch((error: unknown): EngineEvent[] => {
       if (timedOut) return [{ error: tail.at(-1) }];
-      throw new KernelError('IMAGE_BUILD_FAILED', `Building ${tag}: the connection to the engine failed: ${describeError(error)}`, { cause: error });
+      throw new CodedError('IMAGE_BUILD_FAILED', `Building ${tag}: the connection to the engine failed: ${describeError(error)}`, { cause: error });
     })
     .finally(() => clearTimeout(timer));
   const failed = errors[0];

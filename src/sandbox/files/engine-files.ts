@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 import type { AgentEntry, AgentFiles } from '../../util/agent-files.js';
 import { componentsOf, refused } from '../../util/untrusted-dir.js';
 import type { MoveOutcome } from '../../util/untrusted-write.js';
@@ -81,7 +81,7 @@ export class EngineAgentFiles implements AgentFiles {
     try {
       return await request(controller.signal);
     } catch (error) {
-      if (controller.signal.aborted) throw new KernelError('ENGINE_UNREACHABLE', `${what}: the engine at ${this.options.engine.address} gave no answer within ${this.timeoutMs} ms. Check it with agent-kernel doctor.`, { cause: error });
+      if (controller.signal.aborted) throw new CodedError('ENGINE_UNREACHABLE', `${what}: the engine at ${this.options.engine.address} gave no answer within ${this.timeoutMs} ms. Check it with agent-kernel doctor.`, { cause: error });
       throw error;
     } finally {
       clearTimeout(timer);
@@ -115,7 +115,7 @@ export class EngineAgentFiles implements AgentFiles {
   }
 
   private engineError(file: string, error: unknown): Error {
-    if (error instanceof KernelError) return error;
+    if (error instanceof CodedError) return error;
     const hint = statusCode(error) === 409 || /is not running/i.test(describeError(error)) ? ` Start it: kernel-runner container up or agent-kernel container up.` : '';
     return refused(file, `could not be reached through the engine at ${this.options.engine.address} (${describeError(error).split('\n')[0] ?? ''})`, `Check the container ${this.options.container}.${hint}`, error);
   }

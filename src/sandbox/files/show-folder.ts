@@ -2,7 +2,7 @@ import type { Dirent } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import tar from 'tar-stream';
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 import type { Engine } from '../engine/engine.js';
 
 /**
@@ -42,7 +42,7 @@ async function collect(source: string, prefix: string, into: Array<{ name: strin
 /** Copy the host folder `source` to `target` in the container (an absolute path under `base`, which must exist there). */
 export async function showFolderInContainer(engine: Engine, container: string, source: string, target: string, base: string): Promise<void> {
   const rel = path.posix.relative(base, target);
-  if (rel === '' || rel.startsWith('..') || path.posix.isAbsolute(rel)) throw new KernelError('INTERNAL', `${target} is not under ${base}`);
+  if (rel === '' || rel.startsWith('..') || path.posix.isAbsolute(rel)) throw new CodedError('INTERNAL', `${target} is not under ${base}`);
   const entries: Array<{ name: string; data?: Buffer; mode: number }> = [];
   const parts = rel.split('/');
   for (let index = 1; index <= parts.length; index++) entries.push({ name: `${parts.slice(0, index).join('/')}/`, mode: 0o755 });
@@ -64,6 +64,6 @@ export async function showFolderInContainer(engine: Engine, container: string, s
   try {
     await engine.docker.getContainer(container).putArchive(Buffer.concat(chunks), { path: base });
   } catch (error) {
-    throw new KernelError('CONTAINER_FAILED', `Cannot copy ${source} into ${container} at ${target} on ${engine.address}: ${describeError(error)}`, { cause: error });
+    throw new CodedError('CONTAINER_FAILED', `Cannot copy ${source} into ${container} at ${target} on ${engine.address}: ${describeError(error)}`, { cause: error });
   }
 }

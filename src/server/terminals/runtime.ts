@@ -11,7 +11,7 @@ import type { Terminals } from './terminals.js';
  * `warmUp()`, so the MCP handshake answers at once; `login` awaits it. A start that fails
  * is forgotten, so a later `login` tries again (an engine that was down may be back).
  */
-export class KernelRuntime {
+export class TerminalsRuntime {
   private starting: Promise<Terminals> | undefined;
   private ready: Terminals | undefined;
   private disposed = false;

@@ -4,7 +4,7 @@ import { EgressWatch } from '../../sandbox/egress/watch.js';
 import { connectEngine, engineSetting } from '../../sandbox/engine/engine.js';
 import { openSandboxInStages } from '../../sandbox/container/open-sandbox.js';
 import type { TerminalObserver } from '../../observe/terminal-observer.js';
-import { type ServerLock, acquireServerLock } from '../../tty/server-lock.js';
+import { type InstanceLock, acquireInstanceLock } from '../../tty/instance-lock.js';
 import type { TtyManager } from '../../tty/tty-manager.js';
 import { recordTerminals } from './record-terminals.js';
 import type { NetworkSummary, Terminals } from './terminals.js';
@@ -59,7 +59,7 @@ export interface StartTerminalsOptions {
    * then nobody else may change the container between two start-ups. Absent: taken here first
    * and released when the terminals are disposed.
    */
-  lock?: ServerLock;
+  lock?: InstanceLock;
 }
 
 /**
@@ -69,7 +69,7 @@ export interface StartTerminalsOptions {
  * container's egress is checked. Ready when both are.
  */
 export async function startTerminals(instance: Instance, logger: Logger, options: StartTerminalsOptions = {}): Promise<Terminals> {
-  const lock = options.lock ?? (await acquireServerLock(instance.paths.serverLock, 'serve'));
+  const lock = options.lock ?? (await acquireInstanceLock(instance.paths.instanceLock, 'serve'));
   try {
     return await startLocked(instance, logger, { ...(options.hostTmux === undefined ? {} : { hostTmux: options.hostTmux }), lock }, options.lock === undefined);
   } catch (error) {
@@ -78,7 +78,7 @@ export async function startTerminals(instance: Instance, logger: Logger, options
   }
 }
 
-async function startLocked(instance: Instance, logger: Logger, options: { hostTmux?: boolean; lock: ServerLock }, ownLock: boolean): Promise<Terminals> {
+async function startLocked(instance: Instance, logger: Logger, options: { hostTmux?: boolean; lock: InstanceLock }, ownLock: boolean): Promise<Terminals> {
   // The terminal layer (emulator included) loads while the engine answers.
   const ttyLayer = import('../../tty/tty-manager.js');
   ttyLayer.catch(() => undefined); // reported where it is awaited

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { InstancePaths } from '../../config/paths.js';
-import { isKernelError, KernelError } from '../../errors.js';
+import { isCodedError, CodedError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
-import type { KernelRuntime } from '../terminals/runtime.js';
+import type { TerminalsRuntime } from '../terminals/runtime.js';
 import type { Terminals } from '../terminals/terminals.js';
 import { OBSERVING } from './render.js';
 import { lostNotice, terminalsWentAway } from './terminals-lost.js';
@@ -22,7 +22,7 @@ export interface SessionState {
 
 /** Everything a tool needs, passed in explicitly. */
 export interface ToolDeps {
-  runtime: KernelRuntime;
+  runtime: TerminalsRuntime;
   instance: { name: string; dataDir: string; paths: InstancePaths };
   logger: Logger;
   session: SessionState;
@@ -31,7 +31,7 @@ export interface ToolDeps {
 /** The terminals, for tools other than login: refused until this session has logged in. */
 export async function loggedInTerminals(deps: ToolDeps): Promise<Terminals> {
   if (!deps.session.loggedIn) {
-    throw new KernelError('NOT_LOGGED_IN', 'Not logged in: call login() first (once at the start of every session), then retry this call.');
+    throw new CodedError('NOT_LOGGED_IN', 'Not logged in: call login() first (once at the start of every session), then retry this call.');
   }
   const terminals = await deps.runtime.terminals();
   if (deps.session.using && deps.session.using !== terminals) deps.session.notice = lostNotice(deps.runtime, terminals);
@@ -42,7 +42,7 @@ export async function loggedInTerminals(deps: ToolDeps): Promise<Terminals> {
 /** The terminals, for the tools that act (open, type, close): refused to an observing session. */
 export async function agentTerminals(deps: ToolDeps): Promise<Terminals> {
   const terminals = await loggedInTerminals(deps);
-  if (!deps.runtime.agentRole.holds(deps.session)) throw new KernelError('OBSERVING', OBSERVING);
+  if (!deps.runtime.agentRole.holds(deps.session)) throw new CodedError('OBSERVING', OBSERVING);
   return terminals;
 }
 
@@ -69,7 +69,7 @@ export async function guarded(
         deps.logger.info({ tool, ms: Date.now() - began }, `${tool} cancelled by the client`);
         return errorResult(`${tool} was cancelled; nothing was marked as seen.`);
       }
-      if (isKernelError(error, 'TMUX_FAILED') && deps.runtime.current) {
+      if (isCodedError(error, 'TMUX_FAILED') && deps.runtime.current) {
         await deps.runtime.invalidate(deps.runtime.current);
         // tmux (or its container) went away before the call did anything: the call that noticed starts the
         // terminals again and runs, and says what was lost (terminals-lost.ts), instead of failing.

@@ -1,7 +1,7 @@
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { loadStartup } from '../../config/startup.js';
-import { describeError, isKernelError } from '../../errors.js';
+import { describeError, isCodedError } from '../../errors.js';
 import { type LoginSummary, renderLogin, unseenOf } from './render.js';
 import { loadBuildFailure, loadTick, tickRunning } from '../terminals/tick.js';
 import { guarded, toolInput, type ToolDeps } from './context.js';
@@ -92,7 +92,7 @@ export function registerLoginTool(server: McpServer, deps: ToolDeps): Registered
                 });
                 opened.push({ tty: result.tty, command: result.command });
               } catch (error) {
-                if (!isKernelError(error)) deps.logger.error({ err: error, tty: wanted.tty }, 'opening a startup terminal failed');
+                if (!isCodedError(error)) deps.logger.error({ err: error, tty: wanted.tty }, 'opening a startup terminal failed');
                 startupErrors.push({ tty: wanted.tty, error: describeError(error) });
               }
             }

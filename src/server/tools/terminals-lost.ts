@@ -1,11 +1,11 @@
-import type { KernelRuntime } from '../terminals/runtime.js';
+import type { TerminalsRuntime } from '../terminals/runtime.js';
 import type { Terminals } from '../terminals/terminals.js';
 
 /** Why each runtime's terminals were last started again: what the call that noticed was told by tmux. */
-const restartReasons = new WeakMap<KernelRuntime, string>();
+const restartReasons = new WeakMap<TerminalsRuntime, string>();
 
 /** The terminals went away under a call (tmux or its container ended): remember why, for every session's notice. */
-export function terminalsWentAway(runtime: KernelRuntime, reason: string): void {
+export function terminalsWentAway(runtime: TerminalsRuntime, reason: string): void {
   restartReasons.set(runtime, reason);
 }
 
@@ -14,7 +14,7 @@ export function terminalsWentAway(runtime: KernelRuntime, reason: string): void 
  * (the container stopped or restarted under them): why, which terminals were lost and where
  * their last scrollback is, and which still run. login says the same in its own words.
  */
-export function lostNotice(runtime: KernelRuntime, terminals: Terminals): string {
+export function lostNotice(runtime: TerminalsRuntime, terminals: Terminals): string {
   const reason = restartReasons.get(runtime);
   const { lost, adopted } = terminals.adoptReport;
   const why = `The terminals went away${reason ? ` (${reason})` : ''}: the container stopped or restarted, and they were started again.`;

@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { describeError, isKernelError, type ErrorCode } from '../../errors.js';
+import { describeError, isCodedError, type ErrorCode } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 
 /**
@@ -23,7 +23,7 @@ const NEXT_STEP: Partial<Record<ErrorCode, string>> = {
   TMUX_FAILED: 'Call login() again; if it fails again, tell the operator (agent-kernel doctor).',
 };
 
-/** How a KernelError reads in a tool result: the code, the message, the next step if it is not already there. */
+/** How a CodedError reads in a tool result: the code, the message, the next step if it is not already there. */
 export function kernelErrorText(code: ErrorCode, message: string): string {
   const next = NEXT_STEP[code];
   // A message that already names a call ("call wait() first", "close(tty)") needs no second hint.
@@ -37,11 +37,11 @@ export function errorResult(text: string): CallToolResult {
 
 /**
  * Turn anything a tool handler threw into an isError result. Expected failures
- * (KernelError) are logged at info; anything else is a bug: logged with its stack, and
+ * (CodedError) are logged at info; anything else is a bug: logged with its stack, and
  * the model is told the server is still up.
  */
 export function toolErrorResult(tool: string, error: unknown, logger: Logger): CallToolResult {
-  if (isKernelError(error)) {
+  if (isCodedError(error)) {
     logger.info({ tool, code: error.code, details: error.details }, `${tool}: ${error.message}`);
     return errorResult(kernelErrorText(error.code, error.message));
   }

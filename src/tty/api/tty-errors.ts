@@ -1,26 +1,26 @@
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 
 /**
  * The terminal layer's refusals, each with the facts it is about and the next step. The unit
  * tests' stand-in for the terminals (test/unit/server/fake-terminals.ts) throws these same ones.
  */
 
-export function ttyOutOfRange(tty: number, max: number): KernelError {
-  return new KernelError('TTY_OUT_OF_RANGE', `There is no TTY ${tty}: terminals are numbered 0 to ${max - 1}.`, { details: { tty, max } });
+export function ttyOutOfRange(tty: number, max: number): CodedError {
+  return new CodedError('TTY_OUT_OF_RANGE', `There is no TTY ${tty}: terminals are numbered 0 to ${max - 1}.`, { details: { tty, max } });
 }
 
-export function ttyNotOpen(tty: number, open: readonly number[]): KernelError {
-  return new KernelError('TTY_NOT_FOUND', `TTY ${tty} is not open (${open.length > 0 ? `open: ${open.join(', ')}` : 'none is open'}). Open one with open().`, {
+export function ttyNotOpen(tty: number, open: readonly number[]): CodedError {
+  return new CodedError('TTY_NOT_FOUND', `TTY ${tty} is not open (${open.length > 0 ? `open: ${open.join(', ')}` : 'none is open'}). Open one with open().`, {
     details: { tty, open },
   });
 }
 
-export function ttyCapacity(max: number): KernelError {
-  return new KernelError('TTY_CAPACITY', `All ${max} terminals are in use. Close one you no longer need with close(tty), then open again.`, { details: { max } });
+export function ttyCapacity(max: number): CodedError {
+  return new CodedError('TTY_CAPACITY', `All ${max} terminals are in use. Close one you no longer need with close(tty), then open again.`, { details: { max } });
 }
 
-export function textTooLong(bytes: number, max: number): KernelError {
-  return new KernelError(
+export function textTooLong(bytes: number, max: number): CodedError {
+  return new CodedError(
     'TEXT_TOO_LONG',
     `The text is ${bytes} bytes; type() sends at most ${max} (tty.max_text_bytes). Send it in smaller parts (to write a file: type "cat > file", then each part, then C-d).`,
     { details: { bytes, max } },
@@ -33,8 +33,8 @@ export interface TtyNews {
   what: string;
 }
 
-export function unseenOutput(news: readonly TtyNews[]): KernelError {
-  return new KernelError('UNSEEN_OUTPUT', `${describeNews(news)}. Nothing was sent. Call wait() to see it, then type again.`, {
+export function unseenOutput(news: readonly TtyNews[]): CodedError {
+  return new CodedError('UNSEEN_OUTPUT', `${describeNews(news)}. Nothing was sent. Call wait() to see it, then type again.`, {
     details: { ttys: news.map((n) => n.tty), news },
   });
 }
@@ -50,7 +50,7 @@ function describeNews(news: readonly TtyNews[]): string {
  * agent meant its shell is to be waited for or stopped, not typed into (unless it asks for input); a shell where it meant a
  * program means that program ended; otherwise the program it did not know of is the one to address.
  */
-export function expectMismatch(tty: number, expected: string, actual: string, state: { expectedShell: boolean; actualShell: boolean; asking: boolean }): KernelError {
+export function expectMismatch(tty: number, expected: string, actual: string, state: { expectedShell: boolean; actualShell: boolean; asking: boolean }): CodedError {
   const running = `TTY ${tty} is running ${actual || 'an unknown program'}, not ${expected}. Nothing was sent.`;
   let next: string;
   if (state.expectedShell && !state.actualShell && !state.asking) {
@@ -62,12 +62,12 @@ export function expectMismatch(tty: number, expected: string, actual: string, st
   } else {
     next = `Check its screen with wait(), then type again with expect: "${actual}".`;
   }
-  return new KernelError('EXPECT_MISMATCH', `${running} ${next}`, { details: { tty, expected, actual } });
+  return new CodedError('EXPECT_MISMATCH', `${running} ${next}`, { details: { tty, expected, actual } });
 }
 
 /** A call that came after the server let go of its terminals: it is stopping, or starting them again. */
-export function terminalsShuttingDown(): KernelError {
-  return new KernelError(
+export function terminalsShuttingDown(): CodedError {
+  return new CodedError(
     'SHUTTING_DOWN',
     'This server is stopping (or starting the terminals again), so nothing was done. The terminals and their output live on: call login() again in a few seconds, then repeat this call.',
   );

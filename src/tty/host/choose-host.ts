@@ -1,5 +1,5 @@
 import type { Instance } from '../../config/instance.js';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import { PtyHost } from './pty-host.js';
@@ -34,7 +34,7 @@ export async function startTerminalHost({ instance, sandbox, logger, hostTmux = 
     return PtyHost.start();
   }
   if (!version) {
-    throw new KernelError('TMUX_FAILED', `tmux is not installed in ${sandbox.description}. Add tmux to the image (apt-get install tmux) and start again.`);
+    throw new CodedError('TMUX_FAILED', `tmux is not installed in ${sandbox.description}. Add tmux to the image (apt-get install tmux) and start again.`);
   }
   const { history_limit: historyLimit, cols, rows } = instance.config.tty;
   return TmuxHost.start({ sandbox, socket, version, exists, options: { historyLimit, cols, rows }, cwd: instance.dataDir, logger, paneFrames });

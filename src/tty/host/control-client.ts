@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import type { SandboxProcess } from '../../sandbox/sandbox.js';
 import { decodeOctalEscapesInto } from './tmux-escape.js';
@@ -93,7 +93,7 @@ export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
   commands(commands: readonly string[], atReply?: () => void): Promise<string[][]> {
     const line = commands.join(' ; ');
     if (this.ended !== undefined) {
-      return Promise.reject(new KernelError('TMUX_FAILED', `tmux is gone (${this.ended}); cannot run: ${line}`, { details: { gone: this.ended } }));
+      return Promise.reject(new CodedError('TMUX_FAILED', `tmux is gone (${this.ended}); cannot run: ${line}`, { details: { gone: this.ended } }));
     }
     if (line.includes('\n')) throw new Error('a tmux control command must be one line');
     return new Promise((resolve, reject) => {
@@ -222,7 +222,7 @@ export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
           // tmux drops the rest of the group after an error: no more blocks will come for it.
           this.pending.shift();
           waiting.reject(
-            new KernelError('TMUX_FAILED', `tmux refused "${waiting.command}": ${block.lines.join(' ') || 'no reason given'}`, {
+            new CodedError('TMUX_FAILED', `tmux refused "${waiting.command}": ${block.lines.join(' ') || 'no reason given'}`, {
               details: { command: waiting.command, reply: block.lines },
             }),
           );
@@ -252,7 +252,7 @@ export class TmuxControlClient extends EventEmitter<ControlClientEvents> {
     this.ended = reason;
     clearInterval(this.nudging);
     for (const waiting of this.pending.splice(0)) {
-      waiting.reject(new KernelError('TMUX_FAILED', `tmux is gone (${reason}) before it answered: ${waiting.command}`, { details: { gone: reason } }));
+      waiting.reject(new CodedError('TMUX_FAILED', `tmux is gone (${reason}) before it answered: ${waiting.command}`, { details: { gone: reason } }));
     }
     this.emit('exit', reason);
   }

@@ -1,4 +1,4 @@
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 
 /** Key names `type` sends as keys (no Enter after them), as tmux names them. */
 export const NAMED_KEYS = [
@@ -44,7 +44,7 @@ const LOOKS_LIKE_KEY = /^(?:[CMS]-\S+|F\d+)$/;
 export function parseTypedText(text: string): TypedInput {
   if (VALID_KEYS.has(text)) return { kind: 'key', key: text };
   if (LOOKS_LIKE_KEY.test(text)) {
-    throw new KernelError('UNKNOWN_KEY', `"${text}" is not a key type() knows. Valid keys: ${VALID_KEYS_DESCRIPTION}. To send it as literal text, add a space or use enter: true with the words you mean.`, {
+    throw new CodedError('UNKNOWN_KEY', `"${text}" is not a key type() knows. Valid keys: ${VALID_KEYS_DESCRIPTION}. To send it as literal text, add a space or use enter: true with the words you mean.`, {
       details: { text, validKeys: [...VALID_KEYS] },
     });
   }
@@ -87,6 +87,6 @@ export function keyBytes(key: string, applicationCursor = false): string {
   const cursor = CURSOR_KEYS[key];
   if (cursor) return `${applicationCursor ? SS3 : CSI}${cursor}`;
   const bytes = KEY_BYTES[key];
-  if (bytes === undefined) throw new KernelError('UNKNOWN_KEY', `"${key}" is not a key type() knows. Valid keys: ${VALID_KEYS_DESCRIPTION}.`, { details: { key } });
+  if (bytes === undefined) throw new CodedError('UNKNOWN_KEY', `"${key}" is not a key type() knows. Valid keys: ${VALID_KEYS_DESCRIPTION}.`, { details: { key } });
   return bytes;
 }

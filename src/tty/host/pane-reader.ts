@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import type { Sandbox, SandboxProcess } from '../../sandbox/sandbox.js';
 import { PaneFrameDecoder, paneFramerPerl } from './pane-frames.js';
@@ -63,7 +63,7 @@ export class PaneReader extends EventEmitter<PaneReaderEvents> {
     const fifo = `${prefix}-${randomBytes(6).toString('hex')}`;
     const made = await sandbox.run(['sh', '-c', 'rm -f "$1"-*; mkfifo -m 600 "$2"', 'sh', prefix, fifo], { timeoutMs: 20_000 });
     if (made.exitCode !== 0) {
-      throw new KernelError('TMUX_FAILED', `Could not make the terminals' output FIFO ${fifo} in ${sandbox.description}: ${made.stderr.trim() || `exit ${made.exitCode}`}. Is /tmp writable there?`);
+      throw new CodedError('TMUX_FAILED', `Could not make the terminals' output FIFO ${fifo} in ${sandbox.description}: ${made.stderr.trim() || `exit ${made.exitCode}`}. Is /tmp writable there?`);
     }
     // Open for reading and writing: the stream never ends between two framers.
     const proc = await sandbox.spawn(['sh', '-c', 'exec cat 0<>"$1"', 'sh', fifo]);

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { IPty, IPtyForkOptions } from 'node-pty';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { type TypedInput, keyBytes } from './keys.js';
 import type { SendOptions, TerminalHost, TerminalHostEvents, TerminalSnapshot, TerminalSpec, TerminalState, RowsAt } from './terminal-host.js';
 
@@ -139,7 +139,7 @@ export class PtyHost extends EventEmitter<TerminalHostEvents> implements Termina
   }
 
   snapshot(): Promise<TerminalSnapshot> {
-    return Promise.reject(new KernelError('INTERNAL', 'PTY terminals end with their server: there is nothing to re-adopt.'));
+    return Promise.reject(new CodedError('INTERNAL', 'PTY terminals end with their server: there is nothing to re-adopt.'));
   }
 
   /** The terminals end with us: hang up on every one. */
@@ -160,7 +160,7 @@ export class PtyHost extends EventEmitter<TerminalHostEvents> implements Termina
 
   private pane(paneId: string): PtyPane {
     const pane = this.byId.get(paneId);
-    if (!pane) throw new KernelError('TTY_NOT_FOUND', `The terminal's PTY (${paneId}) is gone. Open a new terminal with open().`);
+    if (!pane) throw new CodedError('TTY_NOT_FOUND', `The terminal's PTY (${paneId}) is gone. Open a new terminal with open().`);
     return pane;
   }
 }

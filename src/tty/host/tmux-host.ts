@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import { TmuxControlClient } from './control-client.js';
@@ -168,7 +168,7 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
         throw error;
       });
     const paneId = reply[0]?.trim() ?? '';
-    if (!paneId.startsWith('%')) throw new KernelError('TMUX_FAILED', `tmux did not say which pane it opened for TTY ${spec.number} (got "${reply.join(' ')}").`);
+    if (!paneId.startsWith('%')) throw new CodedError('TMUX_FAILED', `tmux did not say which pane it opened for TTY ${spec.number} (got "${reply.join(' ')}").`);
     // Its first frame may have named it already.
     if (pipe && this.reader && !this.reader.follows(paneId)) this.reader.follow(paneId, pipe.pipe);
     return paneId;

@@ -1,4 +1,4 @@
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import type { TerminalState } from './terminal-host.js';
 
@@ -69,7 +69,7 @@ export async function createSession(sandbox: Sandbox, socket: string, options: T
   for (const command of globalOptionCommands(options)) argv.push(';', ...command.replace(" ''", ' ').split(' ').filter(Boolean), ...(command.endsWith("''") ? [''] : []));
   const result = await sandbox.run(argv, { env: TMUX_ENV, timeoutMs: 20_000 });
   if (result.exitCode !== 0 && !(await sessionExists(sandbox, socket))) {
-    throw new KernelError('TMUX_FAILED', `Could not start tmux (${sandbox.description}): ${result.stderr.trim() || `exit ${result.exitCode}`}`, {
+    throw new CodedError('TMUX_FAILED', `Could not start tmux (${sandbox.description}): ${result.stderr.trim() || `exit ${result.exitCode}`}`, {
       details: { stderr: result.stderr, exitCode: result.exitCode },
     });
   }

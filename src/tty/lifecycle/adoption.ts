@@ -20,7 +20,7 @@ const ADOPT_SLACK_ROWS = 200;
  * state knew that are gone (the container restarted).
  */
 export async function adoptAll(ctx: TtyContext): Promise<AdoptReport> {
-  const saved = await loadSeenState(ctx.paths.kernelState);
+  const saved = await loadSeenState(ctx.paths.privateState);
   const live = await ctx.host.terminals();
   const lost: LostTty[] = [];
   const adopted: number[] = [];

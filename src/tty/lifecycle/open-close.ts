@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { KernelError, describeError } from '../../errors.js';
+import { CodedError, describeError } from '../../errors.js';
 import { ARCHIVE, freshTickFile, pruneOldTicks } from '../../observe/tick-files.js';
 import { TTY_STATUS_FILE } from '../../state/tty-status-file.js';
 import { createTty } from './new-tty.js';
@@ -107,7 +107,7 @@ function freeNumber(ctx: TtyContext, number: number): number {
     throw ttyOutOfRange(number, max);
   }
   if (ctx.ttys.has(number)) {
-    throw new KernelError('TTY_IN_USE', `TTY ${number} is already open. Use it, close it with close(${number}) first, or open another number.`, {
+    throw new CodedError('TTY_IN_USE', `TTY ${number} is already open. Use it, close it with close(${number}) first, or open another number.`, {
       details: { tty: number },
     });
   }
@@ -121,7 +121,7 @@ async function workingDirectory(ctx: TtyContext, cwd: string | undefined): Promi
   const dir = path.posix.resolve(dataDir, cwd);
   const found = await ctx.sandbox.run(['test', '-d', dir], { timeoutMs: 10_000 }).catch(() => undefined);
   if (found?.exitCode !== 0) {
-    throw new KernelError('USAGE', `The working directory ${dir} does not exist in ${ctx.sandbox.description}. Create it, or name another cwd.`, {
+    throw new CodedError('USAGE', `The working directory ${dir} does not exist in ${ctx.sandbox.description}. Create it, or name another cwd.`, {
       details: { cwd: dir },
     });
   }

@@ -52,7 +52,7 @@ export class Persistence {
       ...(t.marks.untold ? { gone: t.marks.untold } : {}),
       ...(t.until ? { until: t.until.kind === 'prompt' ? { prompt: t.until.prompt } : { regex: t.until.source } } : {}),
     }));
-    return this.saving.run(() => saveSeenState(this.ctx.paths.kernelState, ttys));
+    return this.saving.run(() => saveSeenState(this.ctx.paths.privateState, ttys));
   }
 
   async writeRegistry(): Promise<void> {

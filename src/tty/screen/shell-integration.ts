@@ -86,13 +86,13 @@ __agent_kernel_prompt_end"
 fi
 `;
 
-export function bashRcfilePath(kernelStateDir: string): string {
-  return path.join(kernelStateDir, 'bashrc');
+export function bashRcfilePath(privateStateDir: string): string {
+  return path.join(privateStateDir, 'bashrc');
 }
 
 /** Write the rcfile into the host-private shell folder (shown read-only to the container). */
-export async function writeBashRcfile(kernelStateDir: string): Promise<string> {
-  const file = bashRcfilePath(kernelStateDir);
+export async function writeBashRcfile(privateStateDir: string): Promise<string> {
+  const file = bashRcfilePath(privateStateDir);
   await writeFileAtomic(file, BASH_RCFILE, 0o644);
   return file;
 }

@@ -5,7 +5,7 @@ import { writeFileAtomic } from '../../util/atomic-write.js';
 
 /**
  * Server-private memory of the terminals, kept across restarts in
- * `<state>/kernel/ttys.json` (host-private): which terminals exist, and what the agent has seen of
+ * `<state>/private/ttys.json` (host-private): which terminals exist, and what the agent has seen of
  * each (the high-water mark in tmux's own row numbering, so a new server can find it
  * in tmux's history).
  */
@@ -54,14 +54,14 @@ const seenStateSchema = z.object({
 export type TtyState = z.infer<typeof ttyStateSchema>;
 export type SeenState = z.infer<typeof seenStateSchema>;
 
-export function seenStateFile(kernelStateDir: string): string {
-  return path.join(kernelStateDir, 'ttys.json');
+export function seenStateFile(privateStateDir: string): string {
+  return path.join(privateStateDir, 'ttys.json');
 }
 
 /** The saved state; empty when there is none or it cannot be read (then nothing is adopted blindly). */
-export async function loadSeenState(kernelStateDir: string): Promise<SeenState> {
+export async function loadSeenState(privateStateDir: string): Promise<SeenState> {
   try {
-    const parsed = seenStateSchema.safeParse(JSON.parse(await readFile(seenStateFile(kernelStateDir), 'utf8')));
+    const parsed = seenStateSchema.safeParse(JSON.parse(await readFile(seenStateFile(privateStateDir), 'utf8')));
     if (parsed.success) return parsed.data;
   } catch {
     // missing or torn: start empty
@@ -74,7 +74,7 @@ export async function loadSeenState(kernelStateDir: string): Promise<SeenState> 
  * against the server's death, which the page cache survives, and a crash of the machine ends
  * the terminals it describes. A wait's reply waits for this write (2-10 ms more with a sync).
  */
-export async function saveSeenState(kernelStateDir: string, ttys: readonly TtyState[]): Promise<void> {
+export async function saveSeenState(privateStateDir: string, ttys: readonly TtyState[]): Promise<void> {
   const state: SeenState = { version: 1, ttys: [...ttys].sort((a, b) => a.tty - b.tty) };
-  await writeFileAtomic(seenStateFile(kernelStateDir), `${JSON.stringify(state, null, 2)}\n`, 0o600, { durable: false });
+  await writeFileAtomic(seenStateFile(privateStateDir), `${JSON.stringify(state, null, 2)}\n`, 0o600, { durable: false });
 }

@@ -1,5 +1,5 @@
 import vm from 'node:vm';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { echoedLines } from '../../observe/render-new-output.js';
 import type { UntilSpec } from '../api/types.js';
 import type { Tty } from './tty.js';
@@ -20,23 +20,23 @@ export function compileUntil(spec: UntilSpec, field = 'until'): UntilPattern {
   const hasPrompt = spec.prompt !== undefined;
   const hasRegex = spec.regex !== undefined;
   if (hasPrompt === hasRegex) {
-    throw new KernelError('USAGE', `${field} takes exactly one of prompt (the program's prompt, e.g. "(gdb)") or regex (a regular expression); it got ${hasPrompt ? 'both' : 'neither'}.`);
+    throw new CodedError('USAGE', `${field} takes exactly one of prompt (the program's prompt, e.g. "(gdb)") or regex (a regular expression); it got ${hasPrompt ? 'both' : 'neither'}.`);
   }
   if (hasPrompt) {
     const prompt = (spec.prompt ?? '').trim();
     if (prompt === '' || prompt.length > MAX_PROMPT_CHARS) {
-      throw new KernelError('USAGE', `${field}.prompt must be the program's prompt, 1 to ${MAX_PROMPT_CHARS} characters (spaces at its ends do not count), e.g. "(gdb)".`);
+      throw new CodedError('USAGE', `${field}.prompt must be the program's prompt, 1 to ${MAX_PROMPT_CHARS} characters (spaces at its ends do not count), e.g. "(gdb)".`);
     }
     return { kind: 'prompt', prompt };
   }
   const source = spec.regex ?? '';
   if (source === '' || source.length > MAX_REGEX_CHARS) {
-    throw new KernelError('USAGE', `${field}.regex must be a regular expression of 1 to ${MAX_REGEX_CHARS} characters, e.g. "^done$" or "\\\\(Pdb\\\\) $".`);
+    throw new CodedError('USAGE', `${field}.regex must be a regular expression of 1 to ${MAX_REGEX_CHARS} characters, e.g. "^done$" or "\\\\(Pdb\\\\) $".`);
   }
   try {
     return { kind: 'regex', source, regex: new RegExp(source, 'm') };
   } catch (error) {
-    throw new KernelError('USAGE', `${field}.regex is not a valid regular expression (${(error as Error).message}). Fix it, or pass prompt with the exact prompt text instead.`);
+    throw new CodedError('USAGE', `${field}.regex is not a valid regular expression (${(error as Error).message}). Fix it, or pass prompt with the exact prompt text instead.`);
   }
 }
 
@@ -50,7 +50,7 @@ function execLimited(regex: RegExp, text: string): RegExpExecArray | null {
   try {
     return execScript.runInContext(sandboxContext, { timeout: REGEX_TIMEOUT_MS }) as RegExpExecArray | null;
   } catch {
-    throw new KernelError('USAGE', `The regex /${regex.source}/ took over ${REGEX_TIMEOUT_MS} ms on the terminal's output and was given up. Use a simpler pattern (no nested repetition such as (a+)+), or prompt with the exact prompt text.`);
+    throw new CodedError('USAGE', `The regex /${regex.source}/ took over ${REGEX_TIMEOUT_MS} ms on the terminal's output and was given up. Use a simpler pattern (no nested repetition such as (a+)+), or prompt with the exact prompt text.`);
   } finally {
     sandboxContext.re = undefined;
     sandboxContext.text = undefined;

@@ -1,4 +1,4 @@
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { classifyForeground, groupNames } from '../probe/input-wait.js';
 import { type News, askingNews, otherNews, ownNews } from './news.js';
 import { sendPaste } from './paste-parts.js';
@@ -22,7 +22,7 @@ export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeR
   if (news.length > 0) throw unseenOutput(news);
   const state = states.find((s) => s.id === tty.id);
   if (!state || state.dead) {
-    throw new KernelError(
+    throw new CodedError(
       'TTY_NOT_FOUND',
       `TTY ${tty.number}'s program has exited${state?.exitStatus === undefined ? '' : ` (status ${state.exitStatus})`}. Call wait() to see its last output; it is then closed. Open a new terminal with open().`,
       { details: { tty: tty.number } },

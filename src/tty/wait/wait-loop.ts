@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { lastSyncAt, syncAll } from '../terminal/terminal-sync.js';
 import type { TtyContext } from '../terminal/tty-context.js';
 import { MAX_WAIT_SECONDS } from '../api/types.js';
@@ -46,7 +46,7 @@ export async function waitUntilDone(
   { timeoutMs, hostGone, signal, until }: { timeoutMs: number; hostGone: () => boolean; signal?: AbortSignal; until?: WaitUntil },
 ): Promise<Judgement & { started: number }> {
   // A caller that passed no number (seconds as before, from JavaScript) must not wait without end.
-  if (!Number.isFinite(timeoutMs)) throw new KernelError('USAGE', `A wait needs its timeout in milliseconds; got ${String(timeoutMs)}.`);
+  if (!Number.isFinite(timeoutMs)) throw new CodedError('USAGE', `A wait needs its timeout in milliseconds; got ${String(timeoutMs)}.`);
   const started = Date.now();
   const deadline = started + Math.max(0, Math.min(MAX_WAIT_SECONDS * 1000, timeoutMs));
   // type() has just asked the host (before sending its keys): the first poll may wait its turn.

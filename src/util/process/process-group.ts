@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { KernelError } from '../../errors.js';
+import { CodedError } from '../../errors.js';
 import { settlesWithin } from '../race-timeout.js';
 import { sleep } from '../sleep.js';
 
@@ -31,11 +31,11 @@ export async function spawnGroup(command: string, args: readonly string[], optio
       const code = (error as NodeJS.ErrnoException).code;
       reject(
         code === 'ENOENT'
-          ? new KernelError('HARNESS_MISSING', `The harness command "${command}" was not found. Install it, or set runner.command in the operator's configuration (agent-kernel config <name> shows where).`, {
+          ? new CodedError('HARNESS_MISSING', `The harness command "${command}" was not found. Install it, or set runner.command in the operator's configuration (agent-kernel config <name> shows where).`, {
               cause: error,
               details: { command },
             })
-          : new KernelError('HARNESS_FAILED', `Cannot start "${command}": ${error.message}`, { cause: error, details: { command } }),
+          : new CodedError('HARNESS_FAILED', `Cannot start "${command}": ${error.message}`, { cause: error, details: { command } }),
       );
     });
   });

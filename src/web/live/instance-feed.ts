@@ -1,6 +1,6 @@
 import type { Instance } from '../../config/instance.js';
 import { EventFollower, readEvents } from '../../observe/events/event-log.js';
-import type { KernelEvent } from '../../observe/events/event-schema.js';
+import type { InstanceEvent } from '../../observe/events/event-schema.js';
 import { sleep } from '../../util/sleep.js';
 import { type TerminalSummary, type TtyActivity, applyEvent, readTerminals } from './terminal-list.js';
 import { TerminalMirror } from './terminal-mirror.js';
@@ -11,7 +11,7 @@ const TERMINALS_POLL_MS = 1000;
 /** Events kept for a page that opens (the log keeps the rest: agent-kernel events). */
 const RECENT_EVENTS = 500;
 
-export type LiveEvent = KernelEvent & { instance: string };
+export type LiveEvent = InstanceEvent & { instance: string };
 
 export interface FeedListener {
   terminals?(list: TerminalSummary[]): void;
@@ -48,7 +48,7 @@ export class InstanceFeed {
     void this.loop();
   }
 
-  private take(event: KernelEvent, tell: boolean): void {
+  private take(event: InstanceEvent, tell: boolean): void {
     applyEvent(this.activity, event);
     if (event.type === 'tick.started' && event.tick !== undefined && event.trigger) this.triggers.set(event.tick, event.trigger);
     const live = { ...event, instance: this.instance.name };

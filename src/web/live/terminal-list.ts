@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Instance } from '../../config/instance.js';
 import { readSessionRegistry } from '../../state/session-registry.js';
-import type { KernelEvent } from '../../observe/events/event-schema.js';
+import type { InstanceEvent } from '../../observe/events/event-schema.js';
 import { parseCastHeader, parseRecordingName } from '../../observe/recording.js';
 import { type TtyStatusRow, statusRow } from '../../observe/tty-status.js';
 import { readTtyStatusFile } from '../../state/tty-status-file.js';
@@ -17,7 +17,7 @@ export interface TtyActivity {
 }
 
 /** Pure: one event applied to the terminals' activity. */
-export function applyEvent(activity: Map<number, TtyActivity>, event: KernelEvent): void {
+export function applyEvent(activity: Map<number, TtyActivity>, event: InstanceEvent): void {
   if (!('tty' in event) || event.type === 'person.typed') return;
   const tty = event.tty;
   if (event.type === 'tty.opened') {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { isKernelError } from '../../../src/errors.js';
+import { isCodedError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { forkInstance } from '../../../src/runner/instances/fork.js';
 import { findRemovalTarget, removeInstance } from '../../../src/runner/instances/instance-removal.js';
@@ -88,7 +88,7 @@ describeWithEngine('escape: forking an instance whose data directory holds plant
     forks.push(name);
     for (const dataDir of [path.join(test.dataDir, 'out', 'fork'), path.join(test.dataDir, 'fork')]) {
       const error = await forkInstance(test.instance, name, { logger, dataDir }).catch((e: unknown) => e);
-      expect(isKernelError(error, 'USAGE'), String(error)).toBe(true);
+      expect(isCodedError(error, 'USAGE'), String(error)).toBe(true);
       expect((error as Error).message).toContain(`inside ${test.name}'s data directory, which its container can write`);
     }
     expect(await readdir(outside)).toEqual([]);

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { isKernelError } from '../../../src/errors.js';
+import { isCodedError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
@@ -96,7 +96,7 @@ describeWithEngine('escape: snapshots of an instance the agent controls', () => 
     await sh(sandbox, `truncate -s 10G ${test.dataDir}/huge.img`);
     const started = Date.now();
     const error = await takeSnapshot(test.instance, { trigger: 'manual' }).catch((e: unknown) => e);
-    expect(isKernelError(error, 'SNAPSHOT_REFUSED')).toBe(true);
+    expect(isCodedError(error, 'SNAPSHOT_REFUSED')).toBe(true);
     expect((error as Error).message).toMatch(/data:huge\.img \(10 GB\).*raise snapshots\.max_mb/);
     expect(Date.now() - started).toBeLessThan(60_000);
     await sh(sandbox, `rm ${test.dataDir}/huge.img && truncate -s 10G /root/huge.img`);
@@ -110,7 +110,7 @@ describeWithEngine('escape: snapshots of an instance the agent controls', () => 
     const count = 25_000;
     expect((await sh(sandbox, `mkdir -p ${test.dataDir}/many && cd ${test.dataDir}/many && seq 1 ${count} | xargs touch`)).exitCode).toBe(0);
     const error = await takeSnapshot(test.instance, { trigger: 'manual' }).catch((e: unknown) => e);
-    expect(isKernelError(error, 'SNAPSHOT_REFUSED')).toBe(true);
+    expect(isCodedError(error, 'SNAPSHOT_REFUSED')).toBe(true);
     expect((error as Error).message).toMatch(/more than 20000 files \(the count reached data:many\/.*raise snapshots\.max_files/);
     await sh(sandbox, `rm -rf ${test.dataDir}/many`);
   });
@@ -125,7 +125,7 @@ describeWithEngine('escape: snapshots of an instance the agent controls', () => 
     await writeFile(file, JSON.stringify(manifest));
     await writeFile(path.join(test.dataDir, 'still-here'), 'yes\n');
     const error = await restoreSnapshot(test.instance, taken.id, { logger }).catch((e: unknown) => e);
-    expect(isKernelError(error, 'SNAPSHOT_MISMATCH')).toBe(true);
+    expect(isCodedError(error, 'SNAPSHOT_MISMATCH')).toBe(true);
     expect((error as Error).message).toMatch(/outside the tree it belongs to\. Nothing was changed/);
     expect(await readFile(path.join(test.dataDir, 'still-here'), 'utf8')).toBe('yes\n');
     await canaryUntouched();

@@ -5,7 +5,7 @@ import path from 'node:path';
 import pty from 'node-pty';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEvents } from '../../../src/observe/events/event-log.js';
-import type { KernelEvent } from '../../../src/observe/events/event-schema.js';
+import type { InstanceEvent } from '../../../src/observe/events/event-schema.js';
 import type { TerminalObserver } from '../../../src/observe/terminal-observer.js';
 import { recordTerminals } from '../../../src/server/terminals/record-terminals.js';
 import { type Terminals, startTerminals, waitFor } from '../tty/helpers/terminals.js';
@@ -85,7 +85,7 @@ describe('recordings and events (host tmux)', () => {
       const { events: all } = await readEvents(paths.events);
       return all.some((e) => e.type === 'tty.closed') ? all : undefined;
     }, 'tty.closed in the event log', { timeoutMs: 10_000 });
-    const types = logged.map((e: KernelEvent) => e.type);
+    const types = logged.map((e: InstanceEvent) => e.type);
     expect(types[0]).toBe('tty.opened');
     const finished = logged.filter((e) => e.type === 'command.finished');
     expect(finished[0]).toMatchObject({ tty: 0, command: 'echo rec-$((6*7)); false', exitCode: 1, recording: file });

@@ -74,7 +74,7 @@ export async function tickTestInstance(runner: Record<string, unknown>, extra: R
     },
     async dispose() {
       // A watch killed by a test leaves its kernel running (its own process group): stop it first.
-      await stopKernel(test.instance.paths.serverLock);
+      await stopKernel(test.instance.paths.instanceLock);
       await test.cleanup();
       await rm(home, { recursive: true, force: true });
     },

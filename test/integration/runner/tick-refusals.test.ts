@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isKernelError } from '../../../src/errors.js';
+import { isCodedError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { loadState } from '../../../src/state/runner-state.js';
 import { startTick } from '../../../src/runner/tick/tick.js';
@@ -18,7 +18,7 @@ describe('startTick refusals', () => {
   it('refuses a missing harness binary, naming it and the setting to change', async () => {
     t = await createTestInstance({ config: { runner: { command: '/nonexistent/claude' } } });
     const error = await startTick(t.instance, { logger: silentLogger() }).catch((e: unknown) => e);
-    expect(isKernelError(error, 'HARNESS_MISSING')).toBe(true);
+    expect(isCodedError(error, 'HARNESS_MISSING')).toBe(true);
     expect((error as Error).message).toBe(
       `The claude-code harness needs "/nonexistent/claude", which is not an executable file. Install it, or set runner.command to its path in ${t.instance.paths.operatorConfig}.`,
     );
@@ -32,7 +32,7 @@ describe('startTick refusals', () => {
     t = await createTestInstance({ config: { runner: { command: FAKE_CLAUDE } } });
     await writeFile(t.instance.paths.paused, 'Credit balance is too low\n');
     const error = await startTick(t.instance, { logger: silentLogger() }).catch((e: unknown) => e);
-    expect(isKernelError(error, 'INSTANCE_PAUSED')).toBe(true);
+    expect(isCodedError(error, 'INSTANCE_PAUSED')).toBe(true);
     expect((error as Error).message).toBe(
       `Instance "${t.name}" is paused: Credit balance is too low. Fix the cause (agent-kernel doctor ${t.name} shows how), then: kernel-runner resume ${t.name}`,
     );

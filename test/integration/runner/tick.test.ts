@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, expect, it, vi } from 'vitest';
-import { isKernelError } from '../../../src/errors.js';
+import { isCodedError } from '../../../src/errors.js';
 import { loadState } from '../../../src/state/runner-state.js';
 import { containerName } from '../../../src/sandbox/container/container.js';
 import { connectEngine } from '../../../src/sandbox/engine/engine.js';
@@ -144,7 +144,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     expect(outcome).toMatchObject({ status: 'failed', errorClass: 'fatal', paused: true, attempts: 1 });
     expect(await readFile(t.instance.paths.paused, 'utf8')).toMatch(/^the model never ran: the model's API refused Claude Code's credentials \(it said: "Invalid API key"\)/);
     const refused = await startTick(await t.reloaded(), { logger: t.logger, env: t.env }).catch((e: unknown) => e);
-    expect(isKernelError(refused, 'INSTANCE_PAUSED')).toBe(true);
+    expect(isCodedError(refused, 'INSTANCE_PAUSED')).toBe(true);
     expect((refused as Error).message).toContain(`kernel-runner resume ${t.name}`);
     // The paused file carries the steps: new credentials, then resume.
     expect(await readFile(t.instance.paths.paused, 'utf8')).toContain(`Fix:\n  claude setup-token`);
@@ -180,7 +180,7 @@ describeWithEngine('kernel-runner tick with the fake claude', () => {
     t = await tickTestInstance({ env: { FAKE_CLAUDE_SCENARIO: 'deliver' } });
     const running = await startTick(await t.reloaded(), { logger: t.logger, env: t.env });
     const second = await startTick(await t.reloaded(), { logger: t.logger, env: t.env }).catch((e: unknown) => e);
-    expect(isKernelError(second, 'TICK_RUNNING')).toBe(true);
+    expect(isCodedError(second, 'TICK_RUNNING')).toBe(true);
     expect((second as Error).message).toContain(`tick ${running.tick} (PID ${process.pid}`);
     // Once the agent is at work (its first tool call is in the log), hand it a message.
     await pollUntil(async () => {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { doctorCommand } from '../../../src/cli/commands/agent-kernel/doctor.js';
 import { EXIT } from '../../../src/cli/commands/command.js';
-import { isKernelError } from '../../../src/errors.js';
+import { isCodedError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { connectEngine } from '../../../src/sandbox/engine/engine.js';
 import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
@@ -39,7 +39,7 @@ describe('no engine answers', () => {
   it('a dead DOCKER_HOST gives ENGINE_UNREACHABLE naming the socket and how to start an engine', async () => {
     const dead = `unix://${dir}/nothing-here.sock`;
     const error = await connectEngine({ env: { DOCKER_HOST: dead } }).catch((e: unknown) => e);
-    expect(isKernelError(error, 'ENGINE_UNREACHABLE')).toBe(true);
+    expect(isCodedError(error, 'ENGINE_UNREACHABLE')).toBe(true);
     const message = (error as Error).message;
     expect(message).toContain(dead);
     expect(message).toMatch(/sudo dockerd &/);
@@ -48,7 +48,7 @@ describe('no engine answers', () => {
 
   it('a socket that never answers times out instead of hanging', async () => {
     const error = await connectEngine({ env: { DOCKER_HOST: `unix://${silentSocket}` }, timeoutMs: 300 }).catch((e: unknown) => e);
-    expect(isKernelError(error, 'ENGINE_UNREACHABLE')).toBe(true);
+    expect(isCodedError(error, 'ENGINE_UNREACHABLE')).toBe(true);
     expect((error as Error).message).toMatch(/no answer within 300 ms/);
     // The request was aborted, not left hanging on the socket.
     await expect.poll(() => open).toBe(0);
@@ -58,7 +58,7 @@ describe('no engine answers', () => {
     const test: TestInstance = await createTestInstance({ config: { container: { engine_socket: `${dir}/nothing-here.sock` } } });
     try {
       const error = await openSandbox(test.instance, { logger: silentLogger() }).catch((e: unknown) => e);
-      expect(isKernelError(error, 'ENGINE_UNREACHABLE')).toBe(true);
+      expect(isCodedError(error, 'ENGINE_UNREACHABLE')).toBe(true);
       expect((error as Error).message).toContain(`unix://${dir}/nothing-here.sock`);
     } finally {
       await test.cleanup();

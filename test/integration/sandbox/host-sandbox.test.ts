@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isKernelError } from '../../../src/errors.js';
+import { isCodedError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { HostSandbox } from '../../../src/sandbox/host-sandbox.js';
 import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
@@ -35,7 +35,7 @@ describe('HostSandbox (this machine)', () => {
 
   it('a missing program is a clear EXEC_FAILED', async () => {
     const error = await sandbox.run(['no-such-program-xyz']).catch((e: unknown) => e);
-    expect(isKernelError(error, 'EXEC_FAILED')).toBe(true);
+    expect(isCodedError(error, 'EXEC_FAILED')).toBe(true);
     expect((error as Error).message).toContain('no-such-program-xyz');
   });
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { isKernelError } from '../../../src/errors.js';
+import { isCodedError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { bootstrapBaseImage } from '../../../src/sandbox/engine/bootstrap.js';
 import { type Engine, connectEngine } from '../../../src/sandbox/engine/engine.js';
@@ -37,7 +37,7 @@ describeWithEngine('image builds (real engine)', () => {
   it('a failing step gives IMAGE_BUILD_FAILED with the step and its output', async () => {
     const t = await instance('FROM debian:bookworm-slim\nRUN echo preparing\nRUN echo boom-on-stdout; echo boom-on-stderr >&2; exit 3\n');
     const error = await ensureImage(engine, t.instance, { logger }).catch((e: unknown) => e);
-    expect(isKernelError(error, 'IMAGE_BUILD_FAILED')).toBe(true);
+    expect(isCodedError(error, 'IMAGE_BUILD_FAILED')).toBe(true);
     const message = (error as Error).message;
     expect(message).toMatch(/failed at step 3\/\d+ ?: RUN echo boom-on-stdout/i);
     expect(message).toContain('boom-on-stdout');
@@ -52,7 +52,7 @@ describeWithEngine('image builds (real engine)', () => {
     const started = Date.now();
     const error = await ensureImage(engine, t.instance, { logger }).catch((e: unknown) => e);
     expect(Date.now() - started).toBeLessThan(30_000);
-    expect(isKernelError(error, 'IMAGE_BUILD_FAILED')).toBe(true);
+    expect(isCodedError(error, 'IMAGE_BUILD_FAILED')).toBe(true);
     expect((error as Error).message).toMatch(/took longer than 3 s and was stopped.*container\.build_timeout/);
     expect((error as Error).message).toContain(`RUN echo ${marker}`);
     // The engine cancels the build when the connection closes: its step's container goes.
@@ -65,7 +65,7 @@ describeWithEngine('image builds (real engine)', () => {
     // The operator allows it (container.base_images), but no engine here has it: it is never pulled.
     const t = await instance(`FROM ${base}\nRUN true\n`, { container: { base_images: [base] } });
     const error = await ensureImage(engine, t.instance, { logger }).catch((e: unknown) => e);
-    expect(isKernelError(error, 'BASE_IMAGE_MISSING')).toBe(true);
+    expect(isCodedError(error, 'BASE_IMAGE_MISSING')).toBe(true);
     expect((error as Error).message).toContain(`agent-kernel image bootstrap ${base}`);
   });
 

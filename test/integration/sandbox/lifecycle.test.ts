@@ -1,7 +1,7 @@
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { isKernelError } from '../../../src/errors.js';
+import { isCodedError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import {
   containerDown,
@@ -140,7 +140,7 @@ describeWithEngine('container lifecycle (real engine)', () => {
     try {
       for (const action of [() => containerUp(engine, test.instance, options), () => containerDown(engine, test.instance, options)]) {
         const error = await action().catch((e: unknown) => e);
-        expect(isKernelError(error, 'CONTAINER_FAILED')).toBe(true);
+        expect(isCodedError(error, 'CONTAINER_FAILED')).toBe(true);
         expect((error as Error).message).toMatch(/did not create it/);
       }
       expect((await stranger.inspect()).Id).toBe(stranger.id);

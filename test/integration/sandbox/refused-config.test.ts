@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { isKernelError } from '../../../src/errors.js';
+import { isCodedError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { connectEngine } from '../../../src/sandbox/engine/engine.js';
 import { LABEL } from '../../../src/sandbox/engine/image.js';
@@ -22,7 +22,7 @@ describe('refused configs never reach the engine', () => {
   ])('%s', async (_, container, message) => {
     test = await createTestInstance({ config: { container } });
     const error = await openSandbox(test.instance, { logger: silentLogger() }).catch((e: unknown) => e);
-    expect(isKernelError(error, 'CONFIG_REFUSED')).toBe(true);
+    expect(isCodedError(error, 'CONFIG_REFUSED')).toBe(true);
     expect((error as Error).message).toMatch(message);
     if (engineAvailable()) {
       const engine = await connectEngine();

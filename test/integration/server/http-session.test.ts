@@ -115,7 +115,7 @@ describeWithEngine('agent-kernel serve --http (real container, real tmux)', () =
 
   it('shuts down on SIGTERM, releasing the lock and leaving the terminals running', async () => {
     expect(await serve.stop()).toBe(0);
-    await expect(stat(test.instance.paths.serverLock)).rejects.toThrow();
+    await expect(stat(test.instance.paths.instanceLock)).rejects.toThrow();
     serve = await startHttpServe(test.dataDir, [], { AGENT_KERNEL_TOKEN: '', AGENT_KERNEL_CONFIG_DIR: configDir() });
     const c = await connect();
     const login = await c.call('login');

@@ -99,7 +99,7 @@ describeWithEngine('agent-kernel serve over stdio (real container, real tmux)', 
     const pid = session.pid;
     await session.close();
     await expect.poll(() => isRunning(pid), { timeout: 20_000 }).toBe(false);
-    await expect(stat(test.instance.paths.serverLock)).rejects.toThrow();
+    await expect(stat(test.instance.paths.instanceLock)).rejects.toThrow();
 
     session = await connectStdio(test.dataDir);
     const login = await session.call('login');

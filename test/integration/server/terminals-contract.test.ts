@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isKernelError } from '../../../src/errors.js';
+import { isCodedError } from '../../../src/errors.js';
 import { terminalsOf } from '../../../src/server/terminals/start-terminals.js';
 import type { Terminals } from '../../../src/server/terminals/terminals.js';
 import type { WaitResult } from '../../../src/tty/api/types.js';
@@ -46,7 +46,7 @@ async function refusal(promise: Promise<unknown>): Promise<{ code: string; messa
     () => undefined,
     (e: unknown) => e,
   );
-  if (!isKernelError(error)) throw new Error(`expected a refusal, got ${String(error)}`);
+  if (!isCodedError(error)) throw new Error(`expected a refusal, got ${String(error)}`);
   return { code: error.code, message: error.message };
 }
 

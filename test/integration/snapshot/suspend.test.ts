@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, expect, it } from 'vitest';
-import { isKernelError } from '../../../src/errors.js';
+import { isCodedError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { sendOperatorMessage } from '../../../src/mail/operator-send.js';
 import { type AgentStatus, queryStatusSocket, statusSocketPath } from '../../../src/runner/watch/service/status-api.js';
@@ -62,7 +62,7 @@ describeWithEngine('kernel-runner suspend: the container saved and removed, brou
 
     // Nothing else makes a container from the image meanwhile (that would lose what the agent installed).
     const refused = await openSandbox(t.instance, { logger: silentLogger() }).catch((e: unknown) => e);
-    expect(isKernelError(refused, 'INSTANCE_SUSPENDED'), String(refused)).toBe(true);
+    expect(isCodedError(refused, 'INSTANCE_SUSPENDED'), String(refused)).toBe(true);
     expect((refused as Error).message).toContain(`kernel-runner resume ${t.name} brings it back`);
     expect(await container(t.name)).toBeUndefined();
     expect((await runner('suspend', t.name)).stderr).toContain('is suspended already');

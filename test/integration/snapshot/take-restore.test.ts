@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { lstat, readFile, readlink, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { isKernelError } from '../../../src/errors.js';
+import { isCodedError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
 import type { Sandbox } from '../../../src/sandbox/sandbox.js';
@@ -96,7 +96,7 @@ describeWithEngine('snapshot: take and restore an instance', () => {
     await import('node:fs/promises').then(({ chmod }) => chmod(file, 0o600));
     await writeFile(file, 'data two\n');
     const error = await restoreSnapshot(test.instance, snap.id, { logger }).catch((e: unknown) => e);
-    expect(isKernelError(error, 'SNAPSHOT_MISMATCH')).toBe(true);
+    expect(isCodedError(error, 'SNAPSHOT_MISMATCH')).toBe(true);
     expect((error as Error).message).toMatch(/notes\/d\.txt: content differs/);
   });
 });

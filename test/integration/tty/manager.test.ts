@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isKernelError } from '../../../src/errors.js';
+import { isCodedError } from '../../../src/errors.js';
 import { TtyManager } from '../../../src/tty/tty-manager.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { formatTtyTable, readTtyStatuses } from '../../../src/observe/tty-status.js';
@@ -64,7 +64,7 @@ describe('terminal manager', () => {
     await lowered.type({ tty: 5, expect: 'bash', text: 'echo still-$((40+2))' });
     expect(reportOf(await lowered.wait({ timeoutMs: 20_000 }), 5).text).toContain('still-42');
     const refused = await lowered.open({ tty: 6 }).catch((error: unknown) => error);
-    expect(isKernelError(refused) && refused.code).toBe('TTY_OUT_OF_RANGE');
+    expect(isCodedError(refused) && refused.code).toBe('TTY_OUT_OF_RANGE');
     const closed = await lowered.close(5);
     expect(closed.tty).toBe(5);
     expect(lowered.list()).toEqual([]);

@@ -217,10 +217,10 @@ run('the web view, page by page (real chromium, a demo instance)', () => {
       await pollUntil(async () => (await page.locator(`tr[data-id="${id}"]`).innerText()).includes('withdrawn by the operator'), 'the withdrawn status', { timeoutMs: 10_000 });
       expect(await page.locator('[role=status]').innerText()).toContain(`Withdrew ${id}`);
       expect(await page.locator('button.withdraw').count()).toBe(0);
-      const mail = path.join(demo.stateDir, 'kernel', 'mail');
+      const mail = path.join(demo.stateDir, 'private', 'mail');
       expect(await readdir(path.join(mail, 'queue'))).toEqual([]);
       expect(await readdir(path.join(mail, 'withdrawn'))).toEqual([`${id}.json`]);
-      expect(await readFile(path.join(demo.stateDir, 'kernel', 'events.jsonl'), 'utf8')).toContain(`"type":"message.withdrawn","id":"${id}"`);
+      expect(await readFile(path.join(demo.stateDir, 'private', 'events.jsonl'), 'utf8')).toContain(`"type":"message.withdrawn","id":"${id}"`);
       await page.close();
     } finally {
       await writable.stop();

@@ -92,7 +92,7 @@ describe('each check fails on a planted case', () => {
     const planted = tree({
       'state/runner-state.ts': owner,
       'config/paths.ts': "const state = path.join(kernel, 'state.json');",
-      'web/named.ts': "const f = path.join(instance.paths.kernelState, 'state.json');",
+      'web/named.ts': "const f = path.join(instance.paths.privateState, 'state.json');",
       'web/raw.ts': "import { readFile } from 'node:fs/promises';\nconst text = await readFile(instance.paths.state, 'utf8');",
       'web/untrusted.ts': "import { readUntrustedRange } from '../util/untrusted-fs.js';\nawait readUntrustedRange(path.dirname(instance.paths.state), 'x', { maxBytes: 1 });",
       'web/wrapper.ts': "import { readUntrustedRange } from '../util/untrusted-fs.js';\nasync function readJsonSafely(file) { return readUntrustedRange(path.dirname(file), path.basename(file), { maxBytes: 1 }); }\nawait readJsonSafely(instance.paths.state);",

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAgentConfig } from '../../../src/config/agent-config.js';
 import { adoptIgnored, describeIgnored, effectiveConfig, splitAgentFields } from '../../../src/config/operator-config.js';
-import { isKernelError } from '../../../src/errors.js';
+import { isCodedError } from '../../../src/errors.js';
 
 const FILES = { operator: '/op/instances/scout.json', agent: 'system/agent_config.json' };
 const defaults = parseAgentConfig({});
@@ -108,7 +108,7 @@ describe('operator configuration: the agent tunes only what has no host effect',
         return error;
       }
     })();
-    expect(isKernelError(agentError, 'CONFIG_INVALID')).toBe(true);
+    expect(isCodedError(agentError, 'CONFIG_INVALID')).toBe(true);
     expect((agentError as Error).message).toMatch(/^system\/agent_config\.json: tty\.cols: /);
     expect(() => effectiveConfig({ runner: { restart: 'sometimes' } }, {}, FILES)).toThrow(/^\/op\/instances\/scout\.json: runner\.restart: /);
     expect(() => effectiveConfig({}, ['not', 'an', 'object'], FILES)).toThrow(/agent_config\.json: \(top level\): expected a JSON object/);

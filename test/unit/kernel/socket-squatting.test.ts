@@ -37,7 +37,7 @@ const isRoot = process.getuid?.() === 0;
     await mkdir(theirs, { mode: 0o700 });
     await chown(theirs, NOBODY, NOBODY);
     await symlink(theirs, `${base}-2`);
-    const digest = createHash('sha256').update(path.resolve(path.join(stateRoot, 'kernel'))).digest('hex').slice(0, 16);
+    const digest = createHash('sha256').update(path.resolve(path.join(stateRoot, 'private'))).digest('hex').slice(0, 16);
     oldHookSocket = path.join(os.tmpdir(), `agent-kernel-runner-${digest}.sock`);
     await mkdir(oldHookSocket, { recursive: true });
     await chown(oldHookSocket, NOBODY, NOBODY);
@@ -71,7 +71,7 @@ const isRoot = process.getuid?.() === 0;
   });
 
   it('the hook channel binds in a folder of its own and answers, whatever sits at the old /tmp name', async () => {
-    const socketPath = hookSocketPath(path.join(stateRoot, 'kernel'), env);
+    const socketPath = hookSocketPath(path.join(stateRoot, 'private'), env);
     const channel = await listenHookChannel(socketPath, async () => ({ exitCode: 0 }), () => undefined);
     try {
       expect(path.dirname(channel.socketPath)).toBe(path.join(shared, 'agent-kernel-3'));

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instancePaths } from '../../../src/config/paths.js';
-import { isKernelError } from '../../../src/errors.js';
+import { isCodedError } from '../../../src/errors.js';
 import { type MailRecord, newMessageId } from '../../../src/mail/mail-record.js';
 import { enqueue, markDelivered } from '../../../src/mail/mail-store.js';
 import { withdrawMessage } from '../../../src/mail/withdraw.js';
@@ -40,7 +40,7 @@ describe('withdrawMessage', () => {
           withdrawMessage(instance, m.id).then(
             () => true,
             (error: unknown) => {
-              if (!isKernelError(error)) throw error;
+              if (!isCodedError(error)) throw error;
               return false;
             },
           ),

@@ -3,9 +3,9 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
-import { createKernelServer } from '../../../src/server/create-server.js';
+import { createMcpServer } from '../../../src/server/create-server.js';
 import { AgentRole } from '../../../src/server/terminals/agent-role.js';
-import { KernelRuntime } from '../../../src/server/terminals/runtime.js';
+import { TerminalsRuntime } from '../../../src/server/terminals/runtime.js';
 import { makeUnitDataDir, removeUnitDataDir, unitPaths } from '../../helpers/test-instance.js';
 import { FakeTerminals } from './fake-terminals.js';
 
@@ -22,10 +22,10 @@ describe('the agent role passes from a session that went quiet', () => {
   it('after the idle time, a new login is the agent and the vanished session observes; a running call keeps the role', async () => {
     const clock = { now: 1_000_000 };
     const terminals = new FakeTerminals(dataDir);
-    const runtime = new KernelRuntime(() => Promise.resolve(terminals), silentLogger(), new AgentRole(60_000, () => clock.now));
+    const runtime = new TerminalsRuntime(() => Promise.resolve(terminals), silentLogger(), new AgentRole(60_000, () => clock.now));
     const sessions: { call: (name: string, args?: Record<string, unknown>) => Promise<CallToolResult>; close: () => Promise<unknown> }[] = [];
     async function connect() {
-      const { server, cleanup } = createKernelServer({ runtime, instance: { name: 'unit', dataDir, paths: unitPaths('unit', dataDir) }, logger: silentLogger() });
+      const { server, cleanup } = createMcpServer({ runtime, instance: { name: 'unit', dataDir, paths: unitPaths('unit', dataDir) }, logger: silentLogger() });
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
       const client = new Client({ name: 'role-test', version: '1.0.0' });
       await Promise.all([server.connect(serverSide), client.connect(clientSide)]);

@@ -3,8 +3,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
-import { createKernelServer } from '../../../src/server/create-server.js';
-import { KernelRuntime } from '../../../src/server/terminals/runtime.js';
+import { createMcpServer } from '../../../src/server/create-server.js';
+import { TerminalsRuntime } from '../../../src/server/terminals/runtime.js';
 import { FakeTerminals } from './fake-terminals.js';
 import { HUGE, malformedArguments, seededRandom } from './malformed-arguments.js';
 import { makeUnitDataDir, removeUnitDataDir, unitPaths } from '../../helpers/test-instance.js';
@@ -14,8 +14,8 @@ let client: Client;
 
 beforeAll(async () => {
   dataDir = await makeUnitDataDir('ak-fuzz-');
-  const runtime = new KernelRuntime(() => Promise.resolve(new FakeTerminals(dataDir)), silentLogger());
-  const { server } = createKernelServer({ runtime, instance: { name: 'fuzz', dataDir, paths: unitPaths('fuzz', dataDir) }, logger: silentLogger() });
+  const runtime = new TerminalsRuntime(() => Promise.resolve(new FakeTerminals(dataDir)), silentLogger());
+  const { server } = createMcpServer({ runtime, instance: { name: 'fuzz', dataDir, paths: unitPaths('fuzz', dataDir) }, logger: silentLogger() });
   const [a, b] = InMemoryTransport.createLinkedPair();
   client = new Client({ name: 'fuzz', version: '1.0.0' });
   await Promise.all([server.connect(b), client.connect(a)]);

@@ -4,7 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
 import { type RunningHttpServer, startHttpServer } from '../../../src/server/http.js';
-import { KernelRuntime } from '../../../src/server/terminals/runtime.js';
+import { TerminalsRuntime } from '../../../src/server/terminals/runtime.js';
 import { FakeTerminals } from './fake-terminals.js';
 import { makeUnitDataDir, removeUnitDataDir, unitPaths } from '../../helpers/test-instance.js';
 
@@ -16,7 +16,7 @@ let running: RunningHttpServer;
 beforeAll(async () => {
   dataDir = await makeUnitDataDir('ak-http-unit-');
   fake = new FakeTerminals(dataDir);
-  const runtime = new KernelRuntime(() => Promise.resolve(fake), silentLogger());
+  const runtime = new TerminalsRuntime(() => Promise.resolve(fake), silentLogger());
   running = await startHttpServer({
     runtime,
     instance: { name: 'http-unit', dataDir, paths: unitPaths('http-unit', dataDir) },
@@ -152,7 +152,7 @@ describe('sessions', () => {
 describe('limits', () => {
   let limited: RunningHttpServer;
   beforeAll(async () => {
-    const runtime = new KernelRuntime(() => Promise.resolve(fake), silentLogger());
+    const runtime = new TerminalsRuntime(() => Promise.resolve(fake), silentLogger());
     limited = await startHttpServer({
       runtime,
       instance: { name: 'http-unit', dataDir, paths: unitPaths('http-unit', dataDir) },

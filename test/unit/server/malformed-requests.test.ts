@@ -2,8 +2,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
-import { createKernelServer } from '../../../src/server/create-server.js';
-import { KernelRuntime } from '../../../src/server/terminals/runtime.js';
+import { createMcpServer } from '../../../src/server/create-server.js';
+import { TerminalsRuntime } from '../../../src/server/terminals/runtime.js';
 import { makeUnitDataDir, removeUnitDataDir, unitPaths } from '../../helpers/test-instance.js';
 import { FakeTerminals } from './fake-terminals.js';
 import { seededRandom } from './malformed-arguments.js';
@@ -45,8 +45,8 @@ function expectExplained(text: string, what: string): void {
 
 beforeAll(async () => {
   dataDir = await makeUnitDataDir('ak-requests-');
-  const runtime = new KernelRuntime(() => Promise.resolve(new FakeTerminals(dataDir)), silentLogger());
-  const { server } = createKernelServer({ runtime, instance: { name: 'requests', dataDir, paths: unitPaths('requests', dataDir) }, logger: silentLogger() });
+  const runtime = new TerminalsRuntime(() => Promise.resolve(new FakeTerminals(dataDir)), silentLogger());
+  const { server } = createMcpServer({ runtime, instance: { name: 'requests', dataDir, paths: unitPaths('requests', dataDir) }, logger: silentLogger() });
   const [client, serverSide] = InMemoryTransport.createLinkedPair();
   raw = client;
   raw.onmessage = (message) => {

@@ -4,12 +4,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { KernelError } from '../../../src/errors.js';
+import { CodedError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log/logger.js';
-import { createKernelServer } from '../../../src/server/create-server.js';
+import { createMcpServer } from '../../../src/server/create-server.js';
 import { MAX_RESULT_TEXT_CHARS } from '../../../src/server/tools/render.js';
 import { PROGRESS_INTERVAL_MS } from '../../../src/server/tools/wait.js';
-import { KernelRuntime } from '../../../src/server/terminals/runtime.js';
+import { TerminalsRuntime } from '../../../src/server/terminals/runtime.js';
 import type { Terminals } from '../../../src/server/terminals/terminals.js';
 import { FakeTerminals } from './fake-terminals.js';
 import { makeUnitDataDir, removeUnitDataDir, unitPaths } from '../../helpers/test-instance.js';
@@ -24,8 +24,8 @@ afterEach(async () => {
 });
 
 async function connect(start: () => Promise<Terminals>) {
-  const runtime = new KernelRuntime(start, silentLogger());
-  const { server, cleanup } = createKernelServer({
+  const runtime = new TerminalsRuntime(start, silentLogger());
+  const { server, cleanup } = createMcpServer({
     runtime,
     instance: { name: 'unit', dataDir, paths: unitPaths('unit', dataDir) },
     logger: silentLogger(),
@@ -102,7 +102,7 @@ describe('the five tools over a linked in-memory transport', () => {
     const session = await connect(() =>
       engineUp
         ? Promise.resolve(new FakeTerminals(dataDir))
-        : Promise.reject(new KernelError('ENGINE_UNREACHABLE', 'Cannot reach the container engine at /var/run/docker.sock.')),
+        : Promise.reject(new CodedError('ENGINE_UNREACHABLE', 'Cannot reach the container engine at /var/run/docker.sock.')),
     );
     const down = await session.call('login');
     expect(down.isError).toBe(true);
@@ -188,7 +188,7 @@ describe('the five tools over a linked in-memory transport', () => {
     });
     await session.call('login');
     expect(fakes[0]?.ttys.size).toBe(1);
-    (fakes[0] as FakeTerminals).failNext = new KernelError('TMUX_FAILED', 'The connection to tmux ended (exit -1).');
+    (fakes[0] as FakeTerminals).failNext = new CodedError('TMUX_FAILED', 'The connection to tmux ended (exit -1).');
     const broken = await session.call('wait', { timeout: 0 });
     expect(textOf(broken)).toMatch(/^TMUX_FAILED: .*\nCall login\(\) again/);
     expect(fakes[0]?.disposed).toBe(true);

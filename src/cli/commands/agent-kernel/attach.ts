@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { resolveInstance } from '../../../config/instance.js';
-import { KernelError } from '../../../errors.js';
+import { CodedError } from '../../../errors.js';
 import { engineSetting } from '../../../sandbox/engine/engine.js';
 import { attachArgv, dockerHostFor, listWindowsArgv } from '../../../tty/host/attach-command.js';
 import { TerminalOutputFilter } from '../../../util/terminal-filter.js';
@@ -30,9 +30,9 @@ export const attachCommand: Command = {
     const write = values.write;
     const [target, ttyText] = positionals as [string, string];
     const tty = Number(ttyText);
-    if (!/^\d+$/.test(ttyText) || tty > 19) throw new KernelError('USAGE', `TTY must be a number from 0 to 19, got ${JSON.stringify(ttyText)}.`);
+    if (!/^\d+$/.test(ttyText) || tty > 19) throw new CodedError('USAGE', `TTY must be a number from 0 to 19, got ${JSON.stringify(ttyText)}.`);
     if (!process.stdin.isTTY || !process.stdout.isTTY) {
-      throw new KernelError('USAGE', 'attach needs a terminal: run it in an interactive shell (use agent-kernel ls, or read <data>/tmp/sessions/tty_N/screen, from scripts).');
+      throw new CodedError('USAGE', 'attach needs a terminal: run it in an interactive shell (use agent-kernel ls, or read <data>/tmp/sessions/tty_N/screen, from scripts).');
     }
     const instance = await resolveInstance(target);
     const config = instance.config.container;
@@ -45,12 +45,12 @@ export const attachCommand: Command = {
     // Check first, so a missing TTY or container gets a clear message rather than tmux's.
     const list = listWindowsArgv(where);
     const check = spawnSync(list[0] as string, list.slice(1), { env, encoding: 'utf8' });
-    if (check.error) throw new KernelError('USAGE', `Cannot run ${argv[0]}: ${check.error.message}. Install the docker CLI (or run: ${argv.join(' ')}).`);
+    if (check.error) throw new CodedError('USAGE', `Cannot run ${argv[0]}: ${check.error.message}. Install the docker CLI (or run: ${argv.join(' ')}).`);
     if (check.status !== 0) {
-      throw new KernelError('TTY_NOT_FOUND', `No terminals are running for ${instance.name} (${check.stderr.trim() || `exit ${check.status}`}). Start them with agent-kernel serve and login.`);
+      throw new CodedError('TTY_NOT_FOUND', `No terminals are running for ${instance.name} (${check.stderr.trim() || `exit ${check.status}`}). Start them with agent-kernel serve and login.`);
     }
     if (!check.stdout.split('\n').includes(String(tty))) {
-      throw new KernelError('TTY_NOT_FOUND', `TTY ${tty} of ${instance.name} is not open. Run agent-kernel ls ${target} to see the open ones.`);
+      throw new CodedError('TTY_NOT_FOUND', `TTY ${tty} of ${instance.name} is not open. Run agent-kernel ls ${target} to see the open ones.`);
     }
     if (!write) err(`Watching TTY ${tty} of ${instance.name} read-only (detach: Ctrl-b d or Ctrl-c; --write to type).\n`);
     return attachThroughFilter(argv, env, write);

@@ -1,13 +1,13 @@
 import { resolveInstance } from '../../../config/instance.js';
 import { followEvents, readEvents } from '../../../observe/events/event-log.js';
-import type { KernelEvent } from '../../../observe/events/event-schema.js';
+import type { InstanceEvent } from '../../../observe/events/event-schema.js';
 import { parseCommandArgs, usageError } from '../args.js';
 import { type Command, EXIT, out } from '../command.js';
 
 const USAGE = 'events <name-or-dir> [--follow] [--type TYPE]... [--tail N]';
 
 /** Write one line; resolves when stdout took it (a slow `| jq` must not grow our memory). */
-function writeLine(event: KernelEvent): Promise<void> {
+function writeLine(event: InstanceEvent): Promise<void> {
   const line = `${JSON.stringify(event)}\n`;
   return new Promise((resolve) => {
     if (out(line)) resolve();
@@ -40,7 +40,7 @@ export const eventsCommand: Command = {
     const tail = parsed.values.tail === undefined ? undefined : Number(parsed.values.tail);
     if (tail !== undefined && (!Number.isInteger(tail) || tail < 0)) throw usageError(usage, `--tail wants a count of events, such as 20; got ${JSON.stringify(parsed.values.tail)}.`);
     const types = parsed.values.type;
-    const wanted = (event: KernelEvent) => !types || types.some((t) => event.type === t || event.type.startsWith(`${t}.`));
+    const wanted = (event: InstanceEvent) => !types || types.some((t) => event.type === t || event.type.startsWith(`${t}.`));
     const instance = await resolveInstance(target);
     const { events, offset } = await readEvents(instance.paths.events);
     const past = events.filter(wanted);

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { resolveInstance } from '../../../config/instance.js';
-import { KernelError } from '../../../errors.js';
+import { CodedError } from '../../../errors.js';
 import { type CastHeader, parseRecordingName } from '../../../observe/recording.js';
 import { readCast, replayDelayMs } from '../../../observe/recording-replay.js';
 import { TerminalOutputFilter } from '../../../util/terminal-filter.js';
@@ -81,7 +81,7 @@ export const playCommand: Command = {
         await write(filter.push(Buffer.from(item.data, 'utf8')));
       }
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new KernelError('USAGE', `No recording at ${file}. agent-kernel web lists them (Recordings), or ls <state>/logs/recordings/.`);
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new CodedError('USAGE', `No recording at ${file}. agent-kernel web lists them (Recordings), or ls <state>/logs/recordings/.`);
       throw error;
     }
     // Leave the person's terminal as it was found: colours off, cursor shown.
@@ -94,7 +94,7 @@ export const playCommand: Command = {
 async function recordingFile(positionals: string[]): Promise<string> {
   const [first, second] = positionals as [string, string | undefined];
   if (second === undefined) return path.resolve(first);
-  if (!parseRecordingName(second)) throw new KernelError('USAGE', `${JSON.stringify(second)} is not a recording name; they look like tty_0-tick-003.cast.`);
+  if (!parseRecordingName(second)) throw new CodedError('USAGE', `${JSON.stringify(second)} is not a recording name; they look like tty_0-tick-003.cast.`);
   const instance = await resolveInstance(first);
   return path.join(instance.paths.recordings, second);
 }

@@ -1,11 +1,11 @@
 import { resolveInstance } from '../../../config/instance.js';
-import { KernelError } from '../../../errors.js';
+import { CodedError } from '../../../errors.js';
 import { createLogger, registerSecrets } from '../../../log/logger.js';
 import type { Instance } from '../../../config/instance.js';
 import type { Logger } from '../../../log/logger.js';
-import type { KernelServerDeps } from '../../../server/create-server.js';
+import type { McpServerDeps } from '../../../server/create-server.js';
 import { chooseServeMode } from '../../../kernel/client/reach-kernel.js';
-import { KernelRuntime } from '../../../server/terminals/runtime.js';
+import { TerminalsRuntime } from '../../../server/terminals/runtime.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT, err } from '../command.js';
 import path from 'node:path';
@@ -26,7 +26,7 @@ export function parseListen(text: string): { host: string; port: number } {
   const match = /^(?:(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):)?(\d{1,5})$/.exec(text);
   const port = Number(match?.[2]);
   if (!match || !Number.isInteger(port) || port > 65535) {
-    throw new KernelError('USAGE', `--http wants [host:]port, such as 8765 or 127.0.0.1:8765; got ${JSON.stringify(text)}.`);
+    throw new CodedError('USAGE', `--http wants [host:]port, such as 8765 or 127.0.0.1:8765; got ${JSON.stringify(text)}.`);
   }
   const host = (match[1] ?? '127.0.0.1').replace(/^\[(.*)\]$/, '$1');
   return { host, port };
@@ -40,7 +40,7 @@ export function parseServeArgs(args: readonly string[]): ServeArgs {
     positionals: { min: 1, max: 1 },
     missing: 'Which instance?',
   });
-  if (values['token-file'] !== undefined && values.http === undefined) throw new KernelError('USAGE', '--token-file only applies with --http.');
+  if (values['token-file'] !== undefined && values.http === undefined) throw new CodedError('USAGE', '--token-file only applies with --http.');
   return {
     target: positionals[0] as string,
     ...(values.http === undefined ? {} : { http: parseListen(values.http) }),
@@ -65,7 +65,7 @@ interface Transport {
 }
 
 /** What serves the sessions: this process on its own terminals, or the instance's kernel (HTTP only: stdio bridges before). */
-type Sessions = { kind: 'alone'; deps: KernelServerDeps } | { kind: 'kernel'; socketPath: string; dataDir: string; logger: Logger; instance: Instance };
+type Sessions = { kind: 'alone'; deps: McpServerDeps } | { kind: 'kernel'; socketPath: string; dataDir: string; logger: Logger; instance: Instance };
 
 /**
  * MCP over stdio, or Streamable HTTP with its token, each loaded only when chosen; and the
@@ -140,10 +140,10 @@ export const serveCommand: Command = {
     const terminalOptions = { hostTmux: process.env.AGENT_KERNEL_HOST_TMUX !== '0', ...(mode.kind === 'alone' && mode.lock ? { lock: mode.lock } : {}) };
     const runtime =
       mode.kind === 'alone'
-        ? new KernelRuntime(async () => (await import('../../../server/terminals/start-terminals.js')).startTerminals(instance, logger, terminalOptions), logger)
+        ? new TerminalsRuntime(async () => (await import('../../../server/terminals/start-terminals.js')).startTerminals(instance, logger, terminalOptions), logger)
         : undefined;
     const sessions: Sessions =
-      mode.kind === 'kernel' ? { kind: 'kernel', socketPath: mode.socketPath, dataDir: mode.link.hello.dataDir, logger, instance } : { kind: 'alone', deps: { runtime: runtime as KernelRuntime, instance, logger } };
+      mode.kind === 'kernel' ? { kind: 'kernel', socketPath: mode.socketPath, dataDir: mode.link.hello.dataDir, logger, instance } : { kind: 'alone', deps: { runtime: runtime as TerminalsRuntime, instance, logger } };
     const { stop, stopped } = await openTransport(options, sessions);
 
     const why = await stopped;

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { configHome } from '../../../config/registry.js';
-import { KernelError } from '../../../errors.js';
+import { CodedError } from '../../../errors.js';
 import { resolveToken } from '../../../server/http-auth.js';
 import { gatherStatus } from '../../../runner/watch/service/status-view.js';
 import { startWebServer } from '../../../web/web-server.js';
@@ -33,7 +33,7 @@ export const webCommand: Command = {
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(usage, `--port wants a port number such as ${DEFAULT_PORT}; got ${JSON.stringify(values.port)}.`);
     const host = values.host ?? '127.0.0.1';
     if (!['127.0.0.1', 'localhost', '::1'].includes(host)) {
-      throw new KernelError('USAGE', `The web view serves loopback only (127.0.0.1, ::1): it shows every agent's terminals. Got --host ${host}; use an SSH tunnel to look from elsewhere.`);
+      throw new CodedError('USAGE', `The web view serves loopback only (127.0.0.1, ::1): it shows every agent's terminals. Got --host ${host}; use an SSH tunnel to look from elsewhere.`);
     }
     const token = await resolveToken({
       env: process.env,

@@ -3,7 +3,7 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { resolveInstance } from '../../../config/instance.js';
 import { validateInstanceName } from '../../../config/registry.js';
-import { KernelError } from '../../../errors.js';
+import { CodedError } from '../../../errors.js';
 import { kernelFiles } from '../../../config/package-files.js';
 import { enableInstructions, renderUnit, unitEnvironment, unitName, unitPath } from '../../../runner/watch/service/systemd.js';
 import { writeFileAtomic } from '../../../util/atomic-write.js';
@@ -38,7 +38,7 @@ export const installCommand: Command = {
     const instance = await resolveInstance(name);
     const bin = runnerBin();
     if (!(await stat(bin).catch(() => undefined))) {
-      throw new KernelError('HARNESS_MISSING', `${bin} does not exist: build agent-kernel first (npm run build), then run install again.`);
+      throw new CodedError('HARNESS_MISSING', `${bin} does not exist: build agent-kernel first (npm run build), then run install again.`);
     }
     const unit = renderUnit({
       name: instance.name,

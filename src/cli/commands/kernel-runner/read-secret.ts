@@ -1,5 +1,5 @@
 import { text } from 'node:stream/consumers';
-import { KernelError } from '../../../errors.js';
+import { CodedError } from '../../../errors.js';
 import { err } from '../command.js';
 
 /**
@@ -18,7 +18,7 @@ export async function readSecretInput(prompt: string): Promise<string> {
       stdin.on('data', (chunk: Buffer) => {
         for (const char of chunk.toString('utf8')) {
           if (char === '\r' || char === '\n') return resolve(value);
-          if (char === '\u0003' || char === '\u0004') return reject(new KernelError('USAGE', 'Cancelled: nothing was written.'));
+          if (char === '\u0003' || char === '\u0004') return reject(new CodedError('USAGE', 'Cancelled: nothing was written.'));
           if (char === '\u007f' || char === '\b') value = value.slice(0, -1);
           else if (char === '\u0015') value = '';
           else if (char >= ' ') value += char;

@@ -1,6 +1,6 @@
 import { agentFilesFor } from '../../../sandbox/container/agent-files-for.js';
 import { resolveInstance } from '../../../config/instance.js';
-import { isKernelError } from '../../../errors.js';
+import { isCodedError } from '../../../errors.js';
 import { createLogger } from '../../../log/logger.js';
 import { formatTickSummary } from '../../../runner/tick/summary.js';
 import { frameOperatorNote } from '../../../mail/framing.js';
@@ -65,7 +65,7 @@ export const tickCommand: Command = {
       if (outcome.paused) return EXIT.NOT_READY;
       return EXIT.FAILED;
     } catch (error) {
-      if (isKernelError(error, 'TICK_RUNNING')) {
+      if (isCodedError(error, 'TICK_RUNNING')) {
         err(`kernel-runner tick: ${error.message}\n`);
         return EXIT.NOT_READY;
       }

@@ -19,13 +19,13 @@ export class TickGate {
 
   /** Watch started a tick: it counts from now on, whatever state.json says yet. */
   async started(instance: Instance, at: Date, tick: number | undefined): Promise<void> {
-    await mkdir(instance.paths.kernelState, { recursive: true, mode: 0o700 });
+    await mkdir(instance.paths.privateState, { recursive: true, mode: 0o700 });
     await noteTickStarted(instance.paths.tickLedger, at, tick).catch((error: unknown) => this.logger.warn({ err: error }, 'the tick ledger cannot be written; limits count from state.json'));
   }
 
   async check(instance: Instance, now: number, waiting: number): Promise<LimitHold | undefined> {
     const state = await loadState(instance.paths.state);
-    await mkdir(instance.paths.kernelState, { recursive: true, mode: 0o700 });
+    await mkdir(instance.paths.privateState, { recursive: true, mode: 0o700 });
     const recent = await syncTickLedger(instance.paths.tickLedger, state, now);
     const hold = tickLimitHold(instance.config.runner.limits, recent, now);
     if (!hold) {

@@ -6,7 +6,7 @@ import type { RecentTick } from './tick-limits.js';
 
 /**
  * The ticks of the last 24 hours and their cost, for the operator's limits (tick-limits.ts):
- * host-private (`<state>/kernel/tick-ledger.json`). Watch notes each tick it starts; the
+ * host-private (`<state>/private/tick-ledger.json`). Watch notes each tick it starts; the
  * tick records of `state.json` (whose history keeps only the last 50) add their cost, and the
  * ticks `kernel-runner tick` ran. A tick still running counts with the cost reported so far.
  */

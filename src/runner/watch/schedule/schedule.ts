@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { DataPaths } from '../../../config/paths.js';
-import { KernelError, isKernelError } from '../../../errors.js';
+import { CodedError, isCodedError } from '../../../errors.js';
 import { readUntrustedFileText, relativeInside } from '../../../util/untrusted-fs.js';
 import { formatZodIssues } from '../../../config/parse.js';
 import { writeUntrustedAtomic } from '../../../util/untrusted-write.js';
@@ -98,7 +98,7 @@ function describeWakeIssue(file: string, input: unknown, error: z.core.$ZodError
 export function parseSchedule(input: unknown, file = 'schedule.json'): ScheduleFile {
   const result = scheduleSchema.safeParse(input ?? {});
   if (!result.success) {
-    throw new KernelError('CONFIG_INVALID', `${describeWakeIssue(file, input, result.error)}\nFix the file; until then no scheduled wake fires.`, {
+    throw new CodedError('CONFIG_INVALID', `${describeWakeIssue(file, input, result.error)}\nFix the file; until then no scheduled wake fires.`, {
       details: { file },
     });
   }
@@ -123,15 +123,15 @@ export async function loadSchedule(paths: ScheduleFilePaths): Promise<LoadedSche
     if (read === undefined) return { schedule: { wakes: [] }, text: undefined };
     text = read;
   } catch (error) {
-    if (isKernelError(error)) throw error;
-    throw new KernelError('CONFIG_INVALID', `${file}: cannot be read: ${(error as Error).message}`, { cause: error });
+    if (isCodedError(error)) throw error;
+    throw new CodedError('CONFIG_INVALID', `${file}: cannot be read: ${(error as Error).message}`, { cause: error });
   }
   if (text.trim() === '') return { schedule: { wakes: [] }, text };
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new KernelError('CONFIG_INVALID', `${file}: is not valid JSON (${(error as Error).message}). Fix the file; until then no scheduled wake fires.`, {
+    throw new CodedError('CONFIG_INVALID', `${file}: is not valid JSON (${(error as Error).message}). Fix the file; until then no scheduled wake fires.`, {
       cause: error,
       details: { file },
     });

@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { configHome } from '../../../config/registry.js';
-import { KernelError } from '../../../errors.js';
+import { CodedError } from '../../../errors.js';
 import type { KernelStatus } from '../../../kernel/supervisor/kernel-supervisor.js';
 import { sendJson } from '../../../util/net/http-json.js';
 import { requestSocketJson } from '../../../util/net/socket-json.js';
@@ -133,7 +133,7 @@ export async function startStatusServer(socketPath: string, snapshot: () => Agen
   const started = Date.now();
   await mkdir(path.dirname(socketPath), { recursive: true, mode: 0o750 });
   if (await socketAnswers(socketPath)) {
-    throw new KernelError(
+    throw new CodedError(
       'INSTANCE_LOCKED',
       `Another watch process already serves ${socketPath}. Stop it first (kernel-runner status shows its PID), or watch another instance.`,
       { details: { socketPath } },

@@ -167,7 +167,7 @@ describeWithEngine('the post office between two instances under watch', () => {
     }
     // The operator starts it: kernel-runner send says where the message went and that a watch takes it.
     const sent = await run(process.execPath, [KERNEL_RUNNER_BIN, 'send', a.name, 'Ask', b.name, 'what six times seven is.'], { env: a.env });
-    expect(sent.stdout).toMatch(new RegExp(`^m-\\S+: queued for ${a.name} in .*/kernel/mail/queue \\(host-private: the container cannot write there\\)\\.\\nwatch \\(pid ${process.pid}\\) is (idle|starting): it starts a tick for it now\\.\\n$`));
+    expect(sent.stdout).toMatch(new RegExp(`^m-\\S+: queued for ${a.name} in .*/private/mail/queue \\(host-private: the container cannot write there\\)\\.\\nwatch \\(pid ${process.pid}\\) is (idle|starting): it starts a tick for it now\\.\\n$`));
 
     // B's first tick: the question, from A, as the kernel stamped it.
     await pollUntil(async () => (await loadState(b.instance.paths.state)).last?.tick === 1, "B's tick", { timeoutMs: LONG });

@@ -2,7 +2,7 @@ import { stat, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isKernelError } from '../../../../src/errors.js';
+import { isCodedError } from '../../../../src/errors.js';
 import { type AgentStatus, type StatusServer, queryAgentStatus, queryStatusSocket, startStatusServer, statusSocketPath } from '../../../../src/runner/watch/service/status-api.js';
 
 const agent: AgentStatus = {
@@ -91,7 +91,7 @@ describe('the status API over a real unix socket', () => {
     } catch (error) {
       caught = error;
     }
-    expect(isKernelError(caught, 'INSTANCE_LOCKED')).toBe(true);
+    expect(isCodedError(caught, 'INSTANCE_LOCKED')).toBe(true);
     expect((caught as Error).message).toMatch(/Another watch process already serves/);
     // The first one still answers.
     expect((await queryStatusSocket(socketPath, '/v1/health')).status).toBe(200);

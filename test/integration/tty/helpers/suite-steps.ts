@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { isKernelError } from '../../../../src/errors.js';
+import { isCodedError } from '../../../../src/errors.js';
 import type { TtyManager } from '../../../../src/tty/tty-manager.js';
 import type { TtyReport, WaitResult } from '../../../../src/tty/api/types.js';
 import { type Terminals, reportOf, waitFor } from './terminals.js';
@@ -10,10 +10,10 @@ export async function codeOf(promise: Promise<unknown>): Promise<{ code: string;
   try {
     await promise;
   } catch (error) {
-    if (isKernelError(error)) return { code: error.code, message: error.message, details: { ...error.details } };
+    if (isCodedError(error)) return { code: error.code, message: error.message, details: { ...error.details } };
     throw error;
   }
-  throw new Error('expected a KernelError, but the call succeeded');
+  throw new Error('expected a CodedError, but the call succeeded');
 }
 
 /** Open a shell and look at its first prompt, so that nothing is unseen. */

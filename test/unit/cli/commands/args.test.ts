@@ -18,7 +18,7 @@ import { statusCommand } from '../../../../src/cli/commands/kernel-runner/status
 import { parseTickArgs, tickCommand } from '../../../../src/cli/commands/kernel-runner/tick.js';
 import { watchCommand } from '../../../../src/cli/commands/kernel-runner/watch.js';
 import { webCommand } from '../../../../src/cli/commands/agent-kernel/web.js';
-import { isKernelError } from '../../../../src/errors.js';
+import { isCodedError } from '../../../../src/errors.js';
 
 const agentKernel = [serveCommand, lsCommand, attachCommand, configCommand, containerCommand, imageCommand, egressCommand, doctorCommand, eventsCommand, webCommand];
 const kernelRunner = [initCommand, instancesCommand, tickCommand, watchCommand, sendCommand, statusCommand, installCommand, uninstallCommand];
@@ -32,7 +32,7 @@ async function usageMessage(command: Command, args: string[]): Promise<string> {
     () => undefined,
     (e: unknown) => e,
   );
-  if (!isKernelError(error) || error.code !== 'USAGE') throw new Error(`expected a USAGE error from ${command.name} ${args.join(' ')}, got ${String(error)}`);
+  if (!isCodedError(error) || error.code !== 'USAGE') throw new Error(`expected a USAGE error from ${command.name} ${args.join(' ')}, got ${String(error)}`);
   return error.message;
 }
 

@@ -8,14 +8,14 @@ function setup(runner: Record<string, unknown> = {}, top: Record<string, unknown
   return {
     instanceName: 'scout',
     dataDir: '/srv/agents/scout',
-    cwd: '/home/op/.local/state/agent-kernel/instances/scout/kernel/harness',
+    cwd: '/home/op/.local/state/agent-kernel/instances/scout/private/harness',
     tick: 7,
     sessionId: '6a1f1d8e-1111-4222-8333-444455556666',
     prompt: 'hello',
-    home: '/home/op/.local/state/agent-kernel/instances/scout/kernel/harness-home',
-    workDir: '/home/op/.local/state/agent-kernel/instances/scout/kernel/tick-007/attempt-1',
+    home: '/home/op/.local/state/agent-kernel/instances/scout/private/harness-home',
+    workDir: '/home/op/.local/state/agent-kernel/instances/scout/private/tick-007/attempt-1',
     mcpServer: { command: '/usr/bin/node', args: ['/pkg/dist/cli/agent-kernel.js', 'serve', '/srv/agents/scout'], env: { AGENT_KERNEL_STATE_DIR: '/s' } },
-    settingsFile: '/home/op/.local/state/agent-kernel/instances/scout/kernel/tick-007/attempt-1/settings.json',
+    settingsFile: '/home/op/.local/state/agent-kernel/instances/scout/private/tick-007/attempt-1/settings.json',
     config: config.runner,
     model: config.runner.model ?? config.model,
     env: { PATH: '/usr/bin' },
@@ -32,13 +32,13 @@ describe('claude-code invocation', () => {
     const { command, args, cwd, interactiveStdin } = claudeCodeHarness.invocation(setup());
     expect(command).toBe('claude');
     // Not the data repo: Claude Code would load the CLAUDE.md the agent wrote there (and the host files it imports).
-    expect(cwd).toBe('/home/op/.local/state/agent-kernel/instances/scout/kernel/harness');
+    expect(cwd).toBe('/home/op/.local/state/agent-kernel/instances/scout/private/harness');
     expect(interactiveStdin).toBe(true);
     expect(args.slice(0, 7)).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json', '--replay-user-messages']);
-    expect(flag(args, '--mcp-config')).toBe('/home/op/.local/state/agent-kernel/instances/scout/kernel/tick-007/attempt-1/mcp-config.json');
+    expect(flag(args, '--mcp-config')).toBe('/home/op/.local/state/agent-kernel/instances/scout/private/tick-007/attempt-1/mcp-config.json');
     expect(args).toContain('--strict-mcp-config');
     expect(flag(args, '--session-id')).toBe('6a1f1d8e-1111-4222-8333-444455556666');
-    expect(flag(args, '--settings')).toBe('/home/op/.local/state/agent-kernel/instances/scout/kernel/tick-007/attempt-1/settings.json');
+    expect(flag(args, '--settings')).toBe('/home/op/.local/state/agent-kernel/instances/scout/private/tick-007/attempt-1/settings.json');
     expect(flag(args, '--permission-mode')).toBe('acceptEdits');
     expect(args).not.toContain('hello');
   });
@@ -79,7 +79,7 @@ describe('claude-code invocation', () => {
     expect(claudeProjectDirName('/tmp/ccx')).toBe('-tmp-ccx');
     expect(claudeProjectDirName('/srv/a_b.c')).toBe('-srv-a-b-c');
     expect(claudeCodeHarness.sessionTranscriptPath?.(setup(), { CLAUDE_CONFIG_DIR: '/cfg' })).toBe(
-      '/cfg/projects/-home-op--local-state-agent-kernel-instances-scout-kernel-harness/6a1f1d8e-1111-4222-8333-444455556666.jsonl',
+      '/cfg/projects/-home-op--local-state-agent-kernel-instances-scout-private-harness/6a1f1d8e-1111-4222-8333-444455556666.jsonl',
     );
     expect(claudeCodeHarness.sessionTranscriptPath?.(setup(), { HOME: '/home/u' })).toMatch(/^\/home\/u\/\.claude\/projects\//);
   });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAgentConfig } from '../../../../src/config/agent-config.js';
-import { isKernelError } from '../../../../src/errors.js';
+import { isCodedError } from '../../../../src/errors.js';
 import { customArgv, customHarness, splitCommandTemplate } from '../../../../src/runner/harnesses/custom.js';
 import { codexConfig, codexHarness } from '../../../../src/runner/harnesses/codex.js';
 import { GEMINI_TOOL_NAMES, geminiCliHarness, geminiSettings } from '../../../../src/runner/harnesses/gemini-cli.js';
@@ -46,18 +46,18 @@ describe('customArgv', () => {
 });
 
 describe('harness invocations', () => {
-  const server = { command: '/usr/bin/node', args: ['/ak/dist/cli/mcp-tap.js', '/state/a/kernel/tick-001/attempt-1/mcp-tap.jsonl', '--', '/usr/bin/node', '/ak/dist/cli/agent-kernel.js', 'serve', '/data/a'], env: { X: '1' } };
+  const server = { command: '/usr/bin/node', args: ['/ak/dist/cli/mcp-tap.js', '/state/a/private/tick-001/attempt-1/mcp-tap.jsonl', '--', '/usr/bin/node', '/ak/dist/cli/agent-kernel.js', 'serve', '/data/a'], env: { X: '1' } };
   const base = (runner: Record<string, unknown> = {}): HarnessSetup => ({
     instanceName: 'a',
     dataDir: '/data/a',
-    cwd: '/state/a/kernel/harness',
-    home: '/state/a/kernel/harness-home',
-    workDir: '/state/a/kernel/tick-001/attempt-1',
+    cwd: '/state/a/private/harness',
+    home: '/state/a/private/harness-home',
+    workDir: '/state/a/private/tick-001/attempt-1',
     tick: 1,
     sessionId: 's',
     prompt: 'hello agent',
     mcpServer: server,
-    settingsFile: '/state/a/kernel/tick-001/attempt-1/settings.json',
+    settingsFile: '/state/a/private/tick-001/attempt-1/settings.json',
     config: parseAgentConfig({ runner }).runner,
     model: 'm-1',
     // The operator ran the runner from inside the data folder, with their own CLI configs pointed at.
@@ -72,22 +72,22 @@ describe('harness invocations', () => {
   // opencode takes its project (opencode.json, .opencode/ plugins that run as host JavaScript, AGENTS.md) from PWD.
   it.each(['opencode', 'gemini-cli', 'codex'])('%s: starts in the private folder with PWD there and a private home, none of the operator\'s config pointers', (name) => {
     const inv = getHarness(name).invocation(setup);
-    expect(inv.cwd).toBe('/state/a/kernel/harness');
-    expect(inv.env).toMatchObject({ PWD: '/state/a/kernel/harness', HOME: '/state/a/kernel/harness-home', XDG_CONFIG_HOME: '/state/a/kernel/harness-home/.config', TMPDIR: '/state/a/kernel/harness-home/tmp', KEEP: 'yes' });
+    expect(inv.cwd).toBe('/state/a/private/harness');
+    expect(inv.env).toMatchObject({ PWD: '/state/a/private/harness', HOME: '/state/a/private/harness-home', XDG_CONFIG_HOME: '/state/a/private/harness-home/.config', TMPDIR: '/state/a/private/harness-home/tmp', KEEP: 'yes' });
     for (const pointer of ['OPENCODE_CONFIG', 'GEMINI_CLI_SYSTEM_SETTINGS_PATH']) expect(inv.env[pointer]).toBeUndefined();
     for (const value of Object.values(inv.env)) expect(String(value)).not.toMatch(/^\/home\/op|^\/data\/a$/);
-    for (const file of inv.files) expect(file.path.startsWith('/state/a/kernel/')).toBe(true);
+    for (const file of inv.files) expect(file.path.startsWith('/state/a/private/')).toBe(true);
   });
 
   it('custom and claude-code: PWD is the private folder too (their HOME stays the operator\'s: the command is theirs, Claude Code\'s login is there)', () => {
-    expect(customHarness.invocation({ ...setup, config: { ...setup.config, command: 'my-agent' } }).env).toMatchObject({ PWD: '/state/a/kernel/harness', HOME: '/home/op' });
-    expect(getHarness('claude-code').invocation(setup)).toMatchObject({ cwd: '/state/a/kernel/harness', env: { PWD: '/state/a/kernel/harness', HOME: '/home/op' } });
+    expect(customHarness.invocation({ ...setup, config: { ...setup.config, command: 'my-agent' } }).env).toMatchObject({ PWD: '/state/a/private/harness', HOME: '/home/op' });
+    expect(getHarness('claude-code').invocation(setup)).toMatchObject({ cwd: '/state/a/private/harness', env: { PWD: '/state/a/private/harness', HOME: '/home/op' } });
   });
 
   it('opencode: run --format json in the private folder, our server and only our tools in the config it merges last', () => {
     const inv = opencodeHarness.invocation(setup);
     expect(inv).toMatchObject({ command: 'opencode', interactiveStdin: false });
-    expect(inv.args).toEqual(['run', '--format', 'json', '--print-logs', '--log-level', 'WARN', '--pure', '--dir', '/state/a/kernel/harness', '--model', 'm-1', '--', 'hello agent']);
+    expect(inv.args).toEqual(['run', '--format', 'json', '--print-logs', '--log-level', 'WARN', '--pure', '--dir', '/state/a/private/harness', '--model', 'm-1', '--', 'hello agent']);
     expect(inv.env.OPENCODE_DISABLE_PROJECT_CONFIG).toBe('1');
     const config = JSON.parse(inv.env.OPENCODE_CONFIG_CONTENT!) as { mcp: Record<string, unknown>; permission: Record<string, string> };
     expect(config.mcp['agent-kernel']).toEqual({ type: 'local', command: [server.command, ...server.args], environment: { X: '1' }, enabled: true });
@@ -111,7 +111,7 @@ describe('harness invocations', () => {
   it('gemini-cli: stream-json, trusting only the private folder, settings in its private home with our trusted server and only our tools', () => {
     const inv = geminiCliHarness.invocation(setup);
     expect(inv).toMatchObject({ command: 'gemini', args: ['--output-format', 'stream-json', '--skip-trust', '--model', 'm-1', '--prompt=hello agent'] });
-    expect(inv.files.map((f) => f.path)).toEqual(['/state/a/kernel/harness-home/.gemini/settings.json']);
+    expect(inv.files.map((f) => f.path)).toEqual(['/state/a/private/harness-home/.gemini/settings.json']);
     const settings = JSON.parse(inv.files[0]!.content) as Record<string, Record<string, unknown>>;
     expect(settings.mcpServers!['agent-kernel']).toEqual({ command: server.command, args: server.args, env: { X: '1' }, trust: true });
     expect(settings.tools!.core).toEqual(GEMINI_TOOL_NAMES);
@@ -130,9 +130,9 @@ describe('harness invocations', () => {
   it('codex: exec --json in the private folder, a private CODEX_HOME whose config.toml has our server approved and its own tools off', () => {
     const inv = codexHarness.invocation(setup);
     expect(inv).toMatchObject({ command: 'codex', interactiveStdin: false });
-    expect(inv.args).toEqual(['exec', '--json', '--skip-git-repo-check', '--ephemeral', '--cd', '/state/a/kernel/harness', '--model', 'm-1', '--', 'hello agent']);
-    expect(inv.env.CODEX_HOME).toBe('/state/a/kernel/harness-home/.codex');
-    expect(inv.files.map((f) => f.path)).toEqual(['/state/a/kernel/harness-home/.codex/config.toml']);
+    expect(inv.args).toEqual(['exec', '--json', '--skip-git-repo-check', '--ephemeral', '--cd', '/state/a/private/harness', '--model', 'm-1', '--', 'hello agent']);
+    expect(inv.env.CODEX_HOME).toBe('/state/a/private/harness-home/.codex');
+    expect(inv.files.map((f) => f.path)).toEqual(['/state/a/private/harness-home/.codex/config.toml']);
     const config = parseToml(inv.files[0]!.content) as Record<string, Record<string, unknown>>;
     expect(config.mcp_servers!['agent-kernel']).toEqual({ command: server.command, args: server.args, env: { X: '1' }, default_tools_approval_mode: 'approve', enabled: true });
     expect(config).toMatchObject({ approval_policy: 'never', web_search: 'disabled', agents: { enabled: false } });
@@ -165,7 +165,7 @@ describe('harness invocations', () => {
 
   it('custom: the template, and the MCP config file (Claude Code\'s format) in the environment too', () => {
     const inv = customHarness.invocation({ ...setup, config: { ...setup.config, command: 'my-agent --mcp {mcp_config}' } });
-    const file = '/state/a/kernel/tick-001/attempt-1/mcp-config.json';
+    const file = '/state/a/private/tick-001/attempt-1/mcp-config.json';
     expect(inv).toMatchObject({ command: 'my-agent', args: ['--mcp', file, '--', 'hello agent'], interactiveStdin: false });
     expect(inv.env.AGENT_KERNEL_MCP_CONFIG).toBe(file);
     expect(JSON.parse(inv.files[0]!.content)).toEqual({ mcpServers: { 'agent-kernel': { type: 'stdio', ...server } } });
@@ -178,7 +178,7 @@ describe('harness invocations', () => {
     } catch (error) {
       caught = error;
     }
-    expect(isKernelError(caught, 'CONFIG_INVALID')).toBe(true);
+    expect(isCodedError(caught, 'CONFIG_INVALID')).toBe(true);
     expect((caught as Error).message).toMatch(/runner\.command is not set/);
   });
 
@@ -228,7 +228,7 @@ describe('checkHarnessAvailable (watch start)', () => {
     } catch (error) {
       caught = error;
     }
-    expect(isKernelError(caught, 'HARNESS_MISSING')).toBe(true);
+    expect(isCodedError(caught, 'HARNESS_MISSING')).toBe(true);
     expect((caught as Error).message).toMatch(message);
   });
 

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dataPaths } from '../../../../src/config/paths.js';
-import { isKernelError } from '../../../../src/errors.js';
+import { isCodedError } from '../../../../src/errors.js';
 import { acquireTickLock } from '../../../../src/runner/tick/lock.js';
 import { assertNotPaused, readPaused, removePaused, writePaused } from '../../../../src/runner/tick/paused.js';
 import { beginTickRecord, finishTickRecord, loadState } from '../../../../src/state/runner-state.js';
@@ -44,7 +44,7 @@ describe('tick lock', () => {
     const lock = await acquireTickLock(file, 'scout');
     await lock.update({ tick: 7 });
     const second = await acquireTickLock(file, 'scout').catch((e: unknown) => e);
-    expect(isKernelError(second, 'TICK_RUNNING')).toBe(true);
+    expect(isCodedError(second, 'TICK_RUNNING')).toBe(true);
     expect((second as Error).message).toContain(`tick 7 (PID ${process.pid}`);
     await lock.release();
     const third = await acquireTickLock(file, 'scout');
@@ -82,7 +82,7 @@ describe('paused', () => {
     expect(await readPaused(paths)).toMatch(/^Not logged in/);
     expect(await readFile(paths.paused, 'utf8')).toMatch(/^Not logged in/);
     const error = await assertNotPaused(paths, 'scout').catch((e: unknown) => e);
-    expect(isKernelError(error, 'INSTANCE_PAUSED')).toBe(true);
+    expect(isCodedError(error, 'INSTANCE_PAUSED')).toBe(true);
     expect((error as Error).message).toBe(`Instance "scout" is paused: Not logged in · Please run /login. Fix the cause (agent-kernel doctor scout shows how), then: kernel-runner resume scout`);
     await rm(paths.paused);
     expect(await readPaused(paths)).toMatch(/^Not logged in/);

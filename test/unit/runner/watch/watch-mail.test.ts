@@ -181,7 +181,7 @@ describe("the operator's limits", () => {
   it('stops at the daily budget, counting what the ticks of the last day cost (state.json)', async () => {
     await writeConfig({ limits: { min_interval: '0s', daily_budget_usd: 1 } });
     const started = new Date(Date.now() - 3_600_000).toISOString();
-    await mkdir(paths().kernelState, { recursive: true });
+    await mkdir(paths().privateState, { recursive: true });
     await writeFile(paths().state, JSON.stringify({ tick: 1, history: [{ tick: 1, started, status: 'ok', cost_usd: 1.25 }], last: { tick: 1, started, status: 'ok', cost_usd: 1.25 } }));
     await startWatch();
     await send('expensive');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CAPABILITIES, parseAgentConfig } from '../../../../src/config/agent-config.js';
-import { isKernelError } from '../../../../src/errors.js';
+import { isCodedError } from '../../../../src/errors.js';
 import { type HostFacts, hardenedCreateOptions, parseMemory } from '../../../../src/sandbox/container/hardening.js';
 import { proxyEnv } from '../../../../src/sandbox/egress/squid.js';
 
@@ -21,7 +21,7 @@ function refusal(container: Record<string, unknown>): string {
   try {
     options(container);
   } catch (error) {
-    expect(isKernelError(error, 'CONFIG_REFUSED')).toBe(true);
+    expect(isCodedError(error, 'CONFIG_REFUSED')).toBe(true);
     return (error as Error).message;
   }
   throw new Error('expected CONFIG_REFUSED');

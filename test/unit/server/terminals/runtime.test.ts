@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { KernelError } from '../../../../src/errors.js';
+import { CodedError } from '../../../../src/errors.js';
 import { silentLogger } from '../../../../src/log/logger.js';
-import { KernelRuntime } from '../../../../src/server/terminals/runtime.js';
+import { TerminalsRuntime } from '../../../../src/server/terminals/runtime.js';
 import { FakeTerminals } from '../fake-terminals.js';
 
-describe('KernelRuntime', () => {
+describe('TerminalsRuntime', () => {
   it('starts once for every caller, and a failed start is tried again by the next caller', async () => {
     let starts = 0;
-    const runtime = new KernelRuntime(() => {
+    const runtime = new TerminalsRuntime(() => {
       starts += 1;
-      return starts === 1 ? Promise.reject(new KernelError('ENGINE_UNREACHABLE', 'down')) : Promise.resolve(new FakeTerminals());
+      return starts === 1 ? Promise.reject(new CodedError('ENGINE_UNREACHABLE', 'down')) : Promise.resolve(new FakeTerminals());
     }, silentLogger());
     runtime.warmUp();
     await expect(runtime.terminals()).rejects.toThrow('down');
@@ -21,7 +21,7 @@ describe('KernelRuntime', () => {
   it('disposes terminals that were still starting when shutdown came, before dispose resolves', async () => {
     const fake = new FakeTerminals();
     let finishStart: (t: FakeTerminals) => void = () => undefined;
-    const runtime = new KernelRuntime(() => new Promise((resolve) => (finishStart = resolve)), silentLogger());
+    const runtime = new TerminalsRuntime(() => new Promise((resolve) => (finishStart = resolve)), silentLogger());
     runtime.warmUp();
     const disposing = runtime.dispose();
     finishStart(fake);

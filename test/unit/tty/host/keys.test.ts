@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isKernelError } from '../../../../src/errors.js';
+import { isCodedError } from '../../../../src/errors.js';
 import { NAMED_KEYS, keyBytes, parseTypedText } from '../../../../src/tty/host/keys.js';
 
 describe('parseTypedText', () => {
@@ -31,7 +31,7 @@ describe('parseTypedText', () => {
       parseTypedText(text);
       expect.unreachable();
     } catch (error) {
-      expect(isKernelError(error, 'UNKNOWN_KEY')).toBe(true);
+      expect(isCodedError(error, 'UNKNOWN_KEY')).toBe(true);
       expect((error as Error).message).toContain(text);
       expect((error as Error).message).toContain('F1-F12');
     }

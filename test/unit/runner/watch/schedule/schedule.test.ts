@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isKernelError } from '../../../../../src/errors.js';
+import { isCodedError } from '../../../../../src/errors.js';
 import { loadSchedule, nextWake, parseSchedule, removeFiredWake } from '../../../../../src/runner/watch/schedule/schedule.js';
 
 describe('parseSchedule', () => {
@@ -38,7 +38,7 @@ describe('parseSchedule', () => {
     } catch (error) {
       caught = error;
     }
-    expect(isKernelError(caught, 'CONFIG_INVALID')).toBe(true);
+    expect(isCodedError(caught, 'CONFIG_INVALID')).toBe(true);
     expect((caught as Error).message).toMatch(message);
     expect((caught as Error).message).toMatch(/until then no scheduled wake fires/);
   });

@@ -1,7 +1,7 @@
-import { KernelError, isKernelError } from '../errors.js';
+import { CodedError, isCodedError } from '../errors.js';
 import { type LockHolder, acquirePidLock, readLockHolder, type PidLock } from '../util/process/pid-lock.js';
 
-export type ServerLock = PidLock;
+export type InstanceLock = PidLock;
 
 /**
  * Who drives an instance's terminals: the long-lived `kernel`, a standalone `serve`, or the
@@ -10,13 +10,13 @@ export type ServerLock = PidLock;
 export type LockRole = 'kernel' | 'serve' | 'runner';
 
 /** What the lock file says about its holder (host-private: the container cannot write it). */
-export interface ServerLockHolder extends LockHolder {
+export interface InstanceLockHolder extends LockHolder {
   role?: LockRole;
   /** A kernel's socket, where clients reach it. */
   socket?: string;
 }
 
-function lockedError(file: string, holder: ServerLockHolder): KernelError {
+function lockedError(file: string, holder: InstanceLockHolder): CodedError {
   const { pid } = holder;
   const who =
     holder.role === 'kernel'
@@ -24,24 +24,24 @@ function lockedError(file: string, holder: ServerLockHolder): KernelError {
       : holder.role === 'runner'
         ? `kernel-runner (PID ${pid}) is bringing this instance's container up for a tick; try again in a moment.`
         : `Another agent-kernel server (PID ${pid}) is driving this instance's terminals (lock ${file}). Stop it first, or wait for its tick to end.`;
-  return new KernelError('INSTANCE_LOCKED', who, { details: { pid, lock: file, ...(holder.role ? { role: holder.role } : {}) } });
+  return new CodedError('INSTANCE_LOCKED', who, { details: { pid, lock: file, ...(holder.role ? { role: holder.role } : {}) } });
 }
 
 /**
  * One process drives an instance's terminals (and may change its container) at a time;
  * INSTANCE_LOCKED names the PID holding it and what it is.
  */
-export async function acquireServerLock(file: string, role: LockRole = 'serve', facts: { socket?: string } = {}): Promise<ServerLock> {
+export async function acquireInstanceLock(file: string, role: LockRole = 'serve', facts: { socket?: string } = {}): Promise<InstanceLock> {
   return acquirePidLock(file, (holder) => lockedError(file, holder), { role, ...facts });
 }
 
 /** The lock, or (without waiting) the live process holding it. */
-export async function tryServerLock(file: string, role: LockRole, facts: { socket?: string } = {}): Promise<{ lock: ServerLock } | { holder: ServerLockHolder }> {
+export async function tryInstanceLock(file: string, role: LockRole, facts: { socket?: string } = {}): Promise<{ lock: InstanceLock } | { holder: InstanceLockHolder }> {
   try {
-    return { lock: await acquireServerLock(file, role, facts) };
+    return { lock: await acquireInstanceLock(file, role, facts) };
   } catch (error) {
-    if (!isKernelError(error, 'INSTANCE_LOCKED')) throw error;
-    const holder = (await readLockHolder(file)) as ServerLockHolder | undefined;
+    if (!isCodedError(error, 'INSTANCE_LOCKED')) throw error;
+    const holder = (await readLockHolder(file)) as InstanceLockHolder | undefined;
     return { holder: holder ?? { pid: Number(error.details.pid), started: '' } };
   }
 }
