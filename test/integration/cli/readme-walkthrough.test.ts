@@ -173,7 +173,7 @@ describeWithEngine("README.md, followed verbatim in new login shells", () => {
   it('every command of the Quickstart and of kernel-runner runs and prints what the README says', { timeout: 1_200_000 }, async () => {
     const readme = readFileSync(path.join(repo, 'README.md'), 'utf8');
     const runner = readFileSync(path.join(repo, 'docs', 'runner.md'), 'utf8');
-    const commands = [...sectionCommands(readme, '## Quickstart'), ...sectionCommands(`\n${runner}`, '# kernel-runner: an agent that lives for weeks')];
+    const commands = [...sectionCommands(readme, '## Quickstart'), ...sectionCommands(`\n\n${runner}`, '# kernel-runner: an agent that lives for weeks')];
     expect(commands[0]).toBe('npm run setup');
     let doctors = 0;
     const seen: string[] = [];

@@ -63,7 +63,15 @@ describeWithEngine('a tick after the agent changed its Containerfile', () => {
     expect(last.build_failed).toBeUndefined();
     expect((await readFile(path.join(i.dataDir, 'image-seen'), 'utf8')).trim()).toBe(`rebuilt-${token}`);
     // In one go: no start that failed (the kernel "did not answer" at 5 s) and was retried once the build was done.
-    const answer = await queryStatusSocket(statusSocketPath(i.name, i.env), `/v1/agents/${i.name.toUpperCase()}`);
+    // The tick writes state.json before watch has settled its mail and recorded the result: ask until it has.
+    const answer = await pollUntil(
+      async () => {
+        const reply = await queryStatusSocket(statusSocketPath(i.name, i.env), `/v1/agents/${i.name.toUpperCase()}`);
+        return (reply.body as { lastResult?: unknown }).lastResult ? reply : undefined;
+      },
+      'watch to record how tick 1 ended',
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
     expect(answer.body).toMatchObject({ restarts: 0, lastResult: { tick: 1, status: 'ok' } });
     expect(watching!.kernel!.status().restarts).toBe(0);
   });

@@ -207,11 +207,14 @@ describe("the operator's limits", () => {
     // Starts at least 400 ms apart: at most one more than the flood's length allows.
     expect(ticks.ticks.length).toBeLessThanOrEqual(Math.floor(elapsed / 400) + 1);
     await pollUntil(() => watch!.status().state !== 'ticking', 'the last tick over');
-    const done = await readdir(path.join(inbox, 'done')).catch((): string[] => []);
+    const handed = ticks.ticks.flatMap((t) => [...t.messages, ...t.delivered]).flatMap((m) => [...m.matchAll(/^\| (note \d+)$/gm)].map((x) => x[1]));
+    // The last tick's notes are moved to done/ as watch settles its mail, just after the tick leaves 'ticking'.
+    const doneNotes = async () => readdir(path.join(inbox, 'done')).catch((): string[] => []);
+    await pollUntil(async () => (await doneNotes()).length >= handed.length, 'the handed notes moved to done/', { timeoutMs: 10_000 }).catch(() => undefined);
+    const done = await doneNotes();
     const waiting = (await readdir(inbox)).filter((n) => n.endsWith('.md'));
     expect(done.length + waiting.length).toBe(written);
     expect(new Set([...done, ...waiting]).size).toBe(written);
-    const handed = ticks.ticks.flatMap((t) => [...t.messages, ...t.delivered]).flatMap((m) => [...m.matchAll(/^\| (note \d+)$/gm)].map((x) => x[1]));
     expect(new Set(handed).size).toBe(handed.length);
     expect(handed.length).toBe(done.length);
   });
