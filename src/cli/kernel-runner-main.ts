@@ -21,7 +21,7 @@ void runCli(
     rollback: async () => (await import('./commands/kernel-runner/snapshots/rollback.js')).rollbackCommand,
     fork: async () => (await import('./commands/kernel-runner/snapshots/fork.js')).forkCommand,
     suspend: async () => (await import('./commands/kernel-runner/snapshots/suspend.js')).suspendCommand,
-    move: async () => (await import('./commands/kernel-runner/snapshots/rollback.js')).moveCommand,
+    move: async () => (await import('./commands/kernel-runner/snapshots/move.js')).moveCommand,
   },
   process.argv.slice(2),
 );
