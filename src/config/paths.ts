@@ -76,6 +76,8 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
     state: path.join(privateState, 'state.json'),
     instanceLock: path.join(privateState, 'instance.lock'),
     tickLock: path.join(privateState, 'tick.lock'),
+    /** Held while the instance's image builds: processes that bring it up together build it once. */
+    buildLock: path.join(privateState, 'build.lock'),
     /**
      * The harness's working directory: an empty host-private folder. Not the data repo: agent
      * CLIs read project files from where they run (settings, plugins, CLAUDE.md and the host

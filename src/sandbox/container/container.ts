@@ -5,7 +5,7 @@ import { ensureStateDirs } from '../../config/state-dir.js';
 import { CodedError, describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { knownTrapFix } from '../engine/engine-traps.js';
-import { type Engine, dataVolumeName, forceRemoveContainer, inspectNamed, isRemoteEngine, statusCode } from '../engine/engine.js';
+import { type Engine, createOrFindContainer, dataVolumeName, forceRemoveContainer, inspectNamed, isRemoteEngine, statusCode } from '../engine/engine.js';
 import { ensureEgress, removeEgress } from '../egress/proxy.js';
 import { hardenedCreateOptions, hostFacts } from './hardening.js';
 import { type ImageRef, LABEL, type ProgressCallback, currentImageRef, imageTag, shortReference } from '../engine/image.js';
@@ -171,19 +171,10 @@ async function removeContainer(engine: Engine, id: string): Promise<void> {
   }
 }
 
-async function createContainer(engine: Engine, options: Dockerode.ContainerCreateOptions, instance: Instance): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await engine.docker.createContainer(options);
-      return;
-    } catch (error) {
-      // Someone else (another process for this instance) created it first: fine if it is ours.
-      // Gone again by the time we look (that process was replacing it): create it ourselves.
-      if (statusCode(error) === 409 && (await inspectContainer(engine, instance))) return;
-      if (statusCode(error) === 409 && attempt < 3) continue;
-      throw new CodedError('CONTAINER_FAILED', `Cannot create container ${options.name}: ${describeError(error)}`, { cause: error });
-    }
-  }
+async function createContainer(engine: Engine, options: Dockerode.ContainerCreateOptions & { name: string }, instance: Instance): Promise<void> {
+  const { created } = await createOrFindContainer(engine, options);
+  // Another process for this instance created it first: fine if it is ours (inspectContainer refuses a stranger).
+  if (!created) await inspectContainer(engine, instance);
 }
 
 async function startContainer(engine: Engine, name: string): Promise<void> {
@@ -270,7 +261,7 @@ export async function containerUpInStages(engine: Engine, instance: Instance, op
     onProgress?.(`creating ${name}`);
     await ensureStateDirs(instance.paths); // the read-only mounts' sources must exist
 
-    await createContainer(engine, wanted, instance);
+    await createContainer(engine, { ...wanted, name }, instance);
     info = await inspectContainer(engine, instance);
   }
   const runningAsFound = info !== undefined && info.State.Running && !info.State.Paused;

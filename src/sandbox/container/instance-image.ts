@@ -5,6 +5,7 @@ import { buildNetwork } from '../egress/proxy.js';
 import type { Engine } from '../engine/engine.js';
 import { DEFAULT_BASE_IMAGE } from '../engine/bootstrap.js';
 import { onBuildTriggers } from '../engine/image-triggers.js';
+import { withBuildLock } from './build-lock.js';
 import { type Refusal, containerfileUses } from './containerfile-sources.js';
 import {
   type BuildAttempt,
@@ -44,7 +45,21 @@ export async function ensureImage(engine: Engine, instance: Instance, options: E
     refuseKernelLabels(instance, tag, existing.Config?.Labels ?? {});
     return { tag, hash };
   }
+  return withBuildLock(instance, instance.config.container.build_timeout + 60_000, { logger, onProgress }, async () => {
+    // Another process may have built it while this one waited for the lock.
+    const now = options.force ? undefined : await inspectImage(engine, tag);
+    if (now && (now.Config?.Labels ?? {})[LABEL.hash] === hash) {
+      refuseKernelLabels(instance, tag, now.Config?.Labels ?? {});
+      return { tag, hash };
+    }
+    return buildImage(engine, instance, { tag, hash, context }, options);
+  });
+}
 
+/** Build the instance's image (its build lock held): the checks of its Containerfile, then the build. */
+async function buildImage(engine: Engine, instance: Instance, ref: ImageRef & { context: Awaited<ReturnType<typeof currentImageRef>>['context'] }, options: EnsureImageOptions): Promise<ImageRef> {
+  const { logger, onProgress } = options;
+  const { tag, hash, context } = ref;
   const containerfileText = await readContainerfile(context);
   const source = context.builtIn ? 'the built-in Containerfile' : path.join(context.dir, context.containerfile);
   if (context.builtIn) {

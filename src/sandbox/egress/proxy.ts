@@ -5,7 +5,7 @@ import type { Instance } from '../../config/instance.js';
 import { CodedError, describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { DockerSandbox } from '../docker-sandbox.js';
-import { type Engine, forceRemoveContainer, inspectNamed, statusCode } from '../engine/engine.js';
+import { type Engine, createOrFindContainer, forceRemoveContainer, inspectNamed, statusCode } from '../engine/engine.js';
 import { CONTAINER_ULIMITS } from '../engine/ulimits.js';
 import { type BuildContext, type BuildNetworkOptions, LABEL, type ProgressCallback, baseImages, contextHash, ensureBaseImage, imageExists, readContainerfile, runBuild } from '../engine/image.js';
 import { trustedContext } from '../engine/build-context.js';
@@ -127,11 +127,9 @@ async function ensureRunning(engine: Engine, instance: Instance, options: Docker
   }
   if (!info) {
     progress?.(`creating ${options.name}`);
-    try {
-      await engine.docker.createContainer(options);
-    } catch (error) {
-      if (statusCode(error) !== 409) throw new CodedError('CONTAINER_FAILED', `Cannot create ${options.name}: ${describeError(error)}`, { cause: error });
-    }
+    const { created } = await createOrFindContainer(engine, options);
+    // Another process for this instance created it first: use it if it is ours.
+    if (!created && (await inspectOurs(engine, options.name, instance, role))?.State.Running) return;
   } else if (info.State.Running) return;
   try {
     await engine.docker.getContainer(options.name).start();

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type Dockerode from 'dockerode';
 import { DockerodeClient } from './dockerode.js';
 import { CodedError, describeError } from '../../errors.js';
+import { sleep } from '../../util/sleep.js';
 
 /** A container engine that answered: Docker, or Podman through its Docker-compatible API. */
 export interface Engine {
@@ -262,4 +263,39 @@ export async function forceRemoveContainer(engine: Engine, id: string): Promise<
       (error: unknown) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve()),
     );
   });
+}
+
+/**
+ * Create a container by name, or find the one another process creates at the same moment (a
+ * watch, its kernel and a tick bring an instance up together). The engine reserves the name
+ * before the container exists, and keeps it while a removal finishes: a create that loses the
+ * race gets "name in use" while nothing answers to the name yet. So a 409 with nothing to
+ * inspect is waited out (up to `waitMs`), not reported. Returns what now has the name, for
+ * the caller to check that it is its own (labels).
+ */
+export async function createOrFindContainer(
+  engine: Engine,
+  options: Dockerode.ContainerCreateOptions & { name: string },
+  waitMs = 60_000,
+): Promise<{ created: boolean; info: Dockerode.ContainerInspectInfo | undefined }> {
+  const deadline = Date.now() + waitMs;
+  for (let pause = 100; ; pause = Math.min(pause * 2, 2_000)) {
+    try {
+      await engine.docker.createContainer(options);
+      return { created: true, info: await inspectNamed(engine, options.name) };
+    } catch (error) {
+      if (statusCode(error) !== 409) throw new CodedError('CONTAINER_FAILED', `Cannot create container ${options.name}: ${describeError(error)}`, { cause: error });
+      const info = await inspectNamed(engine, options.name);
+      if (info) return { created: false, info };
+      if (Date.now() > deadline) {
+        throw new CodedError(
+          'CONTAINER_FAILED',
+          `Cannot create container ${options.name}: ${engine.address} says the name is in use, but no container answers to it after ${Math.round(waitMs / 1000)} s (one being created or removed that never finished). ` +
+            `See docker ps -a --filter name=${options.name}, then try again.`,
+          { cause: error },
+        );
+      }
+      await sleep(pause);
+    }
+  }
 }

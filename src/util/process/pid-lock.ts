@@ -105,9 +105,20 @@ export async function acquirePidLock(file: string, refuse: (holder: LockHolder) 
   // The facts are in the file from its first instant: a reader never sees a holder without them.
   const mine: LockHolder = { ...facts, pid: process.pid, started: new Date().toISOString() };
   if (heldHere.has(file)) throw refuse((await readLockHolder(file)) ?? mine);
+  // Claimed here before the first await: a second taker in this process waits on no file of ours,
+  // and never judges the lock file (our PID in it) a leftover of ours to reap.
+  heldHere.add(file);
+  try {
+    return await takeLock(file, mine, refuse);
+  } catch (error) {
+    heldHere.delete(file);
+    throw error;
+  }
+}
+
+async function takeLock(file: string, mine: LockHolder, refuse: (holder: LockHolder) => Error): Promise<PidLock> {
   for (let attempt = 0; attempt < 20; attempt++) {
     if (await createComplete(file, JSON.stringify(mine) + '\n')) {
-      heldHere.add(file);
       return {
         file,
         async update(extra) {

@@ -127,6 +127,20 @@ describeWithEngine('container lifecycle (real engine)', () => {
     expect(images[0]).not.toBe(oldImage);
   }, 300_000); // without the cache, apt-get runs again
 
+  it('processes that bring the same instance up at once (a watch, its kernel, a tick) all get the one container, trial after trial', async () => {
+    // The engine reserves the name before the container exists: a create that loses the race
+    // sees "name in use" while nothing answers to the name yet (CI: post-office flood, 409).
+    for (let trial = 0; trial < 6; trial++) {
+      await containerDown(engine, test.instance, options);
+      const ups = await Promise.allSettled(Array.from({ length: 5 }, () => containerUp(engine, test.instance, options)));
+      const failed = ups.filter((u) => u.status === 'rejected').map((u) => String((u as PromiseRejectedResult).reason));
+      expect(failed, `trial ${trial}`).toEqual([]);
+      const ids = new Set(ups.map((u) => (u as PromiseFulfilledResult<{ id?: string }>).value.id));
+      expect(ids.size, `trial ${trial}`).toBe(1);
+      expect((await containerStatus(engine, test.instance)).running).toBe(true);
+    }
+  }, 300_000);
+
   it('down removes the container and keeps the data', async () => {
     const status = await containerDown(engine, test.instance, options);
     expect(status.exists).toBe(false);

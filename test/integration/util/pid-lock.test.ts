@@ -81,6 +81,18 @@ describe('PID lock', () => {
     await lock.release();
   });
 
+  it('takers in this process that start at the same moment: exactly one holds it at a time, round after round', async () => {
+    const lockFile = path.join(dir, 'the.lock');
+    for (let round = 0; round < 50; round++) {
+      const tries = await Promise.allSettled(Array.from({ length: 5 }, () => acquirePidLock(lockFile, () => new Error('refused'))));
+      const held = tries.filter((t) => t.status === 'fulfilled');
+      expect(held, `round ${round}`).toHaveLength(1);
+      expect((await readLockHolder(lockFile))?.pid).toBe(process.pid);
+      await held[0]!.value.release();
+      expect(await readLockHolder(lockFile)).toBeUndefined();
+    }
+  });
+
   it('takes over a lock file whose holder is not a PID it can check (never signals or trusts it)', async () => {
     const lockFile = path.join(dir, 'the.lock');
     // 1 is init, always alive: a lock naming it as a string, or a negative or fractional PID, is no holder.
