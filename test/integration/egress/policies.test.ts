@@ -43,6 +43,12 @@ except Exception as e:
 print("ms", int((time.time() - t) * 1000))
 `;
 
+/**
+ * "At once": a refusal the program gets back, never a connect that hangs until its timeout (tens of
+ * seconds). Under 1 s on a quiet machine; the bound leaves room for a CI machine at load 30 (1,052 ms seen).
+ */
+const AT_ONCE_MS = 5_000;
+
 function ms(output: string): number {
   return Number(/ms (\d+)/.exec(output)?.[1] ?? NaN);
 }
@@ -89,13 +95,13 @@ describeWithEngine('network policies (real containers, local servers only)', () 
     expect(allowed.requests).toContain('GET /hello');
   });
 
-  it('refuses another destination within a second, without reaching it', async () => {
+  it('refuses another destination at once, without reaching it', async () => {
     const plain = await run(FETCH, `http://${other.host}:${other.port}/secret`);
     expect(plain).toContain('status 403');
-    expect(ms(plain)).toBeLessThan(1000);
+    expect(ms(plain)).toBeLessThan(AT_ONCE_MS);
     const tls = await run(FETCH, 'https://refused.example/');
     expect(tls).toMatch(/error .*403/);
-    expect(ms(tls)).toBeLessThan(1000);
+    expect(ms(tls)).toBeLessThan(AT_ONCE_MS);
     expect(other.requests).toEqual([]);
   });
 
@@ -155,7 +161,7 @@ print(json.dumps(out))
   it('refuses, fast, a raw TCP connection that bypasses the proxy (the same server is reachable under open)', async () => {
     const output = await run(RAW, allowed.host, String(allowed.port));
     expect(output).toMatch(/error .*(unreachable|No route)/i);
-    expect(ms(output)).toBeLessThan(1000);
+    expect(ms(output)).toBeLessThan(AT_ONCE_MS);
   });
 
   it('resolves no names: a refused name fails at once and reveals nothing', async () => {
@@ -164,7 +170,7 @@ print(json.dumps(out))
       'refused.example',
     );
     expect(output).toMatch(/^error /m);
-    expect(ms(output)).toBeLessThan(1000);
+    expect(ms(output)).toBeLessThan(AT_ONCE_MS);
   });
 
   it('cannot be changed from inside: no way to add a route, reach the proxy\'s manager, or see the proxy', async () => {
