@@ -1,6 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { readUntrustedRange } from '../util/untrusted-fs.js';
 import { formatPretty } from './pretty.js';
+import { datedLogFiles } from './rotating-files.js';
 
 /**
  * The log files of an instance (`<state>/logs/<process>.log`: the server's, the kernel's,
@@ -21,6 +22,8 @@ const LOG_FILE = /^([a-z][a-z0-9._-]{0,80})\.log$/;
 const TAIL_BYTES = 512 * 1024;
 /** The most one poll reads of a file that grew (the rest comes at the next). */
 const CHUNK_BYTES = 4 * 1024 * 1024;
+/** How many dated files of one process `last` reads back at most. */
+const MAX_OLDER = 3;
 
 /** Pure: one line of a log file, or undefined when it is not one of pino's records. */
 export function parseLogLine(text: string, source: string): LogLine | undefined {
@@ -39,12 +42,16 @@ export function formatLogLine(line: LogLine, options: { color: boolean }): strin
   return formatPretty(line.record, { color: options.color, date: true, source: line.source.padEnd(6) });
 }
 
-/** The log files of a logs folder, by process name. */
-async function logFiles(dir: string): Promise<{ file: string; source: string }[]> {
+/** The log files of a logs folder, by process name, each with the dated files rotated out of it (newest first). */
+async function logFiles(dir: string): Promise<{ file: string; source: string; older: string[] }[]> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  return entries.flatMap((entry) => {
-    const match = entry.isFile() ? LOG_FILE.exec(entry.name) : null;
-    return match && !match[1]!.endsWith('-current') ? [{ file: entry.name, source: match[1]! }] : [];
+  const names = entries.filter((entry) => entry.isFile()).map((entry) => entry.name);
+  return names.flatMap((name) => {
+    const match = LOG_FILE.exec(name);
+    if (!match || match[1]!.endsWith('-current')) return [];
+    const source = match[1]!;
+    const older = datedLogFiles(names, source).map((dated) => dated.name).reverse();
+    return [{ file: name, source, older }];
   });
 }
 
@@ -59,23 +66,35 @@ export class LogFollower {
 
   constructor(private readonly dir: string) {}
 
-  /** The last `count` lines of every file together, oldest first. */
+  /**
+   * The last `count` lines of every process together, oldest first. A file rotated a moment
+   * ago holds few lines: the process's dated files before it give the rest (up to MAX_OLDER).
+   */
   async last(count: number): Promise<LogLine[]> {
     const lines: LogLine[] = [];
-    for (const { file, source } of await logFiles(this.dir)) {
-      const size = (await readUntrustedRange(this.dir, file, { maxBytes: 0 }))?.size ?? 0;
-      const from = Math.max(0, size - TAIL_BYTES);
-      const read = await readUntrustedRange(this.dir, file, { from, maxBytes: TAIL_BYTES });
-      if (!read) continue;
-      const { lines: texts, used } = complete(read.data);
-      // A read from the middle of a file starts inside a line: drop it.
-      for (const text of from > 0 ? texts.slice(1) : texts) {
-        const line = parseLogLine(text, source);
-        if (line) lines.push(line);
+    for (const { file, source, older } of await logFiles(this.dir)) {
+      const tail = await this.tailOf(file, source);
+      this.offsets.set(file, tail.end);
+      let ofSource = tail.lines;
+      for (const previous of older.slice(0, MAX_OLDER)) {
+        if (ofSource.length >= count) break;
+        ofSource = [...(await this.tailOf(previous, source)).lines, ...ofSource];
       }
-      this.offsets.set(file, from + used);
+      lines.push(...ofSource.slice(-count));
     }
     return lines.sort((a, b) => a.time - b.time).slice(-count);
+  }
+
+  /** The records in the last TAIL_BYTES of one file, and where its complete lines end. */
+  private async tailOf(file: string, source: string): Promise<{ lines: LogLine[]; end: number }> {
+    const size = (await readUntrustedRange(this.dir, file, { maxBytes: 0 }))?.size ?? 0;
+    const from = Math.max(0, size - TAIL_BYTES);
+    const read = await readUntrustedRange(this.dir, file, { from, maxBytes: TAIL_BYTES });
+    if (!read) return { lines: [], end: 0 };
+    const { lines: texts, used } = complete(read.data);
+    // A read from the middle of a file starts inside a line: drop it.
+    const lines = (from > 0 ? texts.slice(1) : texts).flatMap((text) => parseLogLine(text, source) ?? []);
+    return { lines, end: from + used };
   }
 
   /** What the files gained since the last look (a file that shrank was rotated: read from its start), oldest first. */

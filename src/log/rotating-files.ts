@@ -156,14 +156,7 @@ export class RotatingLogFiles {
 
   /** The dated files, oldest first (by day, then number). */
   private dated(): { name: string; day: string; n: number }[] {
-    const prefix = `${this.process}.log.`;
-    return fs
-      .readdirSync(this.dir)
-      .flatMap((name) => {
-        const match = name.startsWith(prefix) ? DATED.exec(name.slice(prefix.length)) : null;
-        return match ? [{ name, day: match[1]!, n: Number(match[2] ?? 0) }] : [];
-      })
-      .sort((a, b) => (a.day === b.day ? a.n - b.n : a.day < b.day ? -1 : 1));
+    return datedLogFiles(fs.readdirSync(this.dir), this.process);
   }
 
   /** `<process>.log.DAY`, or `.DAY.N` after the day's newest (never overwritten, never numbered below one kept). */
@@ -186,4 +179,15 @@ export class RotatingLogFiles {
     });
     for (const legacy of [`${this.process}-current.log`, `${this.process}-current.log.1`]) fs.rmSync(path.join(this.dir, legacy), { force: true });
   }
+}
+
+/** Pure: of a logs folder's names, the dated files `process` rotated out, oldest first (by day, then number). */
+export function datedLogFiles(names: readonly string[], process: string): { name: string; day: string; n: number }[] {
+  const prefix = `${process}.log.`;
+  return names
+    .flatMap((name) => {
+      const match = name.startsWith(prefix) ? DATED.exec(name.slice(prefix.length)) : null;
+      return match ? [{ name, day: match[1]!, n: Number(match[2] ?? 0) }] : [];
+    })
+    .sort((a, b) => (a.day === b.day ? a.n - b.n : a.day < b.day ? -1 : 1));
 }

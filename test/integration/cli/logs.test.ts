@@ -69,6 +69,20 @@ describe('kernel-runner logs', () => {
     expect(out).toBe(`${local(t0 + 3000)} WARN  watch-wd wd tick 3: attempt 1 of 4 failed · delay=4s\n${local(t0 + 9000)} ERROR tick   the tick failed · error="boom"\n`);
   });
 
+  it('-n gives the last lines even just after a rotation: the dated files rotated out of a log give the rest', async () => {
+    const logs = instancePaths('wd', path.join(root, 'wd'), env).logs;
+    const t0 = Date.parse('2026-12-06T05:00:00Z');
+    const lines = Array.from({ length: 30 }, (_, i) => record(t0 + i * 1000, 30, 'watch-rot', `line ${i}`));
+    // As RotatingFiles leaves them: an older dated file, a later one of the same day, then the file it started.
+    await writeFile(path.join(logs, 'watch-rot.log.2026-12-06'), lines.slice(0, 10).join(''));
+    await writeFile(path.join(logs, 'watch-rot.log.2026-12-06.1'), lines.slice(10, 28).join(''));
+    await writeFile(path.join(logs, 'watch-rot.log'), lines.slice(28).join(''));
+    const printed = run('logs', 'wd', '-n', '25');
+    expect(printed.code, printed.stderr).toBe(0);
+    const ours = printed.stdout.split('\n').filter((l) => l.includes('watch-rot'));
+    expect(ours.map((l) => /line \d+/.exec(l)?.[0])).toEqual(Array.from({ length: 25 }, (_, i) => `line ${i + 5}`));
+  });
+
   it('agent-kernel logs points to it', () => {
     const ran = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'cli', 'agent-kernel.js'), 'logs', 'wd'], { encoding: 'utf8', env });
     expect(ran.status).toBe(2);
