@@ -138,9 +138,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         logger.info({ session: id, sessions: sessions.size }, 'HTTP session opened');
       },
     });
+    // Ended by the client (DELETE): its backend session ends too, as endSession does (a relayed one holds a kernel session and maybe the agent's role).
     transport.onclose = () => {
       const id = transport.sessionId;
-      if (id !== undefined && sessions.delete(id)) logger.info({ session: id, sessions: sessions.size }, 'HTTP session closed');
+      if (id === undefined || !sessions.delete(id)) return;
+      logger.info({ session: id, sessions: sessions.size }, 'HTTP session closed');
+      void cleanup().catch(() => undefined);
     };
     ({ cleanup } = await backend(transport));
     await transport.handleRequest(req, res, body);
