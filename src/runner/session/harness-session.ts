@@ -13,7 +13,7 @@ import { type HookChannel, hookSocketPath, listenHookChannel } from '../hooks/ho
 import { type Harness, type HarnessEvent, type HarnessSetup, isProgress } from '../harnesses/harness.js';
 import { privateTmp } from '../harnesses/harness-env.js';
 import { mcpServerSpec } from '../harnesses/mcp-server-spec.js';
-import { kernelFiles } from '../../config/package-files.js';
+import { packageFiles } from '../../config/package-files.js';
 import { McpStatusRequests, mcpFailureMessage, serverStatus, waitForMcpServer } from './mcp-handshake.js';
 import { type PromptPart, messageAuthor, midTickMessage } from './prompt.js';
 import { type GroupProcess, reapGroup, spawnGroup, stopGroup } from '../../util/process/process-group.js';
@@ -135,7 +135,7 @@ export class HarnessSession {
 
   async run(): Promise<SessionResult> {
     const { instance, harness, logger } = this.options;
-    const files = kernelFiles();
+    const files = packageFiles();
     const socketPath = hookSocketPath(path.join(this.options.workDir, '..'));
     const workDir = path.join(this.options.workDir, `attempt-${this.options.attempt}`);
     const settingsFile = await writeHookSettings(workDir, hookSettings({ nodePath: process.execPath, hookCli: files.hookCli, socketPath }));
