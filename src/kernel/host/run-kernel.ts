@@ -9,7 +9,7 @@ import { readLockHolder } from '../../util/process/pid-lock.js';
 import { TerminalsRuntime } from '../../server/terminals/runtime.js';
 import { SERVER_VERSION } from '../../server/version.js';
 import { terminalsWentAway } from '../../server/tools/terminals-lost.js';
-import { type KernelHost, startKernelHost } from './kernel-host.js';
+import type { KernelHost } from './kernel-host.js';
 import { prepareSandboxForTick } from './prepare-sandbox.js';
 
 /**
@@ -144,7 +144,10 @@ export async function runKernel(instance: Instance, options: RunKernelOptions): 
       markStopped();
     })());
 
+  // The terminals first: the engine's and tmux's round trips overlap with loading the MCP SDK and opening the socket.
+  runtime.warmUp();
   try {
+    const { startKernelHost } = await import('./kernel-host.js');
     host = await startKernelHost({
       socketPath,
       hello: { instance: instance.name, dataDir: instance.dataDir, stateRoot: instance.paths.stateRoot, pid: process.pid, version: SERVER_VERSION },
@@ -157,10 +160,10 @@ export async function runKernel(instance: Instance, options: RunKernelOptions): 
     });
   } catch (error) {
     clearInterval(keeper);
+    await runtime.dispose().catch(() => undefined);
     await lock.release();
     throw error;
   }
-  runtime.warmUp();
   logger.info({ instance: instance.name, socket: socketPath, pid: process.pid, build }, 'kernel serving');
   return { socketPath, stopped, stop };
 }

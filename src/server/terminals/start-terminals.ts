@@ -55,7 +55,7 @@ export interface StartTerminalsOptions {
   /** false: on the host backend, PTYs even where tmux is installed. */
   hostTmux?: boolean;
   /**
-   * The instance lock, held by the caller for its whole life (the kernel, a standalone serve):
+   * The instance lock, held by the caller for its whole life (the kernel):
    * then nobody else may change the container between two start-ups. Absent: taken here first
    * and released when the terminals are disposed.
    */

@@ -82,7 +82,7 @@ async function serveHttp(listenOn: { host: string; port: number }, options: Serv
 
 export const serveCommand: Command = {
   name: 'serve',
-  summary: "Serve the MCP tools (login, open, type, wait, close) over stdio, or Streamable HTTP with --http; through the instance's kernel when one runs.",
+  summary: "Serve the MCP tools (login, open, type, wait, close) over stdio, or Streamable HTTP with --http; through the instance's kernel, hosted in this process when none runs.",
   usage: USAGE,
   options: [
     ["--http [host:]port", "serve Streamable HTTP on /mcp instead of stdio (loopback unless a host is given)"],
