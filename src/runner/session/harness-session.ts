@@ -21,7 +21,7 @@ import { type EndReason, type SessionResult, copySessionTranscript, refusedSessi
 import { SessionHookHandler } from './session-hooks.js';
 import { emptyTally, tallyEvent } from './session-tally.js';
 import { hookSettings, writeHookSettings, writeInvocationFiles } from './tick-files.js';
-import { TapWatch, credentialsContext } from './session-mcp.js';
+import { McpTapCheck, credentialsContext } from './session-mcp.js';
 import { stampLine } from './transcript-records.js';
 
 export type { EndReason, SessionResult } from './session-result.js';
@@ -91,7 +91,7 @@ export class HarnessSession {
   private quietTimer: NodeJS.Timeout | undefined;
   private readonly queued: string[] = [];
   private readonly receipts: DeliveryReceipts;
-  private tap: TapWatch | undefined;
+  private tap: McpTapCheck | undefined;
 
   constructor(private readonly options: SessionOptions) {
     const runner = options.instance.config.runner;
@@ -141,7 +141,7 @@ export class HarnessSession {
     const settingsFile = await writeHookSettings(workDir, hookSettings({ nodePath: process.execPath, hookCli: files.hookCli, socketPath }));
     let mcpServer = mcpServerSpec({ nodePath: process.execPath, serverBin: files.serverBin, dataDir: instance.dataDir, env: this.options.serverEnv });
     if (harness.mcpStatus === 'tap') {
-      this.tap = new TapWatch(workDir, files.mcpTapCli);
+      this.tap = new McpTapCheck(workDir, files.mcpTapCli);
       mcpServer = this.tap.wrap(mcpServer);
     }
     const setup: HarnessSetup = {
