@@ -8,7 +8,7 @@ import { packageRoot } from '../util/package-root.js';
  * that Claude Code starts, the hook command, the default Containerfile. Found from the
  * package root, so they are the same whether the runner runs from dist/ or from src/ (tests).
  */
-export function kernelFiles(root: string = packageRoot()) {
+export function packageFiles(root: string = packageRoot()) {
   return {
     serverBin: path.join(root, 'dist', 'cli', 'agent-kernel.js'),
     runnerBin: path.join(root, 'dist', 'cli', 'kernel-runner.js'),
@@ -19,7 +19,7 @@ export function kernelFiles(root: string = packageRoot()) {
 }
 
 /** The built files a tick needs; missing ones mean the package was not built. */
-export function assertBuilt(files = kernelFiles()): void {
+export function assertBuilt(files = packageFiles()): void {
   for (const file of [files.serverBin, files.hookCli, files.mcpTapCli]) {
     if (!existsSync(file)) {
       throw new CodedError('HARNESS_MISSING', `${file} is missing: build agent-kernel first (npm run build).`, { details: { file } });

@@ -97,7 +97,7 @@ export function instancePaths(name: string, dataDir: string, env: NodeJS.Process
     tickLog: (tick: number) => path.join(logs, `tick-${String(tick).padStart(3, '0')}.jsonl`),
     /** Live per-TTY files for people and hooks. */
     sessions,
-    sessionRegistry: path.join(sessions, 'registry.json'),
+    terminalRegistry: path.join(sessions, 'registry.json'),
     tty: (n: number) => path.join(sessions, `tty_${n}`),
     /** Files the terminals' shells read (the rcfile). */
     shell,

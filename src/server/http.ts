@@ -5,34 +5,20 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describeError } from '../errors.js';
 import { BodyTooLarge, readBody, sendJson } from '../util/net/http-json.js';
-import { createMcpServer, type McpServerDeps } from './create-server.js';
+import type { Logger } from '../log/logger.js';
 import { checkBearer, checkHost, checkOrigin, type Refusal } from './http-auth.js';
 
 /**
- * Streamable HTTP: stateful sessions at /mcp, one McpServer per session, all sharing the
- * instance's runtime (terminals are per instance, not per client). Every request passes
+ * Streamable HTTP: stateful sessions at /mcp, each one served by `backend` (serve relays each
+ * to a session on the instance's kernel: kernel/client/kernel-relay.ts). Every request passes
  * the Origin and Host checks (403) and the bearer token (401) before the MCP layer sees it.
  */
-/**
- * Serves one HTTP session: given its transport, connect it to an MCP server and say how to
- * end that. By default a server of this process on its own terminals (localSessions); with a
- * kernel running, the kernel's (kernel/client/kernel-relay.ts).
- */
+/** Serves one HTTP session: given its transport, connect it to an MCP server and say how to end that. */
 export type SessionBackend = (transport: StreamableHTTPServerTransport) => Promise<{ cleanup: () => Promise<void> }>;
 
-/** Sessions served by this process, on the terminals of `deps.runtime`. */
-export function localSessions(deps: McpServerDeps): SessionBackend {
-  return async (transport) => {
-    const { server, cleanup } = createMcpServer(deps);
-    await server.connect(transport);
-    return { cleanup };
-  };
-}
-
-export interface HttpServerOptions extends Partial<McpServerDeps> {
-  logger: McpServerDeps['logger'];
-  /** Default: localSessions on `runtime` and `instance`. */
-  backend?: SessionBackend;
+export interface HttpServerOptions {
+  logger: Logger;
+  backend: SessionBackend;
   host: string;
   port: number;
   token: string;
@@ -91,12 +77,6 @@ function requestIds(body: unknown): Array<string | number> {
   });
 }
 
-function requireDeps(options: HttpServerOptions): McpServerDeps {
-  const { runtime, instance, logger } = options;
-  if (!runtime || !instance) throw new Error('startHttpServer: give a backend, or the runtime and instance of local sessions');
-  return { runtime, instance, logger };
-}
-
 /** Pure: "45 s", "12 min", "1 h 5 min". */
 function formatWait(seconds: number): string {
   if (seconds < 90) return `${seconds} s`;
@@ -111,7 +91,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const backend = options.backend ?? localSessions(requireDeps(options));
+  const { backend } = options;
 
   async function endSession(id: string, why: string): Promise<void> {
     const session = sessions.get(id);
@@ -138,9 +118,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         logger.info({ session: id, sessions: sessions.size }, 'HTTP session opened');
       },
     });
+    // Ended by the client (DELETE): its backend session ends too, as endSession does (a relayed one holds a kernel session and maybe the agent's role).
     transport.onclose = () => {
       const id = transport.sessionId;
-      if (id !== undefined && sessions.delete(id)) logger.info({ session: id, sessions: sessions.size }, 'HTTP session closed');
+      if (id === undefined || !sessions.delete(id)) return;
+      logger.info({ session: id, sessions: sessions.size }, 'HTTP session closed');
+      void cleanup().catch(() => undefined);
     };
     ({ cleanup } = await backend(transport));
     await transport.handleRequest(req, res, body);

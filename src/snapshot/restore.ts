@@ -7,7 +7,7 @@ import type { Logger } from '../log/logger.js';
 import { containerDown, containerName, containerUpInStages } from '../sandbox/container/container.js';
 import { type Engine, connectEngine, engineSetting } from '../sandbox/engine/engine.js';
 import { LABEL } from '../sandbox/engine/image.js';
-import { readSessionRegistry } from '../state/session-registry.js';
+import { readTerminalRegistry } from '../state/terminal-registry.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { Budget, DEFAULT_LIMITS } from './budget.js';
 import { hashSink } from './store.js';
@@ -102,7 +102,7 @@ async function restoreHost(instance: Instance, manifest: Manifest, store: Object
   const seen = manifest.host.find((e) => e.path === `kernel/${SEEN_FILE}`);
   const seenFile = path.join(instance.paths.privateState, SEEN_FILE);
   if (seen?.digest) await writeFileAtomic(seenFile, await store.readBuffer(seen.digest), 0o600);
-  const registry = await readSessionRegistry(instance.paths.sessionRegistry).catch(() => undefined);
+  const registry = await readTerminalRegistry(instance.paths.terminalRegistry).catch(() => undefined);
   return (registry?.ttys ?? []).map((t) => `tty ${t.tty}: ${t.command} (in ${t.dir})`);
 }
 
@@ -152,7 +152,7 @@ export async function restoreContainerOnly(instance: Instance, id: string, optio
   await containerDown(docker, instance, { logger: options.logger });
   const { finished } = await restoreContainer(instance, manifest, store, docker, options);
   await finished;
-  const registry = await readSessionRegistry(instance.paths.sessionRegistry).catch(() => undefined);
+  const registry = await readTerminalRegistry(instance.paths.terminalRegistry).catch(() => undefined);
   const terminals = (registry?.ttys ?? []).map((t) => `tty ${t.tty}: ${t.command} (in ${t.dir})`);
   return { id, dataEntries: 0, containerEntries: manifest.container.entries.length, terminals, imageChanged: false };
 }

@@ -14,7 +14,12 @@ export interface InstanceLockHolder extends LockHolder {
   role?: LockRole;
   /** A kernel's socket, where clients reach it. */
   socket?: string;
+  /** `serve`: a kernel that a serve hosts for as long as its client stays (kernel/host/kernel-for-serve.ts). */
+  hostedBy?: 'serve';
 }
+
+/** What a lock's taker says about itself, besides its role. */
+export type LockFacts = Pick<InstanceLockHolder, 'socket' | 'hostedBy'>;
 
 function lockedError(file: string, holder: InstanceLockHolder): CodedError {
   const { pid } = holder;
@@ -31,12 +36,12 @@ function lockedError(file: string, holder: InstanceLockHolder): CodedError {
  * One process drives an instance's terminals (and may change its container) at a time;
  * INSTANCE_LOCKED names the PID holding it and what it is.
  */
-export async function acquireInstanceLock(file: string, role: LockRole = 'serve', facts: { socket?: string } = {}): Promise<InstanceLock> {
+export async function acquireInstanceLock(file: string, role: LockRole = 'serve', facts: LockFacts = {}): Promise<InstanceLock> {
   return acquirePidLock(file, (holder) => lockedError(file, holder), { role, ...facts });
 }
 
 /** The lock, or (without waiting) the live process holding it. */
-export async function tryInstanceLock(file: string, role: LockRole, facts: { socket?: string } = {}): Promise<{ lock: InstanceLock } | { holder: InstanceLockHolder }> {
+export async function tryInstanceLock(file: string, role: LockRole, facts: LockFacts = {}): Promise<{ lock: InstanceLock } | { holder: InstanceLockHolder }> {
   try {
     return { lock: await acquireInstanceLock(file, role, facts) };
   } catch (error) {

@@ -53,7 +53,7 @@ export const KERNEL_RESTARTED =
 export function kernelGone(seconds: number): string {
   return (
     `agent-kernel's kernel has not answered for ${seconds} s (kernel-runner watch restarts it within seconds: is watch still running?). ` +
-    'The terminals live on in the container and nothing is lost. Start agent-kernel serve again (with no kernel running it serves the terminals itself), then call login().'
+    'The terminals live on in the container and nothing is lost. Start agent-kernel serve again (with no kernel running it hosts one itself), then call login().'
   );
 }
 

@@ -4,11 +4,12 @@ import type { Logger } from '../../log/logger.js';
 import { bundleIdentity } from '../build.js';
 import type { KernelHealth } from '../protocol.js';
 import { kernelSocketPath } from '../socket-path.js';
-import { type InstanceLock, acquireInstanceLock, tryInstanceLock } from '../../tty/instance-lock.js';
+import { type InstanceLock, type LockFacts, acquireInstanceLock, tryInstanceLock } from '../../tty/instance-lock.js';
 import { readLockHolder } from '../../util/process/pid-lock.js';
 import { TerminalsRuntime } from '../../server/terminals/runtime.js';
 import { SERVER_VERSION } from '../../server/version.js';
-import { type KernelHost, startKernelHost } from './kernel-host.js';
+import { terminalsWentAway } from '../../server/tools/terminals-lost.js';
+import type { KernelHost } from './kernel-host.js';
 import { prepareSandboxForTick } from './prepare-sandbox.js';
 
 /**
@@ -32,6 +33,8 @@ export interface RunKernelOptions {
   hostTmux?: boolean;
   /** How often the terminals are checked (broken, failed start-up). Default 2 s. */
   keepMs?: number;
+  /** `serve`: hosted by a serve for its client's time (said in the lock, so its other clients may host it after). */
+  hostedBy?: 'serve';
 }
 
 /** Longest pause between two start-up attempts that failed (an engine that is down). */
@@ -41,12 +44,12 @@ const MAX_RETRY_MS = 30_000;
 const RUNNER_HOLDS_MS = 30_000;
 
 /** The instance lock; while the runner holds it for a moment (a tick's container start), wait for it. */
-async function takeInstance(file: string, socketPath: string, logger: Logger): Promise<InstanceLock> {
+async function takeInstance(file: string, facts: LockFacts, logger: Logger): Promise<InstanceLock> {
   const deadline = Date.now() + RUNNER_HOLDS_MS;
   for (let attempt = 0; ; attempt++) {
-    const taken = await tryInstanceLock(file, 'kernel', { socket: socketPath });
+    const taken = await tryInstanceLock(file, 'kernel', facts);
     if ('lock' in taken) return taken.lock;
-    if (taken.holder.role !== 'runner' || Date.now() > deadline) return acquireInstanceLock(file, 'kernel', { socket: socketPath });
+    if (taken.holder.role !== 'runner' || Date.now() > deadline) return acquireInstanceLock(file, 'kernel', facts);
     if (attempt === 0) logger.info({ pid: taken.holder.pid }, 'kernel-runner is bringing the container up for a tick; waiting for the instance');
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
@@ -56,7 +59,7 @@ export async function runKernel(instance: Instance, options: RunKernelOptions): 
   const { logger } = options;
   const socketPath = kernelSocketPath(instance.paths.stateRoot);
   // First, before anything may touch the container: the instance is ours, or this fails (INSTANCE_LOCKED).
-  const lock = await takeInstance(instance.paths.instanceLock, socketPath, logger);
+  const lock = await takeInstance(instance.paths.instanceLock, { socket: socketPath, ...(options.hostedBy ? { hostedBy: options.hostedBy } : {}) }, logger);
   const started = new Date();
   const build = bundleIdentity(process.argv[1] ?? '');
   const runtime = new TerminalsRuntime(
@@ -109,6 +112,8 @@ export async function runKernel(instance: Instance, options: RunKernelOptions): 
     const current = runtime.current;
     if (current?.broken !== undefined) {
       logger.warn({ reason: current.broken }, 'the terminals stopped working; starting them again');
+      // The sessions' next call says why, as when that call itself had noticed.
+      terminalsWentAway(runtime, current.broken);
       await runtime.invalidate(current);
       retryAt = 0;
     }
@@ -139,7 +144,10 @@ export async function runKernel(instance: Instance, options: RunKernelOptions): 
       markStopped();
     })());
 
+  // The terminals first: the engine's and tmux's round trips overlap with loading the MCP SDK and opening the socket.
+  runtime.warmUp();
   try {
+    const { startKernelHost } = await import('./kernel-host.js');
     host = await startKernelHost({
       socketPath,
       hello: { instance: instance.name, dataDir: instance.dataDir, stateRoot: instance.paths.stateRoot, pid: process.pid, version: SERVER_VERSION },
@@ -152,10 +160,10 @@ export async function runKernel(instance: Instance, options: RunKernelOptions): 
     });
   } catch (error) {
     clearInterval(keeper);
+    await runtime.dispose().catch(() => undefined);
     await lock.release();
     throw error;
   }
-  runtime.warmUp();
   logger.info({ instance: instance.name, socket: socketPath, pid: process.pid, build }, 'kernel serving');
   return { socketPath, stopped, stop };
 }

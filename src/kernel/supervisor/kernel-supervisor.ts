@@ -9,7 +9,7 @@ import type { KernelHealth } from '../protocol.js';
 import { kernelSocketPath } from '../socket-path.js';
 import { isProcessAlive } from '../../util/process/pid-lock.js';
 import { sleep } from '../../util/sleep.js';
-import { kernelFiles } from '../../config/package-files.js';
+import { packageFiles } from '../../config/package-files.js';
 import { processStartTime, signalGroup } from '../../util/process/process-group.js';
 import { serverEnv } from '../../config/server-env.js';
 
@@ -103,7 +103,7 @@ export class KernelSupervisor {
 
   constructor(private readonly options: KernelSupervisorOptions) {
     this.socketPath = kernelSocketPath(options.instance.paths.stateRoot, options.env);
-    this.bin = options.bin ?? kernelFiles().serverBin;
+    this.bin = options.bin ?? packageFiles().serverBin;
   }
 
   get log(): Logger {

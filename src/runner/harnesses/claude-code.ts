@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { classifyHarnessError } from './classify.js';
 import type { Usage } from './harness.js';
-import { type Harness, type HarnessEvent, type HarnessSetup, KERNEL_TOOLS, MCP_SERVER_NAME, type McpServerStatus } from './harness.js';
+import { type Harness, type HarnessEvent, type HarnessSetup, AGENT_KERNEL_TOOLS, MCP_SERVER_NAME, type McpServerStatus } from './harness.js';
 import { mcpConfigFile } from './mcp-server-spec.js';
 
 /**
@@ -29,7 +29,7 @@ export const DEFAULT_DISALLOWED_TOOLS = ['Bash'];
 
 /** Permission rules for the defaults: our five tools. */
 export function defaultAllowedTools(): string[] {
-  return KERNEL_TOOLS.map((tool) => `mcp__${MCP_SERVER_NAME}__${tool}`);
+  return AGENT_KERNEL_TOOLS.map((tool) => `mcp__${MCP_SERVER_NAME}__${tool}`);
 }
 
 function buildArgs(setup: HarnessSetup, mcpConfigPath: string): string[] {

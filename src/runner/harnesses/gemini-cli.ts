@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { classifyHarnessError, type ErrorSignals, stderrCause } from './classify.js';
-import { type Harness, type HarnessEvent, KERNEL_TOOLS, MCP_SERVER_NAME } from './harness.js';
+import { type Harness, type HarnessEvent, AGENT_KERNEL_TOOLS, MCP_SERVER_NAME } from './harness.js';
 import { layConfig, operatorHarnessConfig } from './harness-config.js';
 import { privateHarnessEnv } from './harness-env.js';
 import { jsonFile } from './mcp-server-spec.js';
@@ -38,7 +38,7 @@ function asNumber(value: unknown): number | undefined {
 }
 
 /** The names Gemini CLI gives our tools. */
-export const GEMINI_TOOL_NAMES = KERNEL_TOOLS.map((tool) => `mcp_${MCP_SERVER_NAME}_${tool}`);
+export const GEMINI_TOOL_NAMES = AGENT_KERNEL_TOOLS.map((tool) => `mcp_${MCP_SERVER_NAME}_${tool}`);
 
 /** What a tick's Gemini CLI gets unless the operator says otherwise. */
 const DEFAULT_SETTINGS = {

@@ -111,7 +111,7 @@ export interface HarnessInvocation {
 
 /** The MCP server name the runner gives our server in every harness: tools are `mcp__agent-kernel__<tool>`. */
 export const MCP_SERVER_NAME = 'agent-kernel';
-export const KERNEL_TOOLS = ['login', 'open', 'type', 'wait', 'close'] as const;
+export const AGENT_KERNEL_TOOLS = ['login', 'open', 'type', 'wait', 'close'] as const;
 
 export interface McpServerStatus {
   name: string;

@@ -10,7 +10,7 @@ import { ensurePrivateDir } from '../../config/private-dir.js';
 import { CodedError, isCodedError } from '../../errors.js';
 import { kindOfUntrusted, relativeInside } from '../../util/untrusted-fs.js';
 import { makeUntrustedDirs, writeUntrustedNew } from '../../util/untrusted-write.js';
-import { kernelFiles } from '../../config/package-files.js';
+import { packageFiles } from '../../config/package-files.js';
 
 const run = promisify(execFile);
 
@@ -152,7 +152,7 @@ export async function initInstance(name: string, dir: string, env: NodeJS.Proces
   const dataDir = path.resolve(dir);
   const paths = instancePaths(name, dataDir, env);
 
-  const containerfile = kernelFiles().defaultContainerfile;
+  const containerfile = packageFiles().defaultContainerfile;
   let containerfileText: string;
   try {
     containerfileText = await readFile(containerfile, 'utf8');

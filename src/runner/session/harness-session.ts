@@ -13,7 +13,7 @@ import { type HookChannel, hookSocketPath, listenHookChannel } from '../hooks/ho
 import { type Harness, type HarnessEvent, type HarnessSetup, isProgress } from '../harnesses/harness.js';
 import { privateTmp } from '../harnesses/harness-env.js';
 import { mcpServerSpec } from '../harnesses/mcp-server-spec.js';
-import { kernelFiles } from '../../config/package-files.js';
+import { packageFiles } from '../../config/package-files.js';
 import { McpStatusRequests, mcpFailureMessage, serverStatus, waitForMcpServer } from './mcp-handshake.js';
 import { type PromptPart, messageAuthor, midTickMessage } from './prompt.js';
 import { type GroupProcess, reapGroup, spawnGroup, stopGroup } from '../../util/process/process-group.js';
@@ -21,7 +21,7 @@ import { type EndReason, type SessionResult, copySessionTranscript, refusedSessi
 import { SessionHookHandler } from './session-hooks.js';
 import { emptyTally, tallyEvent } from './session-tally.js';
 import { hookSettings, writeHookSettings, writeInvocationFiles } from './tick-files.js';
-import { TapWatch, credentialsContext } from './session-mcp.js';
+import { McpTapCheck, credentialsContext } from './session-mcp.js';
 import { stampLine } from './transcript-records.js';
 
 export type { EndReason, SessionResult } from './session-result.js';
@@ -91,7 +91,7 @@ export class HarnessSession {
   private quietTimer: NodeJS.Timeout | undefined;
   private readonly queued: string[] = [];
   private readonly receipts: DeliveryReceipts;
-  private tap: TapWatch | undefined;
+  private tap: McpTapCheck | undefined;
 
   constructor(private readonly options: SessionOptions) {
     const runner = options.instance.config.runner;
@@ -135,13 +135,13 @@ export class HarnessSession {
 
   async run(): Promise<SessionResult> {
     const { instance, harness, logger } = this.options;
-    const files = kernelFiles();
+    const files = packageFiles();
     const socketPath = hookSocketPath(path.join(this.options.workDir, '..'));
     const workDir = path.join(this.options.workDir, `attempt-${this.options.attempt}`);
     const settingsFile = await writeHookSettings(workDir, hookSettings({ nodePath: process.execPath, hookCli: files.hookCli, socketPath }));
     let mcpServer = mcpServerSpec({ nodePath: process.execPath, serverBin: files.serverBin, dataDir: instance.dataDir, env: this.options.serverEnv });
     if (harness.mcpStatus === 'tap') {
-      this.tap = new TapWatch(workDir, files.mcpTapCli);
+      this.tap = new McpTapCheck(workDir, files.mcpTapCli);
       mcpServer = this.tap.wrap(mcpServer);
     }
     const setup: HarnessSetup = {

@@ -3,7 +3,7 @@ import type { Instance } from '../../config/instance.js';
 import type { Logger } from '../../log/logger.js';
 import { sleep } from '../../util/sleep.js';
 import { type Harness, MCP_SERVER_NAME, type McpServerStatus } from '../harnesses/harness.js';
-import { kernelFiles } from '../../config/package-files.js';
+import { packageFiles } from '../../config/package-files.js';
 
 /** How long our MCP server may take to connect before the tick gives up. */
 export const MCP_CONNECT_TIMEOUT_MS = 60_000;
@@ -92,6 +92,6 @@ export function serverStatus(servers: readonly McpServerStatus[]): string {
 export function mcpFailureMessage(instance: Instance, status: string): string {
   return (
     `The MCP server "${MCP_SERVER_NAME}" did not connect (status: ${status}). ` +
-    `Read its log (${path.join(instance.paths.logs, 'server.log')}), or run "node ${kernelFiles().serverBin} serve ${instance.dataDir}" by hand to see why.`
+    `Read its log (${path.join(instance.paths.logs, 'server.log')}), or run "node ${packageFiles().serverBin} serve ${instance.dataDir}" by hand to see why.`
   );
 }

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync } from 'node:fs';
-import { KERNEL_TOOLS, type McpServerSpec } from '../harnesses/harness.js';
+import { AGENT_KERNEL_TOOLS, type McpServerSpec } from '../harnesses/harness.js';
 
 /**
  * The tap (cli/mcp-tap.ts) sits between a harness and our MCP server and writes down what the
@@ -115,7 +115,7 @@ export function tapState(records: readonly TapRecord[], start: TapState = { conn
   for (const entry of records) {
     switch (entry.t) {
       case 'tools': {
-        const missing = KERNEL_TOOLS.filter((tool) => !entry.names.includes(tool));
+        const missing = AGENT_KERNEL_TOOLS.filter((tool) => !entry.names.includes(tool));
         state = missing.length === 0 ? { ...state, connected: true, lastActivityAt: entry.at } : { ...state, listed: entry.names };
         break;
       }

@@ -12,7 +12,7 @@ import { TapLog, tappedServer } from './mcp-tap.js';
  * harness listed our five tools; a harness that has not within MCP_CONNECT_TIMEOUT_MS, whose
  * server exited first, or that ends without ever listing them, ran a tick with no tools: a failed tick.
  */
-export class TapWatch {
+export class McpTapCheck {
   private readonly log: TapLog;
   private readonly startedAt = Date.now();
   private announced = false;

@@ -1,4 +1,4 @@
-import { type RegistryTerminal, readSessionRegistry } from '../../state/session-registry.js';
+import { type RegistryTerminal, readTerminalRegistry } from '../../state/terminal-registry.js';
 
 /** A terminal the session registry lists: open until the agent closes it, even once its program exited. */
 export interface OpenTerminal {
@@ -19,7 +19,7 @@ export function openTerminalsOf(ttys: readonly RegistryTerminal[]): OpenTerminal
  */
 export async function readOpenTerminals(file: string, onInvalid?: (error: unknown) => void): Promise<OpenTerminal[]> {
   try {
-    return openTerminalsOf((await readSessionRegistry(file))?.ttys ?? []);
+    return openTerminalsOf((await readTerminalRegistry(file))?.ttys ?? []);
   } catch (error) {
     onInvalid?.(error);
     return [];

@@ -1,7 +1,10 @@
 import type { Instance } from '../../config/instance.js';
 import type { Logger } from '../../log/logger.js';
-import { groupAlive, signalOwnGroup } from '../../util/process/process-group.js';
+import { groupAlive, signalOwnGroup, waitGroupGone } from '../../util/process/process-group.js';
 import { loadState } from '../../state/runner-state.js';
+
+/** How long a tick waits for the killed group to be gone. */
+const ORPHAN_GONE_MS = 10_000;
 
 /** A runner that died mid-tick may have left its harness (and MCP server) running: stop that group first. */
 export async function killOrphanedHarness(instance: Instance, logger: Logger): Promise<void> {
@@ -14,4 +17,6 @@ export async function killOrphanedHarness(instance: Instance, logger: Logger): P
     return;
   }
   logger.warn({ tick: previous.tick, pgid }, 'the harness of a tick whose runner died was still running: killed its process group');
+  // Its serve may host the instance's kernel: gone before this tick looks for one, not dying under its first request.
+  if (!(await waitGroupGone(pgid, ORPHAN_GONE_MS))) logger.warn({ tick: previous.tick, pgid }, `the killed harness group was still there after ${ORPHAN_GONE_MS / 1000} s`);
 }

@@ -381,7 +381,7 @@ class TickRun {
     } catch (error) {
       this.logger.warn({ err: describeError(error) }, 'startup.json cannot be read; counting every open terminal');
     }
-    const open = await readOpenTerminals(this.instance.paths.sessionRegistry, (error) => this.logger.warn({ err: describeError(error) }, 'the terminal registry is unreadable; not counting open terminals'));
+    const open = await readOpenTerminals(this.instance.paths.terminalRegistry, (error) => this.logger.warn({ err: describeError(error) }, 'the terminal registry is unreadable; not counting open terminals'));
     return [...preStopIssues(results), ...openTerminalIssues(open, startupTtys)];
   }
 }

@@ -42,7 +42,7 @@ export async function ensureImage(engine: Engine, instance: Instance, options: E
   // One round trip at every start-up: the image, if any, with its labels.
   const existing = options.force ? undefined : await inspectImage(engine, tag);
   if (existing && (existing.Config?.Labels ?? {})[LABEL.hash] === hash) {
-    refuseKernelLabels(instance, tag, existing.Config?.Labels ?? {});
+    refuseHostLabels(instance, tag, existing.Config?.Labels ?? {});
     return { tag, hash };
   }
   return withBuildLock(instance, instance.config.container.build_timeout + 60_000, { logger, onProgress }, async () => {
@@ -111,7 +111,7 @@ async function buildImage(engine: Engine, instance: Instance, ref: ImageRef & { 
     throw new CodedError('IMAGE_BUILD_FAILED', `Building ${tag} ended without an image. Last output:\n${tail.join('\n')}`);
   }
   try {
-    refuseKernelLabels(instance, tag, built.Config?.Labels ?? {});
+    refuseHostLabels(instance, tag, built.Config?.Labels ?? {});
   } catch (error) {
     // This build made the tag: it goes, so no container is ever created from it.
     await engine.docker.getImage(tag).remove().catch((removal: unknown) => logger.warn({ tag, err: describeError(removal) }, 'removing a refused image failed'));
@@ -130,7 +130,7 @@ const OWN_IMAGE_LABELS: ReadonlySet<string> = new Set([LABEL.instance, LABEL.has
  * checks read them (an `agent-kernel.egress-role` makes prune pass a container by): such an image
  * is never used. (Other `agent-kernel.*` labels, such as a bootstrapped base's, are read by nothing.)
  */
-function refuseKernelLabels(instance: Instance, tag: string, labels: Record<string, string>): void {
+function refuseHostLabels(instance: Instance, tag: string, labels: Record<string, string>): void {
   const hostReads: ReadonlySet<string> = new Set(Object.values(LABEL));
   const foreign = Object.keys(labels).filter((key) => hostReads.has(key) && !OWN_IMAGE_LABELS.has(key));
   if (foreign.length === 0) return;

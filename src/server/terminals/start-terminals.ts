@@ -1,6 +1,6 @@
 import type { Instance } from '../../config/instance.js';
 import type { Logger } from '../../log/logger.js';
-import { EgressWatch } from '../../sandbox/egress/watch.js';
+import { EgressRefusals } from '../../sandbox/egress/refusals.js';
 import { connectEngine, engineSetting } from '../../sandbox/engine/engine.js';
 import { openSandboxInStages } from '../../sandbox/container/open-sandbox.js';
 import type { TerminalObserver } from '../../observe/terminal-observer.js';
@@ -15,7 +15,7 @@ export function terminalsOf(
   manager: TtyManager,
   where: string,
   maxTtys: number,
-  extras: { egress?: { watch: EgressWatch; network: NetworkSummary } | undefined; observer?: TerminalObserver | undefined; release?: () => Promise<void> } = {},
+  extras: { egress?: { refusals: EgressRefusals; network: NetworkSummary } | undefined; observer?: TerminalObserver | undefined; release?: () => Promise<void> } = {},
 ): Terminals {
   const { egress, observer, release } = extras;
   return {
@@ -38,9 +38,9 @@ export function terminalsOf(
     delivered: (deliveryId) => manager.delivered(deliveryId),
     close: (tty) => manager.close(tty),
     list: () => Promise.resolve(manager.list()),
-    takeNotices: () => egress?.watch.takeNotices() ?? [],
+    takeNotices: () => egress?.refusals.takeNotices() ?? [],
     dispose: async () => {
-      egress?.watch.stop();
+      egress?.refusals.stop();
       try {
         await manager.dispose();
         await observer?.close();
@@ -55,7 +55,7 @@ export interface StartTerminalsOptions {
   /** false: on the host backend, PTYs even where tmux is installed. */
   hostTmux?: boolean;
   /**
-   * The instance lock, held by the caller for its whole life (the kernel, a standalone serve):
+   * The instance lock, held by the caller for its whole life (the kernel):
    * then nobody else may change the container between two start-ups. Absent: taken here first
    * and released when the terminals are disposed.
    */
@@ -100,7 +100,7 @@ async function startLocked(instance: Instance, logger: Logger, options: { hostTm
   logger.info({ sandbox: sandbox.description }, 'sandbox ready');
   const egress = engineDone.value
     ? {
-        watch: new EgressWatch(engineDone.value, instance, logger).start(),
+        refusals: new EgressRefusals(engineDone.value, instance, logger).start(),
         network: { policy: instance.config.container.network, allowed: instance.config.container.allow.length },
       }
     : undefined;

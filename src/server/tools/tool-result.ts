@@ -24,7 +24,7 @@ const NEXT_STEP: Partial<Record<ErrorCode, string>> = {
 };
 
 /** How a CodedError reads in a tool result: the code, the message, the next step if it is not already there. */
-export function kernelErrorText(code: ErrorCode, message: string): string {
+export function codedErrorText(code: ErrorCode, message: string): string {
   const next = NEXT_STEP[code];
   // A message that already names a call ("call wait() first", "close(tty)") needs no second hint.
   const saysNext = next === undefined || /\b[a-z]+\([\w, ]*\)/.test(message);
@@ -43,7 +43,7 @@ export function errorResult(text: string): CallToolResult {
 export function toolErrorResult(tool: string, error: unknown, logger: Logger): CallToolResult {
   if (isCodedError(error)) {
     logger.info({ tool, code: error.code, details: error.details }, `${tool}: ${error.message}`);
-    return errorResult(kernelErrorText(error.code, error.message));
+    return errorResult(codedErrorText(error.code, error.message));
   }
   logger.error({ tool, err: error }, `${tool} failed unexpectedly`);
   return errorResult(

@@ -1,4 +1,4 @@
-import { type SessionRegistry, writeSessionRegistry } from '../../state/session-registry.js';
+import { type TerminalRegistry, writeTerminalRegistry } from '../../state/terminal-registry.js';
 import { describeError } from '../../errors.js';
 import { type TtyState, saveSeenState } from '../seen/seen-store.js';
 import type { Anchor } from '../seen/seen-marks.js';
@@ -57,7 +57,7 @@ export class Persistence {
 
   async writeRegistry(): Promise<void> {
     const { ctx } = this;
-    const registry: SessionRegistry = {
+    const registry: TerminalRegistry = {
       instance: ctx.instance.name,
       sandbox: ctx.sandbox.description,
       ...ctx.host.registryFields,
@@ -73,7 +73,7 @@ export class Persistence {
         ...(t.background.length > 0 ? { background: [...t.background] } : {}),
       })),
     };
-    await writeSessionRegistry(ctx.paths.sessionRegistry, registry);
+    await writeTerminalRegistry(ctx.paths.terminalRegistry, registry);
   }
 
   stop(): void {

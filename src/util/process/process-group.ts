@@ -87,7 +87,8 @@ export function groupAlive(pgid: number): boolean {
   return signalGroup(pgid, 0 as unknown as NodeJS.Signals);
 }
 
-async function waitGroupGone(pgid: number, timeoutMs: number): Promise<boolean> {
+/** true once no process of group `pgid` is left; false when some still is after `timeoutMs`. */
+export async function waitGroupGone(pgid: number, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (!groupAlive(pgid)) return true;

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Instance } from '../../config/instance.js';
-import { readSessionRegistry } from '../../state/session-registry.js';
+import { readTerminalRegistry } from '../../state/terminal-registry.js';
 import type { InstanceEvent } from '../../observe/events/event-schema.js';
 import { parseCastHeader, parseRecordingName } from '../../observe/recording.js';
 import { type TtyStatusRow, statusRow } from '../../observe/tty-status.js';
@@ -93,7 +93,7 @@ async function recordingOf(dir: string, names: string[], tty: number, openedAt: 
 export async function readTerminals(instance: Instance, activity: Map<number, TtyActivity>): Promise<TerminalSummary[]> {
   const dirs = (await readdir(instance.paths.sessions, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name);
   // A registry being rewritten or not there yet: the events say when terminals opened.
-  const registry = await readSessionRegistry(instance.paths.sessionRegistry).catch(() => undefined);
+  const registry = await readTerminalRegistry(instance.paths.terminalRegistry).catch(() => undefined);
   const opened = new Map(registry ? registry.ttys.map((t) => [t.tty, t.openedAt]) : []);
   const recordings = await readdir(instance.paths.recordings).catch(() => [] as string[]);
   const out: TerminalSummary[] = [];

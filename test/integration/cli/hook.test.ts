@@ -5,9 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type HookChannel, type HookEventKind, hookSocketPath, listenHookChannel } from '../../../src/runner/hooks/hook-channel.js';
-import { kernelFiles } from '../../../src/config/package-files.js';
+import { packageFiles } from '../../../src/config/package-files.js';
 
-const HOOK_CLI = kernelFiles().hookCli;
+const HOOK_CLI = packageFiles().hookCli;
 
 /** Run the built hook command as Claude Code does: JSON on stdin, decision on stdout. */
 function hook(kind: string, socket: string, input: unknown): Promise<{ code: number; stdout: string }> {

@@ -3,9 +3,9 @@ import { access, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { kernelFiles } from '../../../src/config/package-files.js';
+import { packageFiles } from '../../../src/config/package-files.js';
 
-const TAP = kernelFiles().mcpTapCli;
+const TAP = packageFiles().mcpTapCli;
 
 /** A stand-in MCP server: answers every request with the same two tools, exits when its stdin ends. */
 const SERVER = `require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {

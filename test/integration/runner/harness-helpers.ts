@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { secretsPath } from '../../../src/config/paths.js';
 import { GEMINI_TOOL_NAMES } from '../../../src/runner/harnesses/gemini-cli.js';
-import { KERNEL_TOOLS } from '../../../src/runner/harnesses/harness.js';
+import { AGENT_KERNEL_TOOLS } from '../../../src/runner/harnesses/harness.js';
 import type { TickTestInstance } from './tick-helpers.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -85,7 +85,7 @@ export const REAL_HARNESSES: RealHarness[] = [
     }),
     env: { FAKE_MODEL_KEY },
     credentialVariables: ['ANTHROPIC_API_KEY'],
-    offered: KERNEL_TOOLS.map((tool) => `agent-kernel_${tool}`),
+    offered: AGENT_KERNEL_TOOLS.map((tool) => `agent-kernel_${tool}`),
     fix: (t) => path.join(secretsPath(t.name, undefined, t.env), 'ANTHROPIC_API_KEY'),
     plant: ({ dataDir, canary, marker }) => {
       const plugin = `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(canary)}, 'opencode plugin');\nexport default { id: 'canary', server: async () => ({}) };\n`;
@@ -153,7 +153,7 @@ export const REAL_HARNESSES: RealHarness[] = [
     }),
     env: { FAKE_MODEL_KEY },
     credentialVariables: ['CODEX_API_KEY', 'OPENAI_API_KEY'],
-    offered: [...KERNEL_TOOLS.map((tool) => `mcp__agent_kernel.${tool}`), 'list_mcp_resources', 'list_mcp_resource_templates', 'read_mcp_resource'],
+    offered: [...AGENT_KERNEL_TOOLS.map((tool) => `mcp__agent_kernel.${tool}`), 'list_mcp_resources', 'list_mcp_resource_templates', 'read_mcp_resource'],
     fix: (t) => path.join(secretsPath(t.name, undefined, t.env), 'CODEX_API_KEY'),
     plant: ({ dataDir, canary, marker }) => {
       const config = `notify = ["sh", "-c", "echo codex notify > '${canary}'"]\n\n[mcp_servers.planted]\ncommand = "sh"\nargs = ["-c", "echo codex mcp > '${canary}'"]\n`;

@@ -92,7 +92,7 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       expect(report.text).toContain('job-started');
       expect(report.text).toMatch(/still running in the background: sleep \(pid \d+, \d+ MB\)/);
       // The runner's pre-stop check reads them from the registry.
-      const registry = JSON.parse(await readFile(t.test.instance.paths.sessionRegistry, 'utf8')) as { ttys: Array<{ tty: number; background?: string[] }> };
+      const registry = JSON.parse(await readFile(t.test.instance.paths.terminalRegistry, 'utf8')) as { ttys: Array<{ tty: number; background?: string[] }> };
       expect(registry.ttys.find((r) => r.tty === tty)?.background?.[0]).toMatch(/^sleep \(pid/);
       await run(t, tty, 'kill %1; wait');
       expect(reportOf(await run(t, tty, 'echo quiet-now'), tty).text).not.toContain('background');
@@ -143,10 +143,10 @@ export function terminalLifecycleTests(use: () => Terminals, backend: Backend): 
       expect(status).toMatchObject({ tty, program: 'bash', alive: true, unseen: false });
       expect(await readFile(`${dir}/raw`, 'utf8')).toContain('file-check');
       expect((await stat(`${dir}/screen.ansi`)).size).toBeGreaterThan(0);
-      const registry = JSON.parse(await readFile(t.test.instance.paths.sessionRegistry, 'utf8')) as { ttys: Array<{ tty: number }> };
+      const registry = JSON.parse(await readFile(t.test.instance.paths.terminalRegistry, 'utf8')) as { ttys: Array<{ tty: number }> };
       expect(registry.ttys.map((r) => r.tty)).toContain(tty);
       await closeAll(t);
-      const after = JSON.parse(await readFile(t.test.instance.paths.sessionRegistry, 'utf8')) as { ttys: unknown[] };
+      const after = JSON.parse(await readFile(t.test.instance.paths.terminalRegistry, 'utf8')) as { ttys: unknown[] };
       expect(after.ttys).toEqual([]);
     });
 

@@ -10,7 +10,7 @@ const sources = readTree(SRC);
 /** The files two processes (or a process and the agent) share, and the one module that owns each. */
 const SHARED_FILES: SharedFile[] = [
   { name: 'state.json', owner: 'state/runner-state.ts', pathKey: 'state' },
-  { name: 'registry.json', owner: 'state/session-registry.ts', pathKey: 'sessionRegistry' },
+  { name: 'registry.json', owner: 'state/terminal-registry.ts', pathKey: 'terminalRegistry' },
   { name: 'status', owner: 'state/tty-status-file.ts', generic: true },
   { name: '.cast', owner: 'observe/recording.ts', suffix: true },
   { name: 'schedule.json', owner: 'runner/watch/schedule/schedule.ts', pathKey: 'schedule' },

@@ -3,7 +3,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
-import { type RunningHttpServer, startHttpServer } from '../../../src/server/http.js';
+import { createMcpServer, type McpServerDeps } from '../../../src/server/create-server.js';
+import { type RunningHttpServer, type SessionBackend, startHttpServer } from '../../../src/server/http.js';
 import { TerminalsRuntime } from '../../../src/server/terminals/runtime.js';
 import { FakeTerminals } from './fake-terminals.js';
 import { makeUnitDataDir, removeUnitDataDir, unitPaths } from '../../helpers/test-instance.js';
@@ -13,13 +14,21 @@ let dataDir: string;
 let fake: FakeTerminals;
 let running: RunningHttpServer;
 
+/** Each HTTP session an MCP server of this process on `deps`' terminals (serve relays them to the kernel instead). */
+function serverSessions(deps: McpServerDeps): SessionBackend {
+  return async (transport) => {
+    const { server, cleanup } = createMcpServer(deps);
+    await server.connect(transport);
+    return { cleanup };
+  };
+}
+
 beforeAll(async () => {
   dataDir = await makeUnitDataDir('ak-http-unit-');
   fake = new FakeTerminals(dataDir);
   const runtime = new TerminalsRuntime(() => Promise.resolve(fake), silentLogger());
   running = await startHttpServer({
-    runtime,
-    instance: { name: 'http-unit', dataDir, paths: unitPaths('http-unit', dataDir) },
+    backend: serverSessions({ runtime, instance: { name: 'http-unit', dataDir, paths: unitPaths('http-unit', dataDir) }, logger: silentLogger() }),
     logger: silentLogger(),
     host: '127.0.0.1',
     port: 0,
@@ -138,6 +147,42 @@ describe('sessions', () => {
     await client.close();
   });
 
+  it('ends the backend session of a client that ends its own (DELETE), as a relay to the kernel needs to give the role back', async () => {
+    const ended: string[] = [];
+    const counting = await startHttpServer({
+      backend: async (transport) => {
+        const runtime = new TerminalsRuntime(() => Promise.resolve(fake), silentLogger());
+        const served = await serverSessions({ runtime, instance: { name: 'http-unit', dataDir, paths: unitPaths('http-unit', dataDir) }, logger: silentLogger() })(transport);
+        return {
+          cleanup: async () => {
+            ended.push(transport.sessionId ?? '?');
+            await served.cleanup();
+          },
+        };
+      },
+      logger: silentLogger(),
+      host: '127.0.0.1',
+      port: 0,
+      token: TOKEN,
+      tokenHint: 'The token is in /somewhere.',
+    });
+    try {
+      const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const init = await fetch(counting.url, { method: 'POST', headers, body: JSON.stringify(INIT) });
+      const id = init.headers.get('mcp-session-id') ?? '';
+      await init.text();
+      expect(counting.sessionCount()).toBe(1);
+      const gone = await fetch(counting.url, { method: 'DELETE', headers: { ...headers, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' } });
+      expect(gone.status).toBe(200);
+      await expect.poll(() => ended).toEqual([id]);
+      expect(counting.sessionCount()).toBe(0);
+    } finally {
+      await counting.close();
+    }
+    // Closing the server later does not end it twice.
+    expect(ended).toHaveLength(1);
+  });
+
   it('refuses an unknown session id with 404 and a request without initialize with 400', async () => {
     const headers = { authorization: `Bearer ${TOKEN}` };
     const unknown = await post({ jsonrpc: '2.0', id: 9, method: 'tools/list' }, { ...headers, 'mcp-session-id': 'nope' });
@@ -154,8 +199,7 @@ describe('limits', () => {
   beforeAll(async () => {
     const runtime = new TerminalsRuntime(() => Promise.resolve(fake), silentLogger());
     limited = await startHttpServer({
-      runtime,
-      instance: { name: 'http-unit', dataDir, paths: unitPaths('http-unit', dataDir) },
+      backend: serverSessions({ runtime, instance: { name: 'http-unit', dataDir, paths: unitPaths('http-unit', dataDir) }, logger: silentLogger() }),
       logger: silentLogger(),
       host: '127.0.0.1',
       port: 0,

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadState, parseState } from '../../../src/state/runner-state.js';
-import { readSessionRegistry, writeSessionRegistry } from '../../../src/state/session-registry.js';
+import { readTerminalRegistry, writeTerminalRegistry } from '../../../src/state/terminal-registry.js';
 import { parseTtyStatusFile, readTtyStatusFile, writeTtyStatusFile } from '../../../src/state/tty-status-file.js';
 
 let dir: string;
@@ -53,9 +53,9 @@ describe('session registry', () => {
   const registry = { instance: 'a', sandbox: 'docker', updatedAt: 'now', tmuxSocket: 'agent-kernel', ttys: [{ tty: 0, command: 'bash', program: 'bash', alive: true, openedAt: 'then', dir: '/d/tty_0' }] };
 
   it('reads what the terminal manager writes; none when absent', async () => {
-    await writeSessionRegistry(path.join(dir, 'registry.json'), registry);
-    expect((await readSessionRegistry(path.join(dir, 'registry.json')))?.ttys.map((t) => t.tty)).toEqual([0]);
-    expect(await readSessionRegistry(path.join(dir, 'absent.json'))).toBeUndefined();
+    await writeTerminalRegistry(path.join(dir, 'registry.json'), registry);
+    expect((await readTerminalRegistry(path.join(dir, 'registry.json')))?.ttys.map((t) => t.tty)).toEqual([0]);
+    expect(await readTerminalRegistry(path.join(dir, 'absent.json'))).toBeUndefined();
   });
 
   it.each([
@@ -63,7 +63,7 @@ describe('session registry', () => {
     ['a terminal without its number', { ...registry, ttys: [{ command: 'bash' }] }],
   ])('refuses %s, naming the file', async (_what, content) => {
     await writeFile(path.join(dir, 'registry.json'), JSON.stringify(content));
-    await expect(readSessionRegistry(path.join(dir, 'registry.json'))).rejects.toThrow(/registry\.json is not a terminal registry/);
+    await expect(readTerminalRegistry(path.join(dir, 'registry.json'))).rejects.toThrow(/registry\.json is not a terminal registry/);
   });
 });
 

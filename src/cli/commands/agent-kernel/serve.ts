@@ -3,9 +3,7 @@ import { CodedError } from '../../../errors.js';
 import { createLogger, registerSecrets } from '../../../log/logger.js';
 import type { Instance } from '../../../config/instance.js';
 import type { Logger } from '../../../log/logger.js';
-import type { McpServerDeps } from '../../../server/create-server.js';
-import { chooseServeMode } from '../../../kernel/client/reach-kernel.js';
-import { TerminalsRuntime } from '../../../server/terminals/runtime.js';
+import { type KernelForServe, kernelForServe } from '../../../kernel/host/kernel-for-serve.js';
 import { parseCommandArgs } from '../args.js';
 import { type Command, EXIT, err } from '../command.js';
 import path from 'node:path';
@@ -58,57 +56,33 @@ function onceSignalled(): Promise<string> {
   });
 }
 
-interface Transport {
-  stop: () => Promise<void>;
-  /** Resolves with why the server should stop (a signal, or the client went away). */
-  stopped: Promise<string>;
-}
-
-/** What serves the sessions: this process on its own terminals, or the instance's kernel (HTTP only: stdio bridges before). */
-type Sessions = { kind: 'alone'; deps: McpServerDeps } | { kind: 'kernel'; socketPath: string; dataDir: string; logger: Logger; instance: Instance };
-
-/**
- * MCP over stdio, or Streamable HTTP with its token, each loaded only when chosen; and the
- * container and terminals started in the background (login awaits them).
- */
-async function openTransport(options: ServeArgs, sessions: Sessions): Promise<Transport> {
-  const { instance, logger } = sessions.kind === 'alone' ? sessions.deps : sessions;
-  if (options.http) {
-    const [{ resolveToken, TOKEN_ENV }, { startHttpServer }, { kernelSessions }] = await Promise.all([
-      import('../../../server/http-auth.js'),
-      import('../../../server/http.js'),
-      import('../../../kernel/client/kernel-relay.js'),
-    ]);
-    const token = await resolveToken({
-      env: process.env,
-      ...(options.tokenFile === undefined ? {} : { tokenFile: options.tokenFile }),
-      // Outside the data directory: the agent's container sees everything in it.
-      defaultFile: path.join(configHome(), 'tokens', `${instance.name}.token`),
-    });
-    registerSecrets(logger, [token.token]);
-    const hint = `The token is in ${token.source}.`;
-    const listen = { logger, host: options.http.host, port: options.http.port, token: token.token, tokenHint: hint };
-    const running = await startHttpServer(sessions.kind === 'alone' ? { ...sessions.deps, ...listen } : { ...listen, backend: kernelSessions(sessions, logger) });
-    if (token.generated) {
-      err(`agent-kernel: generated an HTTP bearer token, stored in ${token.source} (mode 0600); shown once:\n${token.token}\n`);
-    }
-    const through = sessions.kind === 'kernel' ? ` through its kernel (${sessions.socketPath})` : '';
-    err(`agent-kernel: serving ${instance.name}${through} at ${running.url} (token: ${token.source}; env ${TOKEN_ENV} overrides)\n`);
-    // After listening: a taken port or a bad token file fails before the container is touched.
-    if (sessions.kind === 'alone') sessions.deps.runtime.warmUp();
-    return { stop: () => running.close(), stopped: onceSignalled() };
+/** Streamable HTTP with its token, each HTTP session a lasting session on the kernel's socket. */
+async function serveHttp(listenOn: { host: string; port: number }, options: ServeArgs, kernel: KernelForServe, instance: Instance, logger: Logger): Promise<() => Promise<void>> {
+  const [{ resolveToken, TOKEN_ENV }, { startHttpServer }, { kernelSessions }] = await Promise.all([
+    import('../../../server/http-auth.js'),
+    import('../../../server/http.js'),
+    import('../../../kernel/client/kernel-relay.js'),
+  ]);
+  const token = await resolveToken({
+    env: process.env,
+    ...(options.tokenFile === undefined ? {} : { tokenFile: options.tokenFile }),
+    // Outside the data directory: the agent's container sees everything in it.
+    defaultFile: path.join(configHome(), 'tokens', `${instance.name}.token`),
+  });
+  registerSecrets(logger, [token.token]);
+  const hint = `The token is in ${token.source}.`;
+  const running = await startHttpServer({ logger, host: listenOn.host, port: listenOn.port, token: token.token, tokenHint: hint, backend: kernelSessions(kernel, logger) });
+  if (token.generated) {
+    err(`agent-kernel: generated an HTTP bearer token, stored in ${token.source} (mode 0600); shown once:\n${token.token}\n`);
   }
-  if (sessions.kind === 'kernel') throw new Error('stdio through a kernel is a bridge (bridgeProcessStdio)');
-  // First: the engine and tmux round trips of start-up overlap with loading the MCP SDK.
-  sessions.deps.runtime.warmUp();
-  const { serveStdio } = await import('../../../server/stdio.js');
-  const stdio = await serveStdio(sessions.deps);
-  return { stop: () => stdio.close(), stopped: Promise.race([onceSignalled(), stdio.closed.then(() => 'stdin closed')]) };
+  const through = kernel.hosted ? '' : ` through its kernel (${kernel.socketPath})`;
+  err(`agent-kernel: serving ${instance.name}${through} at ${running.url} (token: ${token.source}; env ${TOKEN_ENV} overrides)\n`);
+  return () => running.close();
 }
 
 export const serveCommand: Command = {
   name: 'serve',
-  summary: "Serve the MCP tools (login, open, type, wait, close) over stdio, or Streamable HTTP with --http; through the instance's kernel when one runs.",
+  summary: "Serve the MCP tools (login, open, type, wait, close) over stdio, or Streamable HTTP with --http; through the instance's kernel, hosted in this process when none runs.",
   usage: USAGE,
   options: [
     ["--http [host:]port", "serve Streamable HTTP on /mcp instead of stdio (loopback unless a host is given)"],
@@ -127,37 +101,34 @@ export const serveCommand: Command = {
     // A bug in a callback must not take the terminals away from the agent mid-tick: log it and serve on.
     process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection (the server keeps running)'));
     process.on('uncaughtException', (error) => logger.fatal({ err: error }, 'uncaught exception (the server keeps running)'));
-    // The instance's kernel, when one runs, owns the terminals: connect to it instead of starting them here.
-    const mode = await chooseServeMode(instance, logger, clientKind());
-    if (mode.kind === 'kernel' && !options.http) {
-      logger.info({ socket: mode.socketPath, kernelPid: mode.link.hello.pid }, 'bridging stdio to the kernel');
-      const code = await bridgeProcessStdio(mode.link, mode.socketPath, mode.link.hello.dataDir);
-      setImmediate(() => process.exit(code));
-      return code;
-    }
-    if (mode.kind === 'kernel') mode.link.socket.destroy();
+    // Two paths: the instance's kernel when one runs, else one hosted here; either way reached through its socket.
     // AGENT_KERNEL_HOST_TMUX=0: on the host backend, PTYs of the server even where tmux is installed.
-    const terminalOptions = { hostTmux: process.env.AGENT_KERNEL_HOST_TMUX !== '0', ...(mode.kind === 'alone' && mode.lock ? { lock: mode.lock } : {}) };
-    const runtime =
-      mode.kind === 'alone'
-        ? new TerminalsRuntime(async () => (await import('../../../server/terminals/start-terminals.js')).startTerminals(instance, logger, terminalOptions), logger)
-        : undefined;
-    const sessions: Sessions =
-      mode.kind === 'kernel' ? { kind: 'kernel', socketPath: mode.socketPath, dataDir: mode.link.hello.dataDir, logger, instance } : { kind: 'alone', deps: { runtime: runtime as TerminalsRuntime, instance, logger } };
-    const { stop, stopped } = await openTransport(options, sessions);
-
-    const why = await stopped;
+    const kernel = await kernelForServe(instance, logger, { client: clientKind(), hostTmux: process.env.AGENT_KERNEL_HOST_TMUX !== '0' });
+    logger.info({ socket: kernel.socketPath, kernelPid: kernel.link.hello.pid, hosted: kernel.hosted }, kernel.hosted ? 'hosting the kernel in this process' : 'serving through the running kernel');
+    let code: number = EXIT.OK;
+    let why: string;
+    let stop = () => Promise.resolve();
+    if (options.http) {
+      kernel.link.socket.destroy();
+      stop = await serveHttp(options.http, options, kernel, instance, logger);
+      why = await onceSignalled();
+    } else {
+      const bridged = bridgeProcessStdio(kernel.link, kernel.socketPath, kernel.dataDir).then((exit) => {
+        code = exit;
+        return 'the client went away';
+      });
+      why = await Promise.race([bridged, onceSignalled()]);
+    }
     logger.info({ why }, 'shutting down');
     // A second signal while we shut down means: now.
     const force = () => process.exit(EXIT.FAILED);
     process.once('SIGINT', force);
     process.once('SIGTERM', force);
     await stop().catch((error: unknown) => logger.error({ err: error }, 'closing the transport failed'));
-    await runtime?.dispose().catch((error: unknown) => logger.error({ err: error }, 'detaching from the terminals failed'));
-    if (mode.kind === 'alone') await mode.lock?.release();
-    logger.info(runtime ? 'stopped; the terminals live on in tmux' : 'stopped');
+    await kernel.close(why).catch((error: unknown) => logger.error({ err: error }, 'stopping the hosted kernel failed'));
+    logger.info(kernel.hosted ? 'stopped; the terminals live on in tmux' : 'stopped');
     // Nothing is left to wait for; leave even if a library holds a handle open.
-    setImmediate(() => process.exit(EXIT.OK));
-    return EXIT.OK;
+    setImmediate(() => process.exit(code));
+    return code;
   },
 };

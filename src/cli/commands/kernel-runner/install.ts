@@ -4,7 +4,7 @@ import path from 'node:path';
 import { resolveInstance } from '../../../config/instance.js';
 import { validateInstanceName } from '../../../config/registry.js';
 import { CodedError } from '../../../errors.js';
-import { kernelFiles } from '../../../config/package-files.js';
+import { packageFiles } from '../../../config/package-files.js';
 import { enableInstructions, renderUnit, unitEnvironment, unitName, unitPath } from '../../../runner/watch/service/systemd.js';
 import { writeFileAtomic } from '../../../util/atomic-write.js';
 import { parseCommandArgs } from '../args.js';
@@ -12,7 +12,7 @@ import { type Command, EXIT, out } from '../command.js';
 
 /** This package's kernel-runner bin (dist/cli/kernel-runner.js), absolute. */
 function runnerBin(): string {
-  return realpathSync(kernelFiles().runnerBin);
+  return realpathSync(packageFiles().runnerBin);
 }
 
 export const installCommand: Command = {

@@ -15,7 +15,7 @@ const RETRY_MS = 1000;
  * a server restart) and turns refusals into one-line notices for the next `wait`. The proxy
  * sees every client as the same address, so a notice is not tied to a terminal.
  */
-export class EgressWatch {
+export class EgressRefusals {
   private pending = new Map<string, string>();
   private dropped = 0;
   private stopped = false;

@@ -3,9 +3,9 @@ import { readJsonFile } from '../config/parse.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 
 /**
- * `<state>/sessions/registry.json` (`instancePaths().sessionRegistry`; host-private, shown
+ * `<state>/sessions/registry.json` (`instancePaths().terminalRegistry`; host-private, shown
  * read-only to the container at `<data>/tmp/sessions/registry.json`): the open terminals,
- * rewritten by the terminal manager on every lifecycle event (writeSessionRegistry), read by
+ * rewritten by the terminal manager on every lifecycle event (writeTerminalRegistry), read by
  * the runner (terminals left open at the end of a tick), the web view and people who attach.
  * Every reader and writer goes through this module.
  */
@@ -21,7 +21,7 @@ export const registryTerminalSchema = z.looseObject({
   background: z.array(z.string()).optional(),
 });
 
-export const sessionRegistrySchema = z.looseObject({
+export const terminalRegistrySchema = z.looseObject({
   instance: z.string(),
   sandbox: z.string(),
   updatedAt: z.string(),
@@ -32,22 +32,22 @@ export const sessionRegistrySchema = z.looseObject({
   ttys: z.array(registryTerminalSchema),
 });
 
-export type SessionRegistry = z.input<typeof sessionRegistrySchema>;
+export type TerminalRegistry = z.input<typeof terminalRegistrySchema>;
 export type RegistryTerminal = z.output<typeof registryTerminalSchema>;
 
 /**
  * The registry, or undefined when there is none. The file is in the directory the container
  * can write: one that does not match the schema is an error naming the bad fields.
  */
-export async function readSessionRegistry(file: string): Promise<z.output<typeof sessionRegistrySchema> | undefined> {
+export async function readTerminalRegistry(file: string): Promise<z.output<typeof terminalRegistrySchema> | undefined> {
   const input = await readJsonFile(file);
   if (input === undefined) return undefined;
-  const result = sessionRegistrySchema.safeParse(input);
+  const result = terminalRegistrySchema.safeParse(input);
   if (!result.success) throw new Error(`${file} is not a terminal registry: ${z.prettifyError(result.error)}`);
   return result.data;
 }
 
 /** Rewrite the registry, atomically. */
-export async function writeSessionRegistry(file: string, registry: SessionRegistry): Promise<void> {
+export async function writeTerminalRegistry(file: string, registry: TerminalRegistry): Promise<void> {
   await writeFileAtomic(file, `${JSON.stringify(registry, null, 2)}\n`);
 }
