@@ -49,7 +49,7 @@ export async function ensureImage(engine: Engine, instance: Instance, options: E
     // Another process may have built it while this one waited for the lock.
     const now = options.force ? undefined : await inspectImage(engine, tag);
     if (now && (now.Config?.Labels ?? {})[LABEL.hash] === hash) {
-      refuseKernelLabels(instance, tag, now.Config?.Labels ?? {});
+      refuseHostLabels(instance, tag, now.Config?.Labels ?? {});
       return { tag, hash };
     }
     return buildImage(engine, instance, { tag, hash, context }, options);
