@@ -41,6 +41,8 @@ export interface AgentFiles {
 export interface AgentEntry {
   readonly name: string;
   readonly kind: UntrustedEntry['kind'];
+  /** Permission bits (0o7777) as listed: what the entry claims, e.g. whether a hook is executable. */
+  readonly mode: number;
 }
 
 /** The data directory as a host folder (bind-mounted into the container): today's code path. */
@@ -62,7 +64,7 @@ export class LocalAgentFiles implements AgentFiles {
 
   async list(rel: string, options: { limit?: number } = {}): Promise<AgentEntry[] | undefined> {
     const entries = await listUntrusted(this.root, rel, options.limit === undefined ? {} : { limit: options.limit });
-    return entries?.map(({ name, kind }) => ({ name, kind }));
+    return entries?.map(({ name, kind, mode }) => ({ name, kind, mode }));
   }
 
   writeNew(rel: string, data: Uint8Array | string, mode?: number): Promise<boolean> {

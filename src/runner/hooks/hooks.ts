@@ -3,7 +3,7 @@ import { describeError } from '../../errors.js';
 import type { Logger } from '../../log/logger.js';
 import { MAX_OUTPUT_BYTES } from '../../sandbox/run-collect.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
-import { listUntrusted, relativeInside } from '../../util/untrusted-fs.js';
+import type { AgentFiles } from '../../util/agent-files.js';
 
 /**
  * Tick lifecycle hooks: executable files in `system/hooks/{pre-tick,pre-stop,post-tick}/`
@@ -29,16 +29,15 @@ export function sortHookNames(names: readonly string[]): string[] {
 }
 
 /**
- * The hook files of a directory, in run order: executable regular files, and links (which the
- * container resolves when it runs them; the host never follows them). A missing directory has
- * none; a link on the way to it is refused (UNTRUSTED_FILE). `root` is the data directory
- * (hooks live in `<data>/system/hooks/<kind>/`).
+ * The hooks of the folder `rel` of the data directory, by name in run order: executable regular
+ * files, and links (which the container resolves when it runs them; the host never follows them).
+ * Listed through the agent's files, a host folder or the volume on a remote engine, under the same
+ * rules: a missing folder has none, a link on the way to it is refused (UNTRUSTED_FILE), and what
+ * the listing says (names, modes) only picks what the container runs, inside itself.
  */
-export async function discoverHooks(dir: string, root = path.resolve(dir, '..', '..', '..')): Promise<string[]> {
-  const entries = (await listUntrusted(root, relativeInside(root, dir))) ?? [];
-  return sortHookNames(
-    entries.filter((e) => isHookName(e.name) && ((e.kind === 'file' && (e.mode & 0o111) !== 0) || e.kind === 'link')).map((e) => e.name),
-  ).map((name) => path.join(dir, name));
+export async function discoverHooks(files: AgentFiles, rel: string): Promise<string[]> {
+  const entries = (await files.list(rel)) ?? [];
+  return sortHookNames(entries.filter((e) => isHookName(e.name) && ((e.kind === 'file' && (e.mode & 0o111) !== 0) || e.kind === 'link')).map((e) => e.name));
 }
 
 export interface HookResult {
@@ -52,29 +51,30 @@ export interface HookResult {
 
 export interface RunHooksOptions {
   sandbox: Sandbox;
-  /** Host path → path inside the sandbox (the data repo is mounted there). */
-  toSandboxPath: (hostPath: string) => string;
+  /** Where the hooks are listed: the instance's data directory, on whichever side of the engine (container/agent-files-for.ts). */
+  files: AgentFiles;
+  /** The data directory's path inside the sandbox (the same as the host's: the folder or the volume is mounted there). */
+  dataDir: string;
   env: Record<string, string>;
   cwd: string;
   timeoutMs: number;
   logger: Logger;
 }
 
-/** Run every hook of a directory in order; never throws. */
-export async function runHooks(kind: HookKind, dir: string, options: RunHooksOptions): Promise<HookResult[]> {
+/** Run every hook of the folder `rel` of the data directory in order; never throws. */
+export async function runHooks(kind: HookKind, rel: string, options: RunHooksOptions): Promise<HookResult[]> {
   const results: HookResult[] = [];
-  let hooks: string[];
+  let names: string[];
   try {
-    hooks = await discoverHooks(dir);
+    names = await discoverHooks(options.files, rel);
   } catch (error) {
-    options.logger.warn({ kind, dir, err: describeError(error) }, 'cannot list hooks');
+    options.logger.warn({ kind, dir: path.posix.join(options.dataDir, rel), err: describeError(error) }, 'cannot list hooks');
     return results;
   }
-  for (const hook of hooks) {
+  for (const name of names) {
     const started = Date.now();
-    const name = path.basename(hook);
     try {
-      const result = await options.sandbox.run([options.toSandboxPath(hook)], {
+      const result = await options.sandbox.run([path.posix.join(options.dataDir, rel, name)], {
         env: options.env,
         cwd: options.cwd,
         timeoutMs: options.timeoutMs,

@@ -1,4 +1,5 @@
-import { remoteEngineOf } from '../../sandbox/container/agent-files-for.js';
+import { agentFilesFor } from '../../sandbox/container/agent-files-for.js';
+import { relativeInside } from '../../util/untrusted-fs.js';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -217,10 +218,8 @@ class TickRun {
         [`${this.prefix}_SESSION_ID`]: outcome.sessionId ?? '',
         [`${this.prefix}_TICK_STATUS`]: outcome.status === 'ok' ? 'normal' : 'abnormal',
       });
-      const remote = remoteEngineOf(this.instance, this.options.env ?? process.env);
-      if (remote !== undefined && this.instance.config.runner.push) {
-        this.logger.warn({ engine: remote }, 'not available on a remote engine yet: the git push mirror (it takes the bundle the container writes from a folder of this machine); nothing was pushed');
-      } else await pushAgentBranch({
+      // The bundle comes as the output of git in the container, on whichever engine: never from a folder.
+      await pushAgentBranch({
         sandbox: this.sandbox,
         dataDir: this.instance.dataDir,
         workDir: paths.push,
@@ -355,16 +354,11 @@ class TickRun {
   }
 
   private async runHookDir(kind: HookKind, dir: string, extra: Record<string, string>): ReturnType<typeof runHooks> {
-    const remote = remoteEngineOf(this.instance, this.options.env ?? process.env);
-    if (remote !== undefined) {
-      // They are listed from the data directory as a folder of this machine, which on a remote engine is not the agent's.
-      this.logger.warn({ engine: remote }, `not available on a remote engine yet: ${kind} hooks (system/hooks/ is read as a folder of this machine); none ran`);
-      return [];
-    }
-    return runHooks(kind, dir, {
+    return runHooks(kind, relativeInside(this.instance.dataDir, dir), {
       sandbox: this.sandbox,
-      // The data repo is mounted at the same path inside the container.
-      toSandboxPath: (hostPath) => hostPath,
+      // On a remote engine the hooks are listed on the volume there, through the engine.
+      files: agentFilesFor(this.instance, this.options.env ?? process.env),
+      dataDir: this.instance.dataDir,
       env: this.hookEnv(extra),
       cwd: this.instance.dataDir,
       timeoutMs: HOOK_TIMEOUT_MS[kind],

@@ -10,7 +10,8 @@ import type { Logger } from '../../log/logger.js';
 import { DEFAULT_BASE_IMAGE } from '../engine/bootstrap.js';
 import { egressStatus, ensureEgressImage } from '../egress/proxy.js';
 import { podmanCheck } from '../engine/engine-traps.js';
-import { type Engine, connectEngine, describeEngine, engineSetting } from '../engine/engine.js';
+import { type Engine, connectEngine, describeEngine, engineCandidates, engineSetting, isRemoteEngine } from '../engine/engine.js';
+import { remoteEngineRows } from './remote-rows.js';
 import { CONTAINER_ULIMITS } from '../engine/ulimits.js';
 import { LABEL, type ProgressCallback, baseImages, buildContext, imageExists, readContainerfile } from '../engine/image.js';
 import { ensureImage } from './instance-image.js';
@@ -149,22 +150,12 @@ export async function preflight(instance: Instance | undefined, options: Preflig
   const rows: CheckRow[] = [];
   const skip = (name: string, why: string): void => void rows.push({ name, status: 'skipped', detail: why });
 
-  let engine: Engine | undefined;
-  try {
-    engine = await connectEngine({ socket: instance ? engineSetting(instance.config.container) : undefined });
-    rows.push({ name: 'engine', status: 'ok', detail: describeEngine(engine) });
-    if (engine.name === 'podman') rows.push({ name: 'podman', ...podmanCheck(await engine.docker.info(), (await engineBoundary(engine)).kind === 'rootless') });
-    rows.push(await boundaryRow(engine, instance));
-  } catch (error) {
-    rows.push({
-      name: 'engine',
-      status: 'not-ready',
-      detail: isCodedError(error, 'ENGINE_UNREACHABLE')
-        ? `nothing answered: ${((error.details.tried ?? []) as { address: string; error: string }[]).map((t) => `${t.address} (${t.error})`).join('; ')}`
-        : describeError(error),
-      fix: 'npm run setup (installs and starts dockerd), or sudo dockerd &, or systemctl start docker, or podman system service --time=0 unix://$XDG_RUNTIME_DIR/podman/podman.sock &',
-    });
-  }
+  const setting = instance ? engineSetting(instance.config.container) : undefined;
+  const remote = engineCandidates(setting).find((address) => isRemoteEngine({ address }));
+  const checked = remote === undefined ? await localEngineRows(setting) : await remoteEngineRows(remote, { instance });
+  const engine = checked.engine;
+  rows.push(...checked.rows);
+  if (engine) rows.push(await boundaryRow(engine, instance));
 
   if (instance) rows.push(configurationRow(instance));
   let bases = [DEFAULT_BASE_IMAGE];
@@ -229,6 +220,26 @@ export async function preflight(instance: Instance | undefined, options: Preflig
 
   rows.push(await checkHarness(options.harnessCommand ?? 'claude'));
   return rows;
+}
+
+/** The engine on this machine's socket: its version (and Podman's traps), or why none answered and how to start one. */
+async function localEngineRows(setting: string | undefined): Promise<{ rows: CheckRow[]; engine?: Engine }> {
+  try {
+    const engine = await connectEngine({ socket: setting });
+    const rows: CheckRow[] = [{ name: 'engine', status: 'ok', detail: describeEngine(engine) }];
+    if (engine.name === 'podman') rows.push({ name: 'podman', ...podmanCheck(await engine.docker.info(), (await engineBoundary(engine)).kind === 'rootless') });
+    return { rows, engine };
+  } catch (error) {
+    const row: CheckRow = {
+      name: 'engine',
+      status: 'not-ready',
+      detail: isCodedError(error, 'ENGINE_UNREACHABLE')
+        ? `nothing answered: ${((error.details.tried ?? []) as { address: string; error: string }[]).map((t) => `${t.address} (${t.error})`).join('; ')}`
+        : describeError(error),
+      fix: 'npm run setup (installs and starts dockerd), or sudo dockerd &, or systemctl start docker, or podman system service --time=0 unix://$XDG_RUNTIME_DIR/podman/podman.sock &',
+    };
+    return { rows: [row] };
+  }
 }
 
 /** Where the configuration comes from, and what of the agent's file was ignored (operator-config.ts). */

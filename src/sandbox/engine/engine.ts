@@ -22,6 +22,8 @@ export interface ConnectOptions {
   env?: NodeJS.ProcessEnv;
   /** How long one address may take to answer a ping. */
   timeoutMs?: number;
+  /** A new connection, neither taken from nor kept for reuse (doctor: the check makes its own, with these env's TLS files). */
+  fresh?: boolean;
 }
 
 const DEFAULT_PING_TIMEOUT_MS = 3000;
@@ -91,7 +93,7 @@ export function dockerodeOptions(address: string, env: NodeJS.ProcessEnv = proce
     } as Dockerode.DockerOptions;
   }
   if (url.protocol === 'tcp:' || url.protocol === 'http:' || url.protocol === 'https:') {
-    const tls = url.protocol === 'https:' || env.DOCKER_TLS_VERIFY === '1' || url.port === '2376';
+    const tls = usesTls(url, env);
     return {
       protocol: tls ? 'https' : 'http',
       host: url.hostname,
@@ -106,12 +108,19 @@ export function dockerodeOptions(address: string, env: NodeJS.ProcessEnv = proce
   );
 }
 
-/**
- * The client's certificates for an engine reached with TLS, as Docker's CLI finds them: ca.pem,
- * cert.pem and key.pem in DOCKER_CERT_PATH, else ~/.docker (the operator's files, never the agent's).
- */
+/** Pure: whether a tcp:// (or http(s)://) engine address is reached with TLS, as Docker's CLI decides it. */
+export function usesTls(url: URL, env: NodeJS.ProcessEnv = process.env): boolean {
+  return url.protocol === 'https:' || env.DOCKER_TLS_VERIFY === '1' || url.port === '2376';
+}
+
+/** Where the client's certificates are: DOCKER_CERT_PATH, else ~/.docker (the operator's files, never the agent's). */
+export function tlsCertDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.DOCKER_CERT_PATH || path.join(env.HOME || os.homedir(), '.docker');
+}
+
+/** The client's certificates for an engine reached with TLS, as Docker's CLI finds them: ca.pem, cert.pem and key.pem in tlsCertDir. */
 function tlsFiles(address: string, env: NodeJS.ProcessEnv): { ca: Buffer; cert: Buffer; key: Buffer } {
-  const dir = env.DOCKER_CERT_PATH || path.join(env.HOME || os.homedir(), '.docker');
+  const dir = tlsCertDir(env);
   const read = (name: string): Buffer => {
     try {
       return readFileSync(path.join(dir, name));
@@ -190,14 +199,14 @@ export async function connectEngine(options: ConnectOptions = {}): Promise<Engin
   const tried: { address: string; error: string }[] = [];
   for (const address of candidates) {
     try {
-      const cached = connected.get(address);
+      const cached = options.fresh ? undefined : connected.get(address);
       if (cached) {
         // Reuse the connection, but make sure the engine still answers.
         await withTimeout((abortSignal) => abortable(cached.docker).ping({ abortSignal }), timeoutMs, address);
         return cached;
       }
       const engine = await tryAddress(address, env, timeoutMs);
-      connected.set(address, engine);
+      if (!options.fresh) connected.set(address, engine);
       return engine;
     } catch (error) {
       if (error instanceof CodedError) throw error;

@@ -146,14 +146,14 @@ export class EngineAgentFiles implements AgentFiles {
     const what = await this.stat(dir);
     if (!what) return undefined;
     if (what.kind !== 'dir') throw refused(dir, 'is not a folder (links in the data directory are never followed)', 'Replace it with a folder.');
-    const result = await this.run(dir, ['find', dir, '-mindepth', '1', '-maxdepth', '1', '-printf', '%y/%f\\0'], LIST_MAX_BYTES);
+    const result = await this.run(dir, ['find', dir, '-mindepth', '1', '-maxdepth', '1', '-printf', '%y/%m/%f\\0'], LIST_MAX_BYTES);
     if (result.exitCode !== 0) throw refused(dir, `could not be listed (find exited ${result.exitCode}: ${result.stderr.slice(0, 200).trim()})`, 'Check the folder.');
     const entries: AgentEntry[] = [];
     for (const line of result.stdout.split('\0')) {
-      const match = /^([a-zA-Z])\/([^/]+)$/s.exec(line);
-      if (!match || match[2] === '.' || match[2] === '..') continue;
+      const match = /^([a-zA-Z])\/([0-7]{1,4})\/([^/]+)$/s.exec(line);
+      if (!match || match[3] === '.' || match[3] === '..') continue;
       const kind = match[1] === 'f' ? 'file' : match[1] === 'd' ? 'dir' : match[1] === 'l' ? 'link' : 'other';
-      entries.push({ name: match[2] as string, kind });
+      entries.push({ name: match[3] as string, kind, mode: parseInt(match[2] as string, 8) });
     }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return options.limit === undefined ? entries : entries.slice(0, options.limit);

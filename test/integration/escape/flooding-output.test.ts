@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { silentLogger } from '../../../src/log/logger.js';
 import { runHooks } from '../../../src/runner/hooks/hooks.js';
+import { LocalAgentFiles } from '../../../src/util/agent-files.js';
 import { connectEngine } from '../../../src/sandbox/engine/engine.js';
 import { ensureImage } from '../../../src/sandbox/container/instance-image.js';
 import { openSandbox } from '../../../src/sandbox/container/open-sandbox.js';
@@ -56,7 +57,7 @@ describeWithEngine('escape: endless output from what the host runs in the contai
     await agent(`mkdir -p '${dir}' && rm -f '${dir}'/* && printf '#!/bin/sh\\n${body}\\n' > '${dir}/flood' && chmod +x '${dir}/flood'`);
     const timeoutMs = 8000;
     const { value: results, grewMb } = await withPeakMemory(() =>
-      runHooks('pre-tick', dir, { sandbox, toSandboxPath: (p) => p, env: {}, cwd: test.dataDir, timeoutMs, logger: silentLogger() }),
+      runHooks('pre-tick', 'system/hooks/pre-tick', { sandbox, files: new LocalAgentFiles(test.dataDir), dataDir: test.dataDir, env: {}, cwd: test.dataDir, timeoutMs, logger: silentLogger() }),
     );
     const [result] = results;
     expect(result).toMatchObject({ hook: 'flood', timedOut: false, outputCapped: true });

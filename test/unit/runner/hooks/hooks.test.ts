@@ -2,6 +2,7 @@ import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LocalAgentFiles } from '../../../../src/util/agent-files.js';
 import { discoverHooks, isHookName, preStopIssues, sortHookNames } from '../../../../src/runner/hooks/hooks.js';
 
 describe('hook names and order', () => {
@@ -44,12 +45,11 @@ describe('discoverHooks', () => {
     await file('README.md', 0o755);
     await mkdir(path.join(dir, '50-dir'));
     await symlink(path.join(dir, '10-first'), path.join(dir, '60-link'));
-    const hooks = await discoverHooks(dir);
-    expect(hooks.map((h) => path.basename(h))).toEqual(['10-first', '20-second', '60-link']);
+    expect(await discoverHooks(new LocalAgentFiles(path.dirname(dir)), path.basename(dir))).toEqual(['10-first', '20-second', '60-link']);
   });
 
   it('treats a missing directory as no hooks', async () => {
-    expect(await discoverHooks(path.join(dir, 'nope'))).toEqual([]);
+    expect(await discoverHooks(new LocalAgentFiles(dir), 'nope')).toEqual([]);
   });
 });
 
