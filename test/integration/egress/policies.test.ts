@@ -89,13 +89,14 @@ describeWithEngine('network policies (real containers, local servers only)', () 
     expect(allowed.requests).toContain('GET /hello');
   });
 
-  it('refuses another destination within a second, without reaching it', async () => {
+  // At once: well inside the client's 20 s timeout, with room for a loaded machine (over 1 s at load 35 on Podman).
+  it('refuses another destination at once, without reaching it', async () => {
     const plain = await run(FETCH, `http://${other.host}:${other.port}/secret`);
     expect(plain).toContain('status 403');
-    expect(ms(plain)).toBeLessThan(1000);
+    expect(ms(plain)).toBeLessThan(8000);
     const tls = await run(FETCH, 'https://refused.example/');
     expect(tls).toMatch(/error .*403/);
-    expect(ms(tls)).toBeLessThan(1000);
+    expect(ms(tls)).toBeLessThan(8000);
     expect(other.requests).toEqual([]);
   });
 
