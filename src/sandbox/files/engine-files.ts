@@ -47,6 +47,22 @@ const MODE_SYMLINK = 1 << 27;
 /** Device, named pipe, socket, character device, irregular. */
 const MODE_SPECIAL = (1 << 26) | (1 << 25) | (1 << 24) | (1 << 21) | (1 << 19);
 
+/** The engine's stat of a path (X-Docker-Container-Path-Stat: base64 JSON, Go's FileMode bits), the last component not followed. */
+function parsePathStat(file: string, header: string | undefined): PathStat {
+  let parsed: { mode?: unknown; size?: unknown };
+  try {
+    parsed = JSON.parse(Buffer.from(header ?? '', 'base64').toString('utf8')) as { mode?: unknown; size?: unknown };
+  } catch (error) {
+    throw refused(file, 'has no stat the engine could give', 'Check the engine.', error);
+  }
+  const mode = typeof parsed.mode === 'number' ? parsed.mode : -1;
+  const size = typeof parsed.size === 'number' ? parsed.size : 0;
+  if (mode < 0) throw refused(file, 'has no stat the engine could give', 'Check the engine.');
+  const low = mode % MODE_DIR;
+  const kind: AgentEntry['kind'] = mode >= MODE_DIR ? 'dir' : low & MODE_SYMLINK ? 'link' : low & MODE_SPECIAL ? 'other' : 'file';
+  return { kind, size };
+}
+
 interface PathStat {
   kind: AgentEntry['kind'];
   size: number;
@@ -100,18 +116,7 @@ export class EngineAgentFiles implements AgentFiles {
       if (statusCode(error) === 404) return undefined;
       throw this.engineError(file, error);
     }
-    let parsed: { mode?: unknown; size?: unknown };
-    try {
-      parsed = JSON.parse(Buffer.from(header ?? '', 'base64').toString('utf8')) as { mode?: unknown; size?: unknown };
-    } catch (error) {
-      throw refused(file, 'has no stat the engine could give', 'Check the engine.', error);
-    }
-    const mode = typeof parsed.mode === 'number' ? parsed.mode : -1;
-    const size = typeof parsed.size === 'number' ? parsed.size : 0;
-    if (mode < 0) throw refused(file, 'has no stat the engine could give', 'Check the engine.');
-    const low = mode % MODE_DIR;
-    const kind: AgentEntry['kind'] = mode >= MODE_DIR ? 'dir' : low & MODE_SYMLINK ? 'link' : low & MODE_SPECIAL ? 'other' : 'file';
-    return { kind, size };
+    return parsePathStat(file, header);
   }
 
   private engineError(file: string, error: unknown): Error {
@@ -129,9 +134,20 @@ export class EngineAgentFiles implements AgentFiles {
       if (statusCode(error) === 404) return undefined;
       throw this.engineError(file, error);
     }
+    // Podman's archive follows a link at the name (inside the container) and sends its target as a
+    // plain file, with a stat that still says link; Docker sends the link itself (refused below).
+    // A link swapped in after that stat is followed there too, whole: nothing past the stat's size is taken.
+    const header = (stream as Readable & { headers?: Record<string, string | undefined> }).headers?.['x-docker-container-path-stat'];
+    const stat = header === undefined ? undefined : parsePathStat(file, header);
+    if (stat?.kind === 'link') {
+      stream.destroy();
+      throw refused(file, 'is not a regular file (a symlink: links in the data directory are never followed)', 'Replace it with a regular file.');
+    }
     const timer = setTimeout(() => stream.destroy(new Error(`no end within ${this.timeoutMs} ms`)), this.timeoutMs);
     try {
-      return await readOneFile(stream, file, options.maxBytes);
+      const data = await readOneFile(stream, file, options.maxBytes);
+      if (stat && data.length > stat.size) throw refused(file, `changed while it was read (${data.length} bytes where the engine's stat said ${stat.size}: swapped for a link, or written to)`, 'Read it again once it is still.');
+      return data;
     } finally {
       clearTimeout(timer);
     }

@@ -163,7 +163,8 @@ describeWithEngine('the proxy reaches only the public internet (allowed names ma
     expect(explicit.requests).toContain('GET /ok');
   });
 
-  it('logs each of those refusals for the operator', async () => {
+  // ensureBuilt may build first (a minute at load 30), then the engine reads the proxy's whole log.
+  it('logs each of those refusals for the operator', { timeout: 240_000 }, async () => {
     await ensureBuilt();
     const { stdout } = await execFileAsync(process.execPath, [BIN, 'egress', 'log', test.dataDir, '--lines', '2000']);
     expect(stdout).toMatch(new RegExp(`refused +GET +metadata\\.canary\\.test:${PORT} `));

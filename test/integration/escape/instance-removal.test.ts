@@ -27,6 +27,8 @@ const AGENT_KERNEL_BIN = path.join(ROOT, 'dist', 'cli', 'agent-kernel.js');
 /** The agent's side: plants a random tree and swaps its folders for links to a host folder (renameat2 RENAME_EXCHANGE). */
 const RACER = readFileSync(path.join(ROOT, 'test', 'fixtures', 'escape', 'tree-racer.py'), 'utf8');
 const SECRET = 'CANARY-host-secret-5d1e';
+/** Walks of the host against one racing agent (each ends, however fast the agent swaps: they fit in 100 s). */
+const WALKS = 12;
 const CANARY_FILES = ['secret', ...Array.from({ length: 30 }, (_, i) => `keep-${String(i).padStart(2, '0')}`)];
 
 let canaryDir: string;
@@ -80,22 +82,27 @@ describeWithEngine('escape: removing a data directory the agent writes', () => {
     expect(planted.stderr).toBe('');
     expect(planted.exitCode).toBe(0);
     const countFile = `/tmp/race-${seed}.count`;
-    const race = racer(sandbox, ['race', where, canaryDir, '5', countFile]);
-    await pollUntil(async () => (await swapsSoFar(sandbox, countFile)) > 1000, 'the agent swapping folders for links');
+    const stopFile = `/tmp/race-${seed}.stop`;
+    // The agent swaps until told to stop, so the host walks against it however slow this machine is.
+    const race = racer(sandbox, ['race', where, canaryDir, '170', countFile, stopFile], 180_000);
+    await pollUntil(async () => (await swapsSoFar(sandbox, countFile)) > 1000, 'the agent swapping folders for links', { timeoutMs: 60_000 });
 
     // While the agent swaps (and plants again what was removed): the host removes what it can, again and again,
     // within the tree only, and never hangs (FIFOs are never opened).
-    let raced: Awaited<typeof race> | undefined;
-    void race.then((result) => (raced = result));
+    const swapsBefore = await swapsSoFar(sandbox, countFile);
+    const swapsDuring = async () => (await swapsSoFar(sandbox, countFile)) - swapsBefore;
+    const deadline = Date.now() + 100_000;
     let walks = 0;
-    while (raced === undefined) {
+    while (Date.now() < deadline && (walks < WALKS || (await swapsDuring()) < 10_000)) {
       await removeUntrustedTree(test.dataDir, tree);
       walks++;
     }
-    expect(raced.exitCode).toBe(0);
-    expect(walks).toBeGreaterThan(10);
-    expect(await swapsSoFar(sandbox, countFile)).toBeGreaterThan(10_000);
+    const swapped = await swapsDuring();
+    expect((await sandbox.run(['touch', stopFile])).exitCode).toBe(0);
+    expect((await race).exitCode).toBe(0);
     await canaryUntouched();
+    expect(swapped).toBeGreaterThanOrEqual(10_000);
+    expect(walks, `${walks} walks in 100 s against the agent`).toBeGreaterThanOrEqual(WALKS);
 
     // Once the agent stops, the tree goes whole.
     expect(await removeUntrustedTree(test.dataDir, tree)).toEqual({ removed: true, left: [] });

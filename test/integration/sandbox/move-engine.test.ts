@@ -32,6 +32,10 @@ async function bothEngines(): Promise<{ docker: Engine; podman: Engine } | strin
   }
 }
 const engines = engineAvailable() ? await bothEngines() : 'no engine';
+// CI's Podman pass keeps Docker running beside Podman for this test: there a missing engine is a failure.
+if (typeof engines === 'string' && process.env.AK_TEST_BOTH_ENGINES === '1') {
+  throw new Error(`move-engine.test.ts: AK_TEST_BOTH_ENGINES=1 promises Docker (${DOCKER_SOCKET}) and rootful Podman (${ROOTFUL_PODMAN_SOCKET}), but: ${engines}. Start both (scripts/with-engine.sh for Docker, AGENT_KERNEL_ENGINE=podman for Podman), or unset AK_TEST_BOTH_ENGINES.`);
+}
 if (typeof engines === 'string') console.warn(`move-engine.test.ts skipped: it needs Docker and rootful Podman both answering (${engines}).`);
 
 /** What the agent does in TTY 0 (typed by the fake claude): a change in the container and one in the data directory. */
