@@ -19,6 +19,8 @@ import { packageRoot } from '../../util/package-root.js';
  */
 export const FRAME_HEADER_BYTES = 20;
 export const MAX_FRAME_PAYLOAD = 4096 - FRAME_HEADER_BYTES;
+/** Closed panes remembered (their framers' last frames dropped). */
+const MAX_CLOSED_PANES = 1024;
 
 /** The framer's code, read once. */
 let framer: string | undefined;
@@ -57,6 +59,8 @@ export class PaneFrameDecoder extends EventEmitter<PaneFrameEvents> {
   private readonly next = new Map<number, { pipe: number; offset: number }>();
   /** Pipes opened on a pane whose number was not known yet (a new window): the first frame names it. */
   private readonly expected = new Set<number>();
+  /** Panes whose window closed: their framers' last frames are dropped. */
+  private readonly closed = new Set<number>();
   private dropped = 0;
   /** The start of a frame split across chunks (never more than one frame). */
   private held: Buffer | undefined;
@@ -86,9 +90,21 @@ export class PaneFrameDecoder extends EventEmitter<PaneFrameEvents> {
     this.expected.delete(pipe);
   }
 
-  /** Stop expecting `pane` (its window closed). */
+  /**
+   * Stop expecting `pane` (its window closed). tmux lets a pane go only once its pipe has taken
+   * every byte it held, so its framer may still send frames after this: they are dropped, not taken
+   * for a lie (tmux never reuses a pane's number). Bounded: the oldest closed pane is dropped first.
+   */
   forget(pane: number): void {
-    this.next.delete(pane);
+    if (this.next.delete(pane)) {
+      this.closed.add(pane);
+      if (this.closed.size > MAX_CLOSED_PANES) this.closed.delete(this.closed.values().next().value as number);
+    }
+  }
+
+  /** The panes followed. */
+  panes(): number[] {
+    return [...this.next.keys()];
   }
 
   /** Bytes held of a frame not complete yet (at most one frame's). */
@@ -147,8 +163,8 @@ export class PaneFrameDecoder extends EventEmitter<PaneFrameEvents> {
       followed = { pipe, offset: 0 };
       this.next.set(pane, followed);
     }
-    if (followed === undefined) return `a frame for pane %${pane}, which no terminal has`;
     if (length > MAX_FRAME_PAYLOAD) return `a frame of ${length} bytes for pane %${pane} (at most ${MAX_FRAME_PAYLOAD})`;
+    if (followed === undefined) return this.closed.has(pane) ? false : `a frame for pane %${pane}, which no terminal has`;
     if (pipe < followed.pipe) return false;
     if (pipe > followed.pipe) return `a frame from pipe ${pipe} of pane %${pane}, which was never opened (pipe ${followed.pipe} is)`;
     const due = followed.offset;

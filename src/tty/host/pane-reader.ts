@@ -104,6 +104,11 @@ export class PaneReader extends EventEmitter<PaneReaderEvents> {
     this.decoder.forget(paneNumber(paneId));
   }
 
+  /** The panes with a pipe of ours. */
+  followed(): string[] {
+    return this.decoder.panes().map((pane) => `%${pane}`);
+  }
+
   /** Does `paneId` have a pipe of ours? */
   follows(paneId: string): boolean {
     return this.decoder.offsetOf(paneNumber(paneId)) !== undefined;

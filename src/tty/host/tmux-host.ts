@@ -37,7 +37,8 @@ export interface TmuxHostStart {
  * The terminals in a tmux server in the sandbox, so that they outlive this process: window
  * N is TTY N, and one control-mode client streams every pane's bytes and takes commands.
  * With a PaneReader, the bytes come through each pane's pipe instead, at tmux's own speed, and
- * control mode sends none (`no-output`): it keeps the commands, the layout and the probes.
+ * control mode sends none of our panes' output (each is paused on it, `refresh-client -A %N:pause`):
+ * it keeps the commands, the layout and the probes.
  */
 export class TmuxHost extends EventEmitter<TerminalHostEvents> implements TerminalHost {
   readonly persistent = true;
@@ -87,7 +88,7 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
           control.command(command).catch((error: unknown) => logger.debug({ command, error: describeError(error) }, 'tmux option not set')),
         ),
       );
-      if (start.paneFrames) [reader] = await Promise.all([PaneReader.start(sandbox, socket, logger), noOutput(control), options]);
+      if (start.paneFrames) [reader] = await Promise.all([PaneReader.start(sandbox, socket, logger), pauseEveryPane(control), options]);
       else await options;
     } catch (error) {
       control.close();
@@ -171,6 +172,8 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
     if (!paneId.startsWith('%')) throw new CodedError('TMUX_FAILED', `tmux did not say which pane it opened for TTY ${spec.number} (got "${reply.join(' ')}").`);
     // Its first frame may have named it already.
     if (pipe && this.reader && !this.reader.follows(paneId)) this.reader.follow(paneId, pipe.pipe);
+    // Control mode sends its output until told not to; while throttled, it must (throttle pauses it after).
+    if (pipe && !this.throttled) await this.control.command(paneOutput(paneId, false)).catch(() => {});
     return paneId;
   }
 
@@ -257,28 +260,49 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
     if (!this.control.closed) this.control.close();
   }
 
+  /** While throttled, control mode sends our panes' output again (pane pipes only). */
+  private throttled = false;
+
   /**
    * With pane pipes, tmux never waits on a pipe (it holds what a pipe has not taken in its memory):
-   * while paused, control mode sends pane output again and is not read, and tmux stops reading every
-   * pane as soon as 512 bytes wait for it, as without pipes; the FIFO is not read either, so that a
-   * reader that forges frames waits too.
+   * while paused, control mode sends our panes' output again and is not read, and tmux stops reading
+   * every pane as soon as 512 bytes wait for it, as without pipes; the FIFO is not read either, so
+   * that a reader that forges frames waits too. Per pane (`refresh-client -A %N:continue|pause`),
+   * never the client's `no-output` flag: tmux 3.3a keeps the output it had queued for the client
+   * when that flag is set again, and every reply after it waits behind that output for good (the
+   * control client hangs: tmux/tmux#5049, fixed upstream in 2026, not in 3.3a). A pause drops it.
    */
   throttle(paused: boolean): void {
-    if (this.reader && paused) this.control.command("refresh-client -f '!no-output'").catch(() => {});
+    if (this.reader && paused !== this.throttled) {
+      this.throttled = paused;
+      const panes = this.reader.followed();
+      if (paused && panes.length > 0) this.control.commands(panes.map((id) => paneOutput(id, true))).catch(() => {});
+      this.control.throttle(paused);
+      this.reader.throttle(paused);
+      if (!paused && panes.length > 0) this.control.commands(panes.map((id) => paneOutput(id, false))).catch(() => {});
+      return;
+    }
     this.control.throttle(paused);
     this.reader?.throttle(paused);
-    if (this.reader && !paused) this.control.command('refresh-client -f no-output').catch(() => {});
   }
 }
 
+/** Does control mode send `paneId`'s output to us (on: `continue`) or not (`pause`: tmux drops what it queued)? */
+function paneOutput(paneId: string, on: boolean): string {
+  return `refresh-client -A ${quoteTmuxArgument(`${paneId}:${on ? 'continue' : 'pause'}`)}`;
+}
+
 /**
- * Control mode sends no pane output from now on: tmux never waits on it to read a pane. A command
- * that reaches tmux before the client has attached finds "no current client": asked again then.
+ * Control mode sends none of the panes' output from now on (each is paused on this client; one
+ * opened later is paused by open()): tmux never waits on it to read a pane. A command that reaches
+ * tmux before the client has attached finds "no current client": asked again then.
  */
-async function noOutput(control: TmuxControlClient): Promise<void> {
+async function pauseEveryPane(control: TmuxControlClient): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
-      await control.command('refresh-client -f no-output');
+      const [panes = []] = await control.commands([`list-panes -s -t ${TMUX_SESSION} -F '#{pane_id}'`]);
+      const ids = panes.filter((id) => /^%\d+$/.test(id));
+      await control.commands(ids.length > 0 ? ids.map((id) => paneOutput(id, false)) : ['refresh-client -A %0:pause']);
       return;
     } catch (error) {
       if (attempt >= 20 || !/no current client/.test(describeError(error))) throw error;

@@ -112,15 +112,22 @@ describe('PaneFrameDecoder', () => {
     expect(liarBroken).toHaveLength(1);
   });
 
-  it('follows a pane again from the offset it is told, and forgets a closed one', () => {
+  it('follows a pane again from the offset it is told, and forgets a closed one: its last frames are dropped, not taken for a lie', () => {
     const { d, got, broken } = decoder([]);
     d.follow(3, 1, 100);
     d.push(frame(3, 100, Buffer.from('ab')));
     expect(d.offsetOf(3)).toBe(102);
     d.forget(3);
-    d.push(frame(3, 102, Buffer.from('c')));
+    // tmux lets a pane go only once its pipe has taken what it held: the framer sends on after the window closed.
+    d.push(Buffer.concat([frame(3, 102, Buffer.from('c')), frame(3, 103, Buffer.from('d'))]));
     expect(Buffer.concat(got.get(3) ?? []).toString()).toBe('ab');
-    expect(broken[0]).toMatch(/no terminal has/);
+    expect(d.droppedBytes).toBe(2);
+    expect(broken).toEqual([]);
+    d.push(frame(3, 104, Buffer.alloc(0), MAX_FRAME_PAYLOAD + 1));
+    expect(broken[0]).toMatch(/at most/);
+    const never = decoder([]);
+    never.d.push(frame(4, 0, Buffer.from('x')));
+    expect(never.broken[0]).toMatch(/no terminal has/);
   });
 
   it('drops what a replaced pipe still sends (its bytes are in the capture taken when it was replaced) and reads the new pipe from 0', () => {
