@@ -118,9 +118,12 @@ function budgetOf(test: TestInstance): Budget {
     expect(shape(second.container.entries)).toEqual(shape(first.container.entries));
 
     // The agent changes a file and sets its mtime back (same size): the stamp's ctime still moves.
-    const mtime = (await sh('stat -c %Y /opt/up/sub/a')).trim();
-    await sh(`printf b > /opt/up/sub/a && echo >> /opt/up/sub/a && touch -d @${mtime} /opt/up/sub/a && chmod 4755 /opt/up/sub/a`);
-    await sh(`printf 'bbbb\\n' > ${test.dataDir}/same-size.txt && touch -d @${Math.floor(Date.now() / 1000) - 60} ${test.dataDir}/same-size.txt`);
+    // `touch -r` puts back the mtime to the nanosecond: only the ctime tells.
+    await sh('touch -r /opt/up/sub/a /tmp/mtime-a && printf b > /opt/up/sub/a && echo >> /opt/up/sub/a && chmod 4755 /opt/up/sub/a && touch -r /tmp/mtime-a /opt/up/sub/a');
+    await sh(`cd ${test.dataDir} && touch -r same-size.txt /tmp/mtime-d && printf 'bbbb\\n' > same-size.txt && touch -r /tmp/mtime-d same-size.txt`);
+    // Older than the racy window again, so that only the stamp can tell (a file changed just before is read anyway).
+    const changed = Date.now();
+    await pollUntil(() => Date.now() - changed > 2500, 'the changed files to be older than the racy window', { timeoutMs: 10_000 });
     const third = await takeSnapshot(test.instance, { trigger: 'manual' });
     expect(third.container.entries.find((e) => e.path === 'opt/up/sub/a')?.digest).toBe(sha('b\n'));
     expect(third.data.find((e) => e.path === 'same-size.txt')?.digest).toBe(sha('bbbb\n'));
