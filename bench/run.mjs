@@ -341,8 +341,9 @@ const sn = results.snapshots;
 if (sn && !sn.error) {
   const what = `${sn.containerMb} MB installed in the container, ${sn.dataMb} MB data directory`;
   row(`snapshot: the first (${what}; aim ≤ 1.2x)`, ms(sn.first.median), `docker commit + tar of the data directory: ${ms(sn.firstBaseline.median)}`, ratio(sn.first.median, sn.firstBaseline.median));
-  row(`snapshot: a second, nothing changed (median / p95; aim ≤ 1 s, ≤ 1 MB new: ${mb(Math.max(...sn.secondNewBytes.runs))} new)`, mp(sn.second), `docker commit + tar again: ${mp(sn.secondBaseline)}`, ratio(sn.second.median, sn.secondBaseline.median));
+  row(`snapshot: a second, nothing changed (median / p95; aim ≤ 1 s, ≤ 1 MB new: ${mb(Math.max(...sn.secondNewBytes.runs))} new, ${sn.secondUnread ?? 0} files known by their stamps, not read)`, mp(sn.second), `docker commit + tar again: ${mp(sn.secondBaseline)}`, ratio(sn.second.median, sn.secondBaseline.median));
   row('snapshot: restore (container made anew, changes put back, every file checked)', mp(sn.restore), `container down + up, nothing put back: ${mp(sn.restoreBaseline)}`, ratio(sn.restore.median, sn.restoreBaseline.median));
+  for (const [stage, s] of Object.entries(sn.restoreStages ?? {})) row(`snapshot: restore, of which \`${stage}\` (median)`, ms(s.median), '', '');
 } else fail('snapshots');
 
 const header = [

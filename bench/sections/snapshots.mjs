@@ -59,15 +59,27 @@ export async function snapshots({ created, runs, containerMb, dataMb }) {
   const first = await timed(() => takeSnapshot(inst.instance, { trigger: 'manual' }));
   times.first.push(first.ms);
   times.firstBaseline.push(await commitAndTar(inst.name, inst.dataDir));
+  let secondUnread;
   for (let i = 0; i < runs; i++) {
     const again = await timed(() => takeSnapshot(inst.instance, { trigger: 'manual' }));
     times.second.push(again.ms);
     times.secondNewBytes.push(again.value.newBytes);
+    secondUnread = again.value.unread;
     times.secondBaseline.push(await commitAndTar(inst.name, inst.dataDir));
   }
   const docker = await engine();
+  // Where a restore's time goes: each progress line until the next (the last until it returns).
+  const stages = {};
+  const stageOf = (line) => line.replace(/[0-9]+/g, 'N').replace(/agent-kernel-\S+/g, 'C');
   for (let i = 0; i < runs; i++) {
-    times.restore.push((await timed(() => restoreSnapshot(inst.instance, first.value.id, { logger }))).ms);
+    let last;
+    const onProgress = (line) => {
+      const now = performance.now();
+      if (last) (stages[last.stage] ??= []).push(now - last.at);
+      last = { stage: stageOf(line), at: now };
+    };
+    times.restore.push((await timed(() => restoreSnapshot(inst.instance, first.value.id, { logger, onProgress }))).ms);
+    if (last) (stages[last.stage] ??= []).push(performance.now() - last.at);
     times.restoreBaseline.push(
       (
         await timed(async () => {
@@ -81,6 +93,8 @@ export async function snapshots({ created, runs, containerMb, dataMb }) {
     containerMb,
     dataMb,
     firstBytes: first.value.bytes,
+    secondUnread,
+    restoreStages: Object.fromEntries(Object.entries(stages).map(([stage, values]) => [stage, summary(values)])),
     ...Object.fromEntries(Object.entries(times).map(([key, values]) => [key, summary(values)])),
   };
 }

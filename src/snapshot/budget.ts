@@ -41,6 +41,8 @@ export class Budget {
   bytes = 0;
   /** Bytes written to the store for the first time (not already held by an earlier snapshot). */
   newBytes = 0;
+  /** Files whose content was known from the snapshot before (the same change stamp): not read. */
+  unread = 0;
   private freeAtStart: number | undefined;
 
   constructor(

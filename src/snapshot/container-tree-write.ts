@@ -41,8 +41,22 @@ async function removeBatch(engine: Engine, container: string, paths: readonly st
   if (code !== 0) throw new CodedError('CONTAINER_FAILED', `Cannot clear the paths the snapshot replaces in ${container} (rm exited ${String(code)}).`);
 }
 
-function headerOf(entry: Entry): tar.Headers {
-  const common = { name: entry.path, mode: entry.mode, uid: entry.uid, gid: entry.gid, mtime: new Date(entry.mtime * 1000) };
+/**
+ * A remapping Docker gives owners in `getArchive` as the host's ids (the container's root is
+ * 100000) but reads those of `putArchive` as the container's, and refuses one it cannot map
+ * ("Container ID 101234 cannot be mapped to a host ID"): the host ids of a snapshot are taken back
+ * by the remap's first id, which its root folder names (`/var/lib/docker/100000.100000`).
+ */
+export async function remapOffset(engine: Engine): Promise<number> {
+  if (engine.name !== 'docker') return 0;
+  const root = ((await engine.docker.info()) as { DockerRootDir?: string }).DockerRootDir ?? '';
+  const remap = /\/(\d+)\.(\d+)$/.exec(root);
+  return remap && remap[1] === remap[2] ? Number(remap[1]) : 0;
+}
+
+function headerOf(entry: Entry, offset: number): tar.Headers {
+  const inside = (id: number) => (id >= offset ? id - offset : id);
+  const common = { name: entry.path, mode: entry.mode, uid: inside(entry.uid), gid: inside(entry.gid), mtime: new Date(entry.mtime * 1000) };
   switch (entry.type) {
     case 'file':
       return { ...common, type: 'file', size: entry.size };
@@ -58,12 +72,12 @@ function headerOf(entry: Entry): tar.Headers {
 }
 
 /** The tar stream of `entries`, their content read from the store. */
-function archiveOf(entries: readonly Entry[], store: ObjectStore): Readable {
+function archiveOf(entries: readonly Entry[], store: ObjectStore, offset: number): Readable {
   const pack = tar.pack();
   void (async () => {
     try {
       for (const entry of entries) {
-        const header = headerOf(entry);
+        const header = headerOf(entry, offset);
         if (entry.type !== 'file') {
           await new Promise<void>((resolve, reject) => pack.entry(header, (error) => (error ? reject(error) : resolve())));
           continue;
@@ -92,7 +106,7 @@ export async function writeContainerTree(engine: Engine, container: string, chan
   await removeInside(engine, container, [...changes.deleted, ...changes.replaced]);
   if (changes.entries.length === 0) return;
   try {
-    await engine.docker.getContainer(container).putArchive(archiveOf(changes.entries, store), { path: '/' });
+    await engine.docker.getContainer(container).putArchive(archiveOf(changes.entries, store, await remapOffset(engine)), { path: '/' });
   } catch (error) {
     throw new CodedError('CONTAINER_FAILED', `Cannot put the snapshot's files into ${container}: ${describeError(error)}`, { cause: error });
   }

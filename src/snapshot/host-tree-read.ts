@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { type Stats, constants } from 'node:fs';
 import { type FileHandle, lstat, open, readdir, readlink } from 'node:fs/promises';
 import { DIR_FLAGS, PinnedDir, openUntrustedDir } from '../util/untrusted-dir.js';
 import type { Budget } from './budget.js';
@@ -35,7 +35,32 @@ export interface ReadTreeOptions {
   exclude?: ReadonlySet<string>;
   /** Files still being appended to (the host's own scrollback files): keep what they held when looked at, instead of refusing. */
   cutGrowth?: boolean;
+  /**
+   * A container's upper layer (container-tree-read.ts): set-uid bits kept, hard links and FIFOs
+   * recorded as the engine's archive records them, and anything the layer holds that is not
+   * plainly the container's view (a whiteout, a folder swapped while read) stops the walk with
+   * NotPlainError, so the caller reads that part through the engine.
+   */
+  layer?: LayerView;
+  /** Before each change stamp (the container's id: a new container's inode numbers mean nothing). */
+  stampPrefix?: string;
+  /** readHostSubtree under `layer`: false when a folder at the top is not the whole folder (NotPlainError). */
+  wholeFolder?: boolean;
 }
+
+export interface LayerView {
+  /** 'container:/usr/bin/x' for messages. */
+  where(file: string): string;
+}
+
+/** Thrown under `layer` when the walk meets what only the engine can interpret. */
+export class NotPlainError extends Error {}
+
+/**
+ * A file changed this close before the walk may change again within the same clock tick of its
+ * ctime after we read it (racy-git): its stamp is not recorded, so the next snapshot reads it.
+ */
+const RACY_MS = 2000;
 
 /** Permission bits kept for a host tree: never set-uid or set-gid on the host. */
 export const HOST_MODE_MASK = 0o1777;
@@ -58,74 +83,143 @@ export async function readHostTree(root: string, options: ReadTreeOptions): Prom
   if (!top) return [];
   const entries: Entry[] = [];
   try {
-    await walk(top, '', (await top.stat()).dev, entries, options);
+    await walk(top, '', { device: (await top.stat()).dev, topDepth: 0, started: Date.now(), links: new Map() }, entries, options);
   } finally {
     await top.close();
   }
   return entries;
 }
 
-async function walk(dir: PinnedDir, rel: string, device: number, entries: Entry[], options: ReadTreeOptions): Promise<void> {
+/**
+ * The entry `<root>/<rel>` and, when it is a folder, everything under it (entry paths relative to
+ * `root`); the folders on the way are opened without following links; [] when it is missing.
+ */
+export async function readHostSubtree(root: string, rel: string, options: ReadTreeOptions): Promise<Entry[]> {
+  const parts = rel.split('/');
+  const name = parts.pop();
+  if (name === undefined || name === '') return readHostTree(root, options);
+  const device = (await lstat(root)).dev;
+  const parent = await openUntrustedDir(root, parts.join('/')).catch((error: unknown) => {
+    if (options.layer) throw new NotPlainError(`the way to ${rel} is not plain folders`, { cause: error });
+    throw error;
+  });
+  if (!parent) return [];
+  const entries: Entry[] = [];
+  try {
+    await visit(parent, name, rel, { device, topDepth: rel.split('/').length, started: Date.now(), links: new Map() }, entries, options);
+  } finally {
+    await parent.close();
+  }
+  return entries;
+}
+
+interface WalkState {
+  device: number;
+  /** Components of the path the walk began at (readHostSubtree), 0 for a whole tree. */
+  topDepth: number;
+  /** When the walk began (for RACY_MS). */
+  started: number;
+  /** Under `layer`: `dev:ino` of files with more than one link → the first path seen. */
+  links: Map<string, string>;
+}
+
+async function walk(dir: PinnedDir, rel: string, state: WalkState, entries: Entry[], options: ReadTreeOptions): Promise<void> {
   const names = (await readdir(dir.self)).sort();
   for (const name of names) {
     const file = rel === '' ? name : `${rel}/${name}`;
     if (options.exclude?.has(file)) continue;
-    options.budget.entry(`${options.tree}:${file}`);
-    const info = await lstat(dir.at(name)).catch(() => undefined);
-    if (!info) continue; // gone meanwhile
-    const base = { path: file, mode: info.mode & HOST_MODE_MASK, uid: info.uid, gid: info.gid, size: 0, mtime: Math.floor(info.mtimeMs / 1000) };
-    if (info.isDirectory()) {
-      if (info.dev !== device) {
-        options.skipped.push({ tree: options.tree, path: file, why: 'another filesystem (a mount)' });
-        continue;
-      }
-      const handle = await open(dir.at(name), DIR_FLAGS).catch(() => undefined);
-      if (!handle) {
-        options.skipped.push({ tree: options.tree, path: file, why: 'swapped for something else while read' });
-        continue;
-      }
-      const child = new PinnedDir(handle, file);
-      try {
-        entries.push({ ...base, type: 'dir' });
-        await walk(child, file, device, entries, options);
-      } finally {
-        await child.close();
-      }
-    } else if (info.isSymbolicLink()) {
-      const target = await readlink(dir.at(name)).catch(() => undefined);
-      if (target === undefined) continue;
-      options.budget.content(`${options.tree}:${file}`, Buffer.byteLength(target));
-      entries.push({ ...base, type: 'symlink', target });
-    } else if (info.isFile()) {
-      const entry = await readFile(dir, name, file, base, options);
-      if (entry) entries.push(entry);
-    } else {
-      options.skipped.push({ tree: options.tree, path: file, why: info.isFIFO() ? 'a FIFO (never opened on the host)' : 'a socket or device' });
-    }
+    await visit(dir, name, file, state, entries, options);
   }
 }
 
-async function readFile(dir: PinnedDir, name: string, file: string, base: Omit<Entry, 'type'>, options: ReadTreeOptions): Promise<Entry | undefined> {
-  const where = `${options.tree}:${file}`;
+function whereOf(file: string, options: ReadTreeOptions): string {
+  return options.layer ? options.layer.where(file) : `${options.tree}:${file}`;
+}
+
+/** Owner and permission bits as the manifest records them. */
+function baseOf(file: string, info: Stats, options: ReadTreeOptions): Omit<Entry, 'type'> {
+  const base = { path: file, mode: info.mode & HOST_MODE_MASK, uid: info.uid, gid: info.gid, size: 0, mtime: Math.floor(info.mtimeMs / 1000) };
+  return options.layer ? { ...base, mode: info.mode & 0o7777 } : base;
+}
+
+async function visit(dir: PinnedDir, name: string, file: string, state: WalkState, entries: Entry[], options: ReadTreeOptions): Promise<void> {
+  options.budget.entry(whereOf(file, options));
+  const info = await lstat(dir.at(name)).catch(() => undefined);
+  if (!info) return; // gone meanwhile
+  const base = baseOf(file, info, options);
+  if (info.isDirectory() && options.wholeFolder === false && file.split('/').length === state.topDepth) throw new NotPlainError(`${file} is a folder only modified`);
+  if (info.isDirectory()) {
+    if (info.dev !== state.device) {
+      if (options.layer) throw new NotPlainError(`${file} is on another filesystem`);
+      options.skipped.push({ tree: options.tree, path: file, why: 'another filesystem (a mount)' });
+      return;
+    }
+    const handle = await open(dir.at(name), DIR_FLAGS).catch(() => undefined);
+    if (!handle) {
+      if (options.layer) throw new NotPlainError(`${file} was swapped while read`);
+      options.skipped.push({ tree: options.tree, path: file, why: 'swapped for something else while read' });
+      return;
+    }
+    const child = new PinnedDir(handle, file);
+    try {
+      entries.push({ ...base, type: 'dir' });
+      await walk(child, file, state, entries, options);
+    } finally {
+      await child.close();
+    }
+  } else if (info.isSymbolicLink()) {
+    const target = await readlink(dir.at(name)).catch(() => undefined);
+    if (target === undefined) return;
+    options.budget.content(whereOf(file, options), Buffer.byteLength(target));
+    entries.push({ ...base, type: 'symlink', target });
+  } else if (info.isFile()) {
+    const first = options.layer && info.nlink > 1 ? state.links.get(`${info.dev}:${info.ino}`) : undefined;
+    if (first !== undefined) {
+      entries.push({ ...base, type: 'hardlink', target: first });
+      return;
+    }
+    const entry = await readFile(dir, name, file, base, info, state, options);
+    if (!entry) return;
+    entries.push(entry);
+    if (options.layer && info.nlink > 1) state.links.set(`${info.dev}:${info.ino}`, file);
+  } else if (options.layer && info.isFIFO()) {
+    entries.push({ ...base, type: 'fifo' });
+  } else if (options.layer && info.isCharacterDevice() && info.rdev === 0) {
+    // An overlay whiteout: a deletion from a lower layer, which only the engine's diff interprets.
+    throw new NotPlainError(`${file} is a whiteout`);
+  } else {
+    options.skipped.push({ tree: options.tree, path: file, why: info.isFIFO() ? 'a FIFO (never opened on the host)' : 'a socket or device' });
+  }
+}
+
+async function readFile(dir: PinnedDir, name: string, file: string, base: Omit<Entry, 'type'>, seen: Stats, state: WalkState, options: ReadTreeOptions): Promise<Entry | undefined> {
+  const where = whereOf(file, options);
   const handle = await open(dir.at(name), FILE_FLAGS).catch(() => undefined);
   if (!handle) {
+    if (options.layer) throw new NotPlainError(`${file} was swapped for a link or removed while read`);
     options.skipped.push({ tree: options.tree, path: file, why: 'swapped for a link or removed while read' });
     return undefined;
   }
   try {
-    const info = await handle.stat();
-    if (!info.isFile()) {
+    const info = await handle.stat({ bigint: true });
+    if (!info.isFile() || Number(info.ino) !== seen.ino) {
+      if (options.layer) throw new NotPlainError(`${file} was swapped while read`);
       options.skipped.push({ tree: options.tree, path: file, why: 'swapped for a FIFO or device while read (never read)' });
       return undefined;
     }
-    options.budget.content(where, info.size);
-    const stamp = `${info.ino}:${info.size}:${info.ctimeMs}`;
+    const size = Number(info.size);
+    options.budget.content(where, size);
+    const mode = Number(info.mode) & (options.layer ? 0o7777 : HOST_MODE_MASK);
+    // Every field that changes with the content; ctime cannot be set back from inside the container.
+    const settled = Number(info.ctimeMs) < state.started - RACY_MS;
+    const stamp = settled ? `${options.stampPrefix ?? ''}${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}` : undefined;
     const before = options.previous?.get(file);
-    if (before?.type === 'file' && before.stamp === stamp && before.digest && (await options.sink.reuse(before.digest))) {
-      return { ...base, mode: info.mode & HOST_MODE_MASK, type: 'file', size: info.size, digest: before.digest, stamp };
+    if (stamp !== undefined && before?.type === 'file' && before.stamp === stamp && before.digest && (await options.sink.reuse(before.digest))) {
+      options.budget.unread++;
+      return { ...base, mode, type: 'file', size, digest: before.digest, stamp };
     }
-    const stored = await options.sink.put(chunksOf(handle, options.cutGrowth ? info.size : info.size + 1), info.size, where);
-    return { ...base, mode: info.mode & HOST_MODE_MASK, type: 'file', size: stored.size, digest: stored.digest, stamp };
+    const stored = await options.sink.put(chunksOf(handle, options.cutGrowth ? size : size + 1), size, where);
+    return { ...base, mode, type: 'file', size: stored.size, digest: stored.digest, ...(stamp === undefined ? {} : { stamp }) };
   } finally {
     await handle.close();
   }

@@ -27,7 +27,7 @@ export const entrySchema = z.object({
   digest: z.string().optional(),
   /** A symlink's target, or a hard link's path in the same tree. */
   target: z.string().optional(),
-  /** The data tree's change stamp (inode, size, ctime): an unchanged file is not read again. */
+  /** A file's change stamp (device, inode, size, mtime, ctime; in the container tree, of its upper layer): an unchanged file is not read again. */
   stamp: z.string().optional(),
 });
 
@@ -64,6 +64,8 @@ export const manifestSchema = z.object({
   /** Content bytes it holds, and those it added to the store. */
   bytes: z.int(),
   newBytes: z.int(),
+  /** Files not read again: the same change stamp as in the snapshot before. */
+  unread: z.int().optional(),
 });
 
 export type Manifest = z.infer<typeof manifestSchema>;

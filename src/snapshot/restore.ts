@@ -75,9 +75,10 @@ async function assertComplete(manifest: Manifest, store: ObjectStore): Promise<v
   }
 }
 
-async function restoreData(instance: Instance, manifest: Manifest, store: ObjectStore, owners: boolean): Promise<void> {
+async function restoreData(instance: Instance, manifest: Manifest, store: ObjectStore, owners: boolean, onProgress?: (line: string) => void): Promise<void> {
   await emptyHostTree(instance.dataDir);
   await writeHostTree(instance.dataDir, manifest.data, store, { owners });
+  onProgress?.('checking the data directory against the snapshot');
   const budget = new Budget({ ...DEFAULT_LIMITS, maxFiles: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER }, store.root);
   const restored = await readHostTree(instance.dataDir, { tree: 'data', sink: hashSink, budget, skipped: [] });
   assertSame('data directory', compareTrees(manifest.data, restored, { owners, extras: true }), `The data directory ${instance.dataDir} is left as restored; the instance must not tick until it is fixed (restore another snapshot).`);
@@ -86,7 +87,9 @@ async function restoreData(instance: Instance, manifest: Manifest, store: Object
 async function restoreContainer(instance: Instance, manifest: Manifest, store: ObjectStore, engine: Engine, options: RestoreOptions): Promise<{ finished: Promise<unknown> }> {
   const stages = await containerUpInStages(engine, instance, { logger: options.logger, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
   const name = containerName(instance.name);
+  options.onProgress?.(`putting back ${manifest.container.entries.length} container changes`);
   await writeContainerTree(engine, name, manifest.container, store);
+  options.onProgress?.('checking the container against the snapshot');
   const budget = new Budget({ ...DEFAULT_LIMITS, maxFiles: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER }, store.root);
   const now = await readContainerTree(engine, name, { sink: hashSink, budget, skipped: [] });
   const differences = compareTrees(manifest.container.entries, now.entries, { owners: true, extras: false });
@@ -121,7 +124,7 @@ export async function restoreSnapshot(instance: Instance, id: string, options: R
   let imageChanged = false;
   try {
     options.onProgress?.(`restoring the data directory (${manifest.data.length} entries)`);
-    await restoreData(instance, manifest, store, owners);
+    await restoreData(instance, manifest, store, owners, options.onProgress);
     if (docker) {
       options.onProgress?.(`making a fresh container with ${manifest.container.entries.length} saved changes`);
       const { finished } = await restoreContainer(instance, manifest, store, docker, options);

@@ -93,7 +93,7 @@ export async function takeSnapshot(instance: Instance, options: TakeOptions): Pr
     // No container (suspended): its changes are those of the snapshot that removed it.
     const container =
       docker && info
-        ? { ...(await readContainerTree(docker, info.Id, { sink, budget, skipped })), imageHash: info.Config.Labels?.[LABEL.imageHash] }
+        ? { ...(await readContainerTree(docker, info.Id, { sink, budget, skipped, previous: new Map((previous?.container.entries ?? []).map((e) => [e.path, e])) })), imageHash: info.Config.Labels?.[LABEL.imageHash] }
         : (previous?.container ?? { entries: [], deleted: [], replaced: [] });
     return { data, container };
   };
@@ -114,5 +114,6 @@ export async function takeSnapshot(instance: Instance, options: TakeOptions): Pr
     skipped,
     bytes: budget.bytes,
     newBytes: budget.newBytes,
+    unread: budget.unread,
   });
 }

@@ -102,6 +102,34 @@ describeWithEngine('kernel-runner fork: a new instance from a snapshot, changing
     expect((await runner(t.env, 'rollback', name, '1')).code).toBe(0);
   });
 
+  it('fork --from ID starts from that snapshot, not the newest', { timeout: 600_000 }, async () => {
+    t = await tickTestInstance({});
+    const name = t.name;
+    const fork = `${name}-old`;
+    forkName = fork;
+    const parentBox = await openSandbox(t.instance, { logger: silentLogger() });
+    const version = async (v: string) => {
+      expect((await parentBox.run(['sh', '-c', `echo ${v} > /root/version`], { user: '0' })).exitCode).toBe(0);
+      await writeFile(path.join(t?.dataDir ?? '', 'version.txt'), `${v}\n`);
+      expect((await runner(t?.env ?? {}, 'snapshot', name, '-m', v)).code).toBe(0);
+    };
+    await version('one');
+    await version('two');
+    const forked = await runner(t.env, 'fork', name, fork, '--from', '1');
+    expect(forked.code, forked.stderr).toBe(0);
+    expect(forked.stdout).toMatch(new RegExp(`^Forked ${name} into ${fork} from its snapshot 1 `));
+    const forkDir = path.join(path.dirname(t.dataDir), fork);
+    expect(await readFile(path.join(forkDir, 'version.txt'), 'utf8')).toBe('one\n');
+    const forkBox = new DockerSandbox({ engine: await connectEngine(), containerName: containerName(fork), cwd: '/' });
+    expect((await forkBox.run(['cat', '/root/version'], { user: '0' })).stdout).toBe('one\n');
+    // The parent stays at two.
+    expect((await parentBox.run(['cat', '/root/version'], { user: '0' })).stdout).toBe('two\n');
+    const missing = await runner(t.env, 'fork', name, `${name}-none`, '--from', '9');
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr).toContain('No snapshot 9');
+    expect(await exists(path.join(path.dirname(t.dataDir), `${name}-none`))).toBe(false);
+  });
+
   it('refuses a name or a directory that is taken, saying what to do, and leaves nothing behind', { timeout: 300_000 }, async () => {
     t = await tickTestInstance({});
     const name = t.name;
