@@ -53,13 +53,6 @@ export function typedLines(sent: readonly SentInput[]): string[] {
   return all;
 }
 
-/** All the text `sent` typed, one line per line typed: for leaving its echo out of a report. */
-export function typedText(sent: readonly SentInput[]): string | undefined {
-  const { lines, current } = echoLines(sent);
-  const all = current === '' ? lines : [...lines, current];
-  return all.some((line) => line.trim() !== '') ? all.join('\n') : undefined;
-}
-
 /**
  * Are `shown` (the new lines since the agent looked, from the row its cursor was on) nothing
  * but the echo of `sent` typed after `prefix` (that row up to the cursor)? The last line may

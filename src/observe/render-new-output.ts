@@ -88,20 +88,3 @@ export function collapseRepeats(screen: string): string {
   }
   return out.join('\n');
 }
-
-/**
- * How many of the first `shown` lines echo `typed` (0: they do not). A REPL that gets a paste
- * in pieces (a busy machine) may leave a blank row between two of its lines: skipped.
- */
-export function echoedLines(shown: readonly string[], typed: string | undefined): number {
-  const lines = typed?.replace(/\s+$/, '').split('\n') ?? [];
-  if (lines.length === 0 || lines[0]!.trim() === '' || lines.length > shown.length) return 0;
-  let row = 0;
-  for (const [i, line] of lines.entries()) {
-    while (i > 0 && line.trim() !== '' && shown[row]?.trim() === '') row++;
-    const text = shown[row];
-    if (text === undefined || !text.trimEnd().endsWith(i === 0 ? line.trim() : line.trimEnd())) return 0;
-    row++;
-  }
-  return row;
-}

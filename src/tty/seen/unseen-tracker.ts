@@ -57,15 +57,28 @@ export class UnseenTracker {
   private leftRaw = 0;
   /** The last line that left: rows still to come may continue it. */
   private leftPending: string | undefined;
-  private echo = new EchoFilter('');
+  /**
+   * The echo followed so far; `carried`: typed lines whose echo was still coming when the agent
+   * looked (the echo that follows is not news either), and those with the lines typed since (`all`).
+   */
+  private echo: { filter: EchoFilter; carried: readonly string[]; all?: { fresh: readonly string[]; lines: readonly string[] } } = { filter: new EchoFilter(''), carried: [] };
 
   constructor(
     markAbs: number,
     bytesAtMark: number,
-    private readonly typed: () => readonly string[] = () => [],
+    private readonly typedSinceLook: () => readonly string[] = () => [],
   ) {
     this.markAbs = markAbs;
     this.bytesAtMark = bytesAtMark;
+  }
+
+  /** The lines whose echo is left out: those still coming when the agent looked, then those typed since. */
+  private typed(): readonly string[] {
+    const fresh = this.typedSinceLook();
+    const echo = this.echo;
+    if (echo.carried.length === 0) return fresh;
+    if (echo.all?.fresh !== fresh) echo.all = { fresh, lines: [...echo.carried, ...fresh] };
+    return echo.all.lines;
   }
 
   get markPrefix(): string {
@@ -89,7 +102,7 @@ export class UnseenTracker {
   /** A whole line left the emulator: echo, or one more line of output. */
   private leave(text: string): void {
     const raw = this.leftRaw++;
-    if (this.echo.isEcho(text, this.typed())) return;
+    if (this.echo.filter.isEcho(text, this.typed())) return;
     this.leftLines += 1;
     const line = { text: clip(text), raw };
     if (this.leftHead.length < INLINE_LINES) this.leftHead.push(line);
@@ -164,19 +177,9 @@ export class UnseenTracker {
 
   /** The new output of the normal screen since the mark, as head, tail and count (and every line, when all are still held). */
   collect(emulator: ScreenSource): NewOutput {
-    const end = emulator.contentEndAbs();
-    const fresh = joinRows(emulator.readRows(Math.max(this.markAbs, emulator.flushedAbs), end), this.markAbs);
-    // An empty cursor row at the end (output ended with a newline) is not a line of output.
-    while (fresh.lines.length > 0 && fresh.lines[fresh.lines.length - 1] === '') fresh.lines.pop();
-    // The last line that left may go on on the screen; then the screen's lines, the cursor's last (its echo may be arriving).
-    const pending = this.leftPending === undefined ? [] : [clip(this.leftPending + (fresh.continuation ?? ''))];
-    const lines = [...pending, ...fresh.lines];
-    const echo = this.echo.clone();
-    const typed = this.typed();
+    const { lines, echoed } = this.follow(emulator);
     const shown: Numbered[] = [];
-    for (const [i, text] of lines.entries()) {
-      if (!echo.isEcho(text, typed, i === lines.length - 1)) shown.push({ text: clip(text), raw: this.leftRaw + i });
-    }
+    for (const [i, text] of lines.entries()) if (!echoed[i]) shown.push({ text: clip(text), raw: this.leftRaw + i });
     const total = this.leftLines + shown.length;
     const known = this.leftHead.length === this.leftLines ? [...this.leftHead, ...shown] : undefined;
     const head = [...this.leftHead, ...shown].slice(0, INLINE_LINES);
@@ -193,6 +196,39 @@ export class UnseenTracker {
   }
 
   /**
+   * How far the echo of what the agent typed has come: `complete` once every typed line has been
+   * echoed; `answered` once a line that is not echo follows the last echo (the program's prompt or
+   * output after the Enter). Lines still being drawn are judged as they read now.
+   */
+  echoProgress(emulator: ScreenSource): { complete: boolean; answered: boolean } {
+    const { lines, echoed, filter } = this.follow(emulator);
+    const lastEcho = echoed.lastIndexOf(true);
+    const answered = lines.some((line, i) => i > lastEcho && !echoed[i] && line.trim() !== '');
+    return { complete: filter.complete(this.typed()), answered };
+  }
+
+  /** The new lines the emulator still holds, the echo of what was typed left out: for a pattern the agent waits for. */
+  heldOutput(emulator: ScreenSource): string[] {
+    const { lines, echoed } = this.follow(emulator);
+    return lines.filter((_, i) => !echoed[i]).map((line) => line.trimEnd());
+  }
+
+  /** The lines since the mark still held (the one that left last first, the cursor's last), each judged echo or not. */
+  private follow(emulator: ScreenSource): { lines: string[]; echoed: boolean[]; filter: EchoFilter } {
+    const end = emulator.contentEndAbs();
+    const fresh = joinRows(emulator.readRows(Math.max(this.markAbs, emulator.flushedAbs), end), this.markAbs);
+    // An empty cursor row at the end (output ended with a newline) is not a line of output.
+    while (fresh.lines.length > 0 && fresh.lines[fresh.lines.length - 1] === '') fresh.lines.pop();
+    // The last line that left may go on on the screen; then the screen's lines, the cursor's last (its echo may be arriving).
+    const pending = this.leftPending === undefined ? [] : [clip(this.leftPending + (fresh.continuation ?? ''))];
+    const lines = [...pending, ...fresh.lines];
+    const filter = this.echo.filter.clone();
+    const typed = this.typed();
+    const echoed = lines.map((text, i) => filter.isEcho(text, typed, i === lines.length - 1));
+    return { lines, echoed, filter };
+  }
+
+  /**
    * After re-adoption (the emulator was seeded from tmux with the mark already set, so rows
    * that left during seeding were counted): what is on screen now is the baseline, unless
    * tmux's screen changed since the agent looked (`changed`).
@@ -200,16 +236,17 @@ export class UnseenTracker {
   adopted(emulator: ScreenSource, changed: boolean): void {
     this.bytesAtMark = changed ? -1 : emulator.bytesWritten;
     this.remember(emulator);
-    this.echo = new EchoFilter(this.ownMarkPrefix);
+    this.echo = { filter: new EchoFilter(this.ownMarkPrefix), carried: [] };
   }
 
-  /** The agent has now seen everything up to the cursor. */
+  /** The agent has now seen everything up to the cursor (the echo of its keys that is still to come is not news). */
   markSeen(emulator: ScreenSource): void {
+    const rest = emulator.alternateScreen ? [] : this.follow(emulator).filter.rest(this.typed());
     this.markAbs = emulator.cursorAbs;
     this.remember(emulator);
     this.bytesAtMark = emulator.bytesWritten;
     this.forgetLeft();
-    this.echo = new EchoFilter(this.ownMarkPrefix);
+    this.echo = { filter: new EchoFilter(this.ownMarkPrefix, rest.length > 0), carried: rest };
   }
 
   /** Rows at or after the mark have left the emulator since the agent looked. */

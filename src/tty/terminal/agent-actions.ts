@@ -1,4 +1,4 @@
-import { type SentInput, typedLines, typedText } from '../../observe/echo.js';
+import { type SentInput, typedLines } from '../../observe/echo.js';
 
 /** What the agent did last on a terminal, for `wait` to decide when it is done. */
 export interface PendingAction {
@@ -24,11 +24,6 @@ export class AgentActions {
   sent: readonly SentInput[] = [];
   private openedSinceLook = false;
   private linesOf: { sent: readonly SentInput[]; lines: readonly string[] } | undefined;
-
-  /** The text typed since the agent last saw this terminal, one line per line typed: its echo is left out of the report. */
-  get typedSinceLook(): string | undefined {
-    return typedText(this.sent);
-  }
 
   /** The lines typed since the agent last saw this terminal (their echo is not news); kept while `sent` is the same. */
   get typedLines(): readonly string[] {

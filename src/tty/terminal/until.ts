@@ -1,6 +1,5 @@
 import vm from 'node:vm';
 import { CodedError } from '../../errors.js';
-import { echoedLines } from '../../observe/render-new-output.js';
 import type { UntilSpec } from '../api/types.js';
 import type { Tty } from './tty.js';
 
@@ -77,16 +76,9 @@ export function matchUntil(pattern: UntilPattern, tty: Tty): string | undefined 
   return match ? shown(match[0]) : undefined;
 }
 
-/** The rows since the agent's mark that the emulator still holds, as lines, without the echo of what was typed. */
+/** The lines since the agent's mark that the emulator still holds, without the echo of what was typed. */
 function newText(tty: Tty): string {
-  const emulator = tty.emulator;
-  const rows = emulator.readRows(Math.max(tty.tracker.markAbs, emulator.flushedAbs), emulator.contentEndAbs());
-  const lines: string[] = [];
-  for (const row of rows) {
-    if (row.wrapped && lines.length > 0) lines[lines.length - 1] += row.text;
-    else lines.push(row.text.trimEnd());
-  }
-  return lines.slice(echoedLines(lines, tty.actions.typedSinceLook)).join('\n');
+  return tty.tracker.heldOutput(tty.emulator).join('\n');
 }
 
 function shown(text: string): string {

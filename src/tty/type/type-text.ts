@@ -1,6 +1,7 @@
 import { CodedError } from '../../errors.js';
 import { classifyForeground, groupNames } from '../probe/input-wait.js';
 import { type News, askingNews, otherNews, ownNews } from './news.js';
+import { echoSettled } from './echo-settle.js';
 import { sendPaste } from './paste-parts.js';
 import { INTERRUPT_KEYS, parseTypedText } from '../host/keys.js';
 import { isShell, programMatches } from '../probe/program-name.js';
@@ -16,8 +17,10 @@ export async function typeText(ctx: TtyContext, input: TypeInput): Promise<TypeR
   const typed = parseTypedText(input.text);
   const bytes = Buffer.byteLength(input.text);
   if (bytes > ctx.config.max_text_bytes) throw textTooLong(bytes, ctx.config.max_text_bytes);
-  const states = await syncAll(ctx);
   const interrupting = typed.kind === 'key' && INTERRUPT_KEYS.has(typed.key);
+  // Typed right after its last keys: their echo is judged once it is all there (a long paste is still being drawn).
+  if (!interrupting) await echoSettled(ctx, tty);
+  const states = await syncAll(ctx);
   const news = await unseenNews(ctx, tty, interrupting);
   if (news.length > 0) throw unseenOutput(news);
   const state = states.find((s) => s.id === tty.id);

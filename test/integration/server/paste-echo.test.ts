@@ -96,6 +96,27 @@ describeWithEngine('a pasted script is not echoed back, whatever its length (rea
     await pasteHeredoc(body, '/tmp/c2000.txt');
   }, 300_000);
 
+  it('a 2,000-line heredoc over tty.max_text_bytes, sent in parts as the refusal advises: no echo, exit 0, the file byte for byte', async () => {
+    const body = Array.from({ length: 2000 }, (_, i) => `row ${String(i + 1).padStart(4, '0')} ${'abcdefghij'.repeat(5)}`);
+    const tty = await openShell();
+    try {
+      const parts = Array.from({ length: 10 }, (_, k) => body.slice(k * 200, (k + 1) * 200).join('\n'));
+      expect(parts.every((part) => Buffer.byteLength(part) < 16_384)).toBe(true);
+      await call('type', { tty, expect: 'bash', text: `cat > /tmp/big.txt <<'C27EOF'\n${parts[0]}` });
+      // Each part goes as the agent would send it, right after the last: the echo of its own keys refuses nothing.
+      for (const part of parts.slice(1)) await call('type', { tty, expect: 'bash', text: part });
+      await call('type', { tty, expect: 'bash', text: 'C27EOF' });
+      const reports = await waitUntil(tty, (r) => r.some((c) => c.exitCode !== undefined));
+      const shown = reports.map((c) => c.diff).join('\n');
+      expect(reports.at(-1)?.exitCode, shown).toBe(0);
+      expect(shown, shown).not.toMatch(/row \d|abcdefghij|C27EOF|cat >|left out/);
+      for (const report of reports) expect(report.totalLines, shown).toBeLessThanOrEqual(1);
+      expect(await md5In(tty, '/tmp/big.txt')).toBe(md5(`${body.join('\n')}\n`));
+    } finally {
+      await call('close', { tty });
+    }
+  }, 300_000);
+
   it('a 300-line script pasted into python3: only what it printed, every line counted, no echo', async () => {
     const tty = await openShell();
     try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type SentInput, echoLines, onlyEcho, typedText } from '../../../src/observe/echo.js';
+import { type SentInput, echoLines, onlyEcho, typedLines } from '../../../src/observe/echo.js';
 
 const text = (t: string, enter = true): SentInput => ({ text: t, enter });
 const key = (k: string): SentInput => ({ key: k });
@@ -29,9 +29,9 @@ describe('echo: what the agent typed is not news', () => {
     expect(echoLines([text('a'), key('Up'), text('b')])).toEqual({ lines: ['a'], current: '', predictable: false });
   });
 
-  it('the text typed since the last look, for leaving its echo out of a report', () => {
-    expect(typedText([text('hello'), text('world'), key('C-d')])).toBe('hello\nworld');
-    expect(typedText([key('C-d')])).toBeUndefined();
-    expect(typedText([])).toBeUndefined();
+  it('the lines typed since the last look, for leaving their echo out of a report', () => {
+    expect(typedLines([text('hello'), text('world'), key('C-d')])).toEqual(['hello', 'world']);
+    expect(typedLines([key('C-d')])).toEqual([]);
+    expect(typedLines([])).toEqual([]);
   });
 });

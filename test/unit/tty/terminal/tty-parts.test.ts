@@ -127,7 +127,7 @@ describe('AgentActions', () => {
     actions.acted('type', 20, 1, false, { text: 'ls', enter: true });
     expect(actions.pending).toEqual({ kind: 'type', at: 20, endsBefore: 1 });
     expect(actions.integrated).toBe(true);
-    expect(actions.typedSinceLook).toBe('ls');
+    expect(actions.typedLines).toEqual(['ls']);
     actions.settled();
     expect(actions.pending).toBeUndefined();
     expect(actions.sent).toHaveLength(1);
