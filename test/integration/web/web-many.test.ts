@@ -11,6 +11,7 @@ import { typeForPerson } from '../../../src/web/person-keys.js';
 import { type Terminals, startTerminals, waitFor } from '../tty/helpers/terminals.js';
 import { type WebProcess, chromiumAvailable, launchBrowser, screenshot, startWeb } from './web-helpers.js';
 import { pollUntil } from '../../helpers/poll.js';
+import { kernelSocketFor } from '../../helpers/kernel-socket.js';
 
 const run = chromiumAvailable() ? describe : describe.skip;
 const PER_INSTANCE = 10;
@@ -29,7 +30,7 @@ run('agent-kernel web with 20 live terminals in 2 instances (real chromium)', ()
   let configDir: string;
   let web: WebProcess;
   let browser: Browser;
-  const instances: Array<{ t: Terminals; recorder: TerminalObserver; ttys: number[] }> = [];
+  const instances: Array<{ t: Terminals; recorder: TerminalObserver; kernel: Awaited<ReturnType<typeof kernelSocketFor>>; ttys: number[] }> = [];
 
   beforeAll(async () => {
     configDir = await mkdtemp(path.join(os.tmpdir(), 'ak-web-many-'));
@@ -37,6 +38,7 @@ run('agent-kernel web with 20 live terminals in 2 instances (real chromium)', ()
     for (let i = 0; i < 2; i++) {
       const t = await startTerminals('host');
       const recorder = recordTerminals(t.manager, t.test.instance, 0);
+      const kernel = await kernelSocketFor(t.manager, t.test.instance);
       await registerInstance(t.test.name, t.test.dataDir, env);
       const target = instancePaths(t.test.name, t.test.dataDir, env).operatorConfig;
       await mkdir(path.dirname(target), { recursive: true });
@@ -47,7 +49,7 @@ run('agent-kernel web with 20 live terminals in 2 instances (real chromium)', ()
         await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
         ttys.push(tty);
       }
-      instances.push({ t, recorder, ttys });
+      instances.push({ t, recorder, kernel, ttys });
     }
     web = await startWeb(env);
     browser = await launchBrowser();
@@ -56,7 +58,8 @@ run('agent-kernel web with 20 live terminals in 2 instances (real chromium)', ()
   afterAll(async () => {
     await browser?.close();
     await web?.stop();
-    for (const { t, recorder } of instances) {
+    for (const { t, recorder, kernel } of instances) {
+      await kernel.close();
       await t.cleanup();
       await recorder.close();
     }

@@ -20,6 +20,7 @@ import { formatInboxNote, formatMail } from '../../../src/mail/mail-format.js';
 import { type MailRecord, newMessageId } from '../../../src/mail/mail-record.js';
 import { composeTickPrompt, tickPromptAuthor, tickPromptParts } from '../../../src/runner/session/prompt.js';
 import { pollUntil } from '../../helpers/poll.js';
+import { kernelSocketFor } from '../../helpers/kernel-socket.js';
 
 const XSS_TEXT = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';
 
@@ -58,6 +59,7 @@ run('agent-kernel web (real chromium)', () => {
   let env: NodeJS.ProcessEnv;
   let t: Terminals;
   let recorder: TerminalObserver;
+  let kernel: Awaited<ReturnType<typeof kernelSocketFor>>;
   let paused: TestInstance;
   let retrying: TestInstance;
   let web: WebProcess;
@@ -68,6 +70,8 @@ run('agent-kernel web (real chromium)', () => {
     env = { ...process.env, AGENT_KERNEL_CONFIG_DIR: configDir, AGENT_KERNEL_TOKEN: 'web-test-token-0123456789abcdef' };
     t = await startTerminals('host');
     recorder = recordTerminals(t.manager, t.test.instance, 0);
+    // The screens and a person's keys reach the terminals through the kernel's socket.
+    kernel = await kernelSocketFor(t.manager, t.test.instance);
     await registerInstance(t.test.name, t.test.dataDir, env);
     await shareOperatorConfig(t.test.instance);
     paused = await createTestInstance({ containerfile: false, config: { container: { backend: 'host' } } });
@@ -102,6 +106,7 @@ run('agent-kernel web (real chromium)', () => {
   afterAll(async () => {
     await browser?.close();
     await web?.stop();
+    await kernel?.close();
     await t?.cleanup();
     await recorder?.close();
     await paused?.cleanup();
