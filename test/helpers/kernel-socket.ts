@@ -17,15 +17,29 @@ export async function kernelSocketFor(manager: TtyManager, instance: Instance): 
   const runtime = new TerminalsRuntime(() => Promise.resolve(terminals), logger);
   await runtime.terminals();
   const socketPath = kernelSocketPath(instance.paths.stateRoot);
+  const started = new Date().toISOString();
   const host = await startKernelHost({
     socketPath,
     hello: { instance: instance.name, dataDir: instance.dataDir, stateRoot: instance.paths.stateRoot, pid: process.pid, version: 'test' },
     runtime,
     instance,
     logger,
-    health: () => {
-      throw new Error('no health in tests');
-    },
+    // The web view's status asks it, as of a kernel that is up.
+    health: (sessions) => ({
+      state: 'ready',
+      instance: instance.name,
+      dataDir: instance.dataDir,
+      pid: process.pid,
+      version: 'test',
+      build: 'test',
+      started,
+      uptimeSeconds: 0,
+      now: new Date().toISOString(),
+      terminals: { state: 'ready', count: manager.list().length },
+      rssBytes: process.memoryUsage().rss,
+      heapUsedBytes: process.memoryUsage().heapUsed,
+      sessions,
+    }),
     prepareSandbox: () => Promise.reject(new Error('no sandbox requests in tests')),
     stop: () => undefined,
   });

@@ -1,15 +1,14 @@
-import { mkdtemp, rm, copyFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { instancePaths } from '../../../src/config/paths.js';
 import { registerInstance } from '../../../src/config/registry.js';
 import type { TerminalObserver } from '../../../src/observe/terminal-observer.js';
 import { recordTerminals } from '../../../src/server/terminals/record-terminals.js';
 import { typeForPerson } from '../../../src/web/person-keys.js';
 import { type Terminals, startTerminals, waitFor } from '../tty/helpers/terminals.js';
-import { type WebProcess, chromiumAvailable, launchBrowser, screenshot, startWeb } from './web-helpers.js';
+import { type WebProcess, chromiumAvailable, launchBrowser, screenshot, shareOperatorConfig, startWeb } from './web-helpers.js';
 import { pollUntil } from '../../helpers/poll.js';
 import { kernelSocketFor } from '../../helpers/kernel-socket.js';
 
@@ -40,9 +39,7 @@ run('agent-kernel web with 20 live terminals in 2 instances (real chromium)', ()
       const recorder = recordTerminals(t.manager, t.test.instance, 0);
       const kernel = await kernelSocketFor(t.manager, t.test.instance);
       await registerInstance(t.test.name, t.test.dataDir, env);
-      const target = instancePaths(t.test.name, t.test.dataDir, env).operatorConfig;
-      await mkdir(path.dirname(target), { recursive: true });
-      await copyFile(t.test.instance.paths.operatorConfig, target);
+      await shareOperatorConfig(t.test.instance, env);
       const ttys: number[] = [];
       for (let n = 0; n < PER_INSTANCE; n++) {
         const { tty } = await t.manager.open();

@@ -1,10 +1,8 @@
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Instance } from '../../../src/config/instance.js';
-import { instancePaths } from '../../../src/config/paths.js';
 import { registerInstance } from '../../../src/config/registry.js';
 import type { TerminalObserver } from '../../../src/observe/terminal-observer.js';
 import { recordTerminals } from '../../../src/server/terminals/record-terminals.js';
@@ -12,7 +10,7 @@ import type { TtyReport } from '../../../src/tty/api/types.js';
 import { kernelSocketFor } from '../../helpers/kernel-socket.js';
 import { pollUntil } from '../../helpers/poll.js';
 import { type Terminals, startTerminals, waitFor } from '../tty/helpers/terminals.js';
-import { type WebProcess, chromiumAvailable, launchBrowser, screenshot, startWeb } from './web-helpers.js';
+import { type WebProcess, chromiumAvailable, launchBrowser, screenshot, shareOperatorConfig, startWeb } from './web-helpers.js';
 
 /**
  * Each terminal is emulated once: the web view shows the screen the kernel's own emulator holds
@@ -81,16 +79,10 @@ run('the web view shows each terminal as the kernel emulates it (real chromium, 
     recorder = recordTerminals(t.manager, t.test.instance, 0);
     kernel = await kernelSocketFor(t.manager, t.test.instance);
     await registerInstance(t.test.name, t.test.dataDir, env);
-    await shareOperatorConfig(t.test.instance);
+    await shareOperatorConfig(t.test.instance, env);
     web = await startWeb(env);
     browser = await launchBrowser();
   }, 120_000);
-
-  async function shareOperatorConfig(instance: Instance): Promise<void> {
-    const target = instancePaths(instance.name, instance.dataDir, env).operatorConfig;
-    await mkdir(path.dirname(target), { recursive: true });
-    await copyFile(instance.paths.operatorConfig, target);
-  }
 
   afterAll(async () => {
     await browser?.close();
