@@ -34,6 +34,8 @@ export async function terminalView(body, name, tty, config) {
     : undefined;
   body.replaceChildren(stage);
   const term = agentTerminal(screen, { cols: 120, rows: 40, fontSize, scrollback: 2000 }, onType);
+  // As the overview's cards: the screen's terminal, for whoever reads the page (tests).
+  screen.terminal = term;
   let found = -1;
   const search = h('input', { type: 'search', placeholder: 'search the history', class: 'search' });
   const hits = h('span', { class: 'muted hits' });

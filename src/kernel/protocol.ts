@@ -112,3 +112,22 @@ export interface SandboxFailure {
 }
 
 export type SandboxLine = { progress: string } | { alive: number } | SandboxReady | SandboxFailure;
+
+/**
+ * The terminals as a person's view shows them, from the kernel's own emulators (none of its own
+ * in the web view), and a person's keys, in turn with the agent's calls:
+ *
+ *   GET  /v1/terminals/N/screen?history=L  JSON lines: one ScreenLine `screen` (the screen and up
+ *                                          to L lines above it), then `out` (what it prints, in
+ *                                          order) and `alive` every SCREEN_ALIVE_MS; last `ended`
+ *                                          (closed, resized, the terminals restarted, or the
+ *                                          reader fell SCREEN_BEHIND_BYTES behind): ask again
+ *   POST /v1/terminals/N/keys              {"data": "keys as text"} → {"typed": bytes}
+ */
+export type ScreenLine = { screen: { cols: number; rows: number; ansi: string } } | { out: string } | { alive: true } | { ended: string };
+export const SCREEN_ALIVE_MS = 15_000;
+/** Lines above the screen a view may ask for: what the kernel's emulator holds (EMULATOR_SCROLLBACK). */
+export const SCREEN_HISTORY_MAX = 500;
+export const SCREEN_BEHIND_BYTES = 1024 * 1024;
+/** The most one request may type (a paste). */
+export const MAX_PERSON_KEYS_BYTES = 4096;

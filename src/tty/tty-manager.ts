@@ -18,10 +18,10 @@ import type { TerminalHost } from './host/terminal-host.js';
 import type { Tty } from './terminal/tty.js';
 import type { TtyContext } from './terminal/tty-context.js';
 import { terminalsShuttingDown } from './api/tty-errors.js';
-import { TtyEventSource, type TtyEvents } from './api/tty-events.js';
+import { type Disposable, TtyEventSource, type TtyEvents } from './api/tty-events.js';
 import { typeText } from './type/type-text.js';
 import { compileUntil } from './terminal/until.js';
-import type { AdoptReport, CloseResult, OpenResult, TtyInfo, TypeInput, TypeResult, WaitOptions, WaitResult } from './api/types.js';
+import type { AdoptReport, CloseResult, OpenResult, ScreenSnapshot, TtyInfo, TypeInput, TypeResult, WaitOptions, WaitResult } from './api/types.js';
 import { Activity, waitUntilDone } from './wait/wait-loop.js';
 import { reportChanges } from './wait/wait-report.js';
 
@@ -221,6 +221,63 @@ export class TtyManager {
   screenOf(number: number): { ansi: string; cols: number; rows: number } | undefined {
     const tty = this.ctx.ttys.all().find((t) => t.number === number);
     return tty && { ansi: tty.emulator.screenAnsi(), cols: tty.emulator.cols, rows: tty.emulator.rows };
+  }
+
+  /**
+   * A terminal's screen as escape sequences (with up to `history` lines above it) and, from that
+   * very instant, every byte it prints, to `onOutput`: the screen plus what follows is exactly what
+   * this emulator shows, so no other emulator replays the terminal. `ended` is called once when
+   * that stops holding (the terminal closed or was resized, the terminals were let go) and
+   * after `stop()`.
+   */
+  async watchScreen(number: number, history: number, onOutput: (data: Buffer) => void, ended: (why: string) => void): Promise<{ screen: ScreenSnapshot; stop(): void }> {
+    this.assertUsable();
+    const tty = this.ctx.ttys.get(number, this.ctx.config.max_ttys);
+    const { emulator } = tty;
+    let done = false;
+    const subscriptions: Disposable[] = [];
+    const finish = (why: string) => {
+      if (done) return;
+      done = true;
+      for (const subscription of subscriptions) subscription.dispose();
+      ended(why);
+    };
+    const stillShown = (): string | undefined => {
+      if (this.isDisposed) return 'the terminals were let go';
+      if (!this.ctx.ttys.has(number) || this.ctx.ttys.get(number, this.ctx.config.max_ttys) !== tty) return 'the terminal closed';
+      return undefined;
+    };
+    const size = { cols: emulator.cols, rows: emulator.rows };
+    // Subscribed and checkpointed in one step: bytes fired after it are parsed after the snapshot.
+    subscriptions.push(
+      this.eventSource.onOutput((event) => {
+        if (event.tty !== number || done) return;
+        const gone = stillShown();
+        if (gone) return finish(gone);
+        if (emulator.cols !== size.cols || emulator.rows !== size.rows) return finish('the terminal was resized');
+        onOutput(event.data);
+      }),
+      this.eventSource.onClosed((event) => {
+        if (event.tty === number) finish('the terminal closed');
+      }),
+    );
+    const screen = await emulator.checkpoint(() => ({ cols: emulator.cols, rows: emulator.rows, ansi: emulator.screenAnsi(history) }));
+    if (screen.cols !== size.cols || screen.rows !== size.rows) finish('the terminal was resized');
+    return { screen, stop: () => finish('stopped') };
+  }
+
+  /**
+   * Keys a person typed (the web view started with --write), byte for byte, in turn with the
+   * agent's calls. No check of what the agent has seen: the agent is told at its next wait.
+   */
+  typeAsPerson(number: number, data: Buffer): Promise<number> {
+    return this.serialized(async () => {
+      const tty = this.ctx.ttys.get(number, this.ctx.config.max_ttys);
+      if (!tty.alive) throw new CodedError('TTY_NOT_FOUND', `TTY ${number}'s program has exited: nothing takes keys there now.`, { details: { tty: number } });
+      await this.ctx.host.sendBytes(tty.id, data);
+      this.ctx.logger.info({ tty: number, bytes: data.length }, 'a person typed');
+      return data.length;
+    });
   }
 
   list(): TtyInfo[] {

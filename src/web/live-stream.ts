@@ -7,7 +7,7 @@ import { type InstanceSummary, listTicks } from './web-data.js';
 import type { InstanceFeed } from './live/instance-feed.js';
 import type { LiveHub } from './live-hub.js';
 import { LineFollower } from '../observe/events/line-follower.js';
-import type { MirrorListener } from './live/terminal-mirror.js';
+import { TerminalScreen } from './live/terminal-screen.js';
 
 /** Output sent together (one message per terminal per flush). */
 const FLUSH_MS = 40;
@@ -54,8 +54,8 @@ export function parseTopics(query: URLSearchParams): LiveTopics {
 /**
  * The page's one stream: every terminal and instance it shows, multiplexed over one server-sent
  * event stream (`instances`, `terminals`, `screen`, `out`, `size`, `event`, `ticks`, `transcript`).
- * A terminal starts with a snapshot of its screen; output then follows, gathered every 40 ms;
- * a terminal whose output piles up (a flood, a page that reads slowly) gets a fresh snapshot instead.
+ * A terminal starts with its screen as the kernel's emulator holds it; output then follows, gathered
+ * every 40 ms; a terminal whose output piles up (a flood, a page that reads slowly) gets a fresh screen instead.
  */
 export async function liveStream(hub: LiveHub, topics: LiveTopics, req: http.IncomingMessage, res: http.ServerResponse, listInstances: () => Promise<InstanceSummary[]>): Promise<void> {
   const { send, signal, writable } = openSse(req, res);
@@ -75,13 +75,18 @@ export async function liveStream(hub: LiveHub, topics: LiveTopics, req: http.Inc
     return feed;
   };
 
-  // Terminals: the list, and a mirror per terminal shown.
-  const watched = new Map<string, { feed: InstanceFeed; tty: number; history: boolean; listener: MirrorListener }>();
-  const watch = async (feed: InstanceFeed, tty: number, history: boolean): Promise<void> => {
+  // Terminals: the list, and each screen shown, from the kernel.
+  const watched = new Map<string, TerminalScreen>();
+  const watch = (feed: InstanceFeed, tty: number, history: boolean): void => {
     const id = `${feed.instance.name}/${tty}`;
     if (watched.has(id) || signal.aborted) return;
-    const mirror = await feed.mirror(tty);
-    const listener: MirrorListener = {
+    const screen = new TerminalScreen({ instance: feed.instance.name, socketPath: feed.socketPath, tty }, history, {
+      screen(snapshot) {
+        // What was queued belongs to the screen before: the new one holds it.
+        queued.delete(id);
+        resyncs.delete(id);
+        send('screen', JSON.stringify({ id, ...snapshot }));
+      },
       output(data) {
         const q = queued.get(id) ?? { parts: [], bytes: 0 };
         q.parts.push(data);
@@ -89,28 +94,13 @@ export async function liveStream(hub: LiveHub, topics: LiveTopics, req: http.Inc
         queued.set(id, q);
         if (q.bytes > RESYNC_BYTES) resyncs.add(id);
       },
-      resized(cols, rows) {
-        flushTerminal(id);
-        send('size', JSON.stringify({ id, cols, rows }));
-      },
-      restarted() {
-        resyncs.add(id);
-      },
-    };
-    watched.set(id, { feed, tty, history, listener });
-    const snapshot = await mirror.subscribe(listener, history);
-    send('screen', JSON.stringify({ id, ...snapshot }));
-    cleanups.push(() => mirror.unsubscribe(listener));
+    });
+    watched.set(id, screen);
+    cleanups.push(() => screen.stop());
   };
-  const resync = async (id: string): Promise<void> => {
-    const entry = watched.get(id);
-    if (!entry) return;
+  const resync = (id: string): void => {
     queued.delete(id);
-    const mirror = await entry.feed.mirror(entry.tty);
-    mirror.unsubscribe(entry.listener);
-    queued.delete(id);
-    const snapshot = await mirror.subscribe(entry.listener, entry.history);
-    send('screen', JSON.stringify({ id, ...snapshot }));
+    watched.get(id)?.resync();
   };
   const flushTerminal = (id: string): void => {
     const q = queued.get(id);
@@ -122,7 +112,7 @@ export async function liveStream(hub: LiveHub, topics: LiveTopics, req: http.Inc
   const showTerminals = async (feed: InstanceFeed, screens: boolean): Promise<void> => {
     const shown = async (list: typeof feed.terminals): Promise<void> => {
       send('terminals', JSON.stringify({ instance: feed.instance.name, terminals: list }));
-      if (screens) for (const t of list) await watch(feed, t.tty, topics.focus?.instance === feed.instance.name && topics.focus.tty === t.tty);
+      if (screens) for (const t of list) watch(feed, t.tty, topics.focus?.instance === feed.instance.name && topics.focus.tty === t.tty);
     };
     cleanups.push(feed.listen({ terminals: (list) => void shown(list) }));
     await shown(feed.terminals);
@@ -136,7 +126,7 @@ export async function liveStream(hub: LiveHub, topics: LiveTopics, req: http.Inc
     const feed = await feedOf(topics.focus.instance);
     if (feed) {
       if (topics.terminals === '*' || !topics.terminals.includes(feed.instance.name)) await showTerminals(feed, false);
-      await watch(feed, topics.focus.tty, true);
+      watch(feed, topics.focus.tty, true);
     }
   }
 
@@ -165,7 +155,7 @@ export async function liveStream(hub: LiveHub, topics: LiveTopics, req: http.Inc
     if (!writable()) continue;
     for (const id of [...resyncs]) {
       resyncs.delete(id);
-      await resync(id);
+      resync(id);
     }
     for (const id of [...queued.keys()]) flushTerminal(id);
   }

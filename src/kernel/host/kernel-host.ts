@@ -7,6 +7,7 @@ import { ensurePrivateSocketDir } from '../socket-path.js';
 import { createMcpServer, type McpServerDeps } from '../../server/create-server.js';
 import { answerSandboxRequest } from './prepare-sandbox.js';
 import { SocketServerTransport } from './socket-transport.js';
+import { answerTerminalRequest } from './terminal-routes.js';
 
 /**
  * The kernel's socket (src/kernel/protocol.ts): MCP sessions for every client (a tick's bridge,
@@ -48,6 +49,7 @@ export async function startKernelHost(options: KernelHostOptions): Promise<Kerne
       return;
     }
     if (route === 'POST /v1/sandbox') return answerSandboxRequest(res, options.prepareSandbox);
+    if (answerTerminalRequest(req, res, options)) return;
     if (route === 'GET /v1/mcp') return sendJson(res, 426, { error: `Send Upgrade: ${MCP_UPGRADE} for an MCP session.` });
     sendJson(res, 404, { error: `unknown route ${route}; try GET /v1/health` });
   });

@@ -6,7 +6,7 @@ import { componentsOf, refused } from '../../util/untrusted-dir.js';
 import type { MoveOutcome } from '../../util/untrusted-write.js';
 import { DockerSandbox } from '../docker-sandbox.js';
 import { type Engine, statusCode } from '../engine/engine.js';
-import { packEntries, readOneFile } from './engine-tar.js';
+import { packTar, readOneFile } from './engine-tar.js';
 
 /**
  * The agent's files when the data directory is a volume on the engine's side (a remote engine):
@@ -202,7 +202,7 @@ export class EngineAgentFiles implements AgentFiles {
     const parts = componentsOf(rel, file);
     const name = parts.pop();
     if (name === undefined) throw refused(file, 'names the data directory itself, not a file', 'Name a file.');
-    const archive = await packEntries([], { name, data: typeof data === 'string' ? Buffer.from(data) : data, mode });
+    const archive = await packTar([{ name, data: typeof data === 'string' ? Buffer.from(data) : data, mode }]);
     const folder = path.posix.join(this.options.dataDir, ...parts);
     if ((await this.stat(folder))?.kind !== 'dir') await this.makeDirs(parts.join('/'));
     await this.putArchive(file, folder, archive);
@@ -227,7 +227,7 @@ export class EngineAgentFiles implements AgentFiles {
       if (what && what.kind !== 'dir') throw refused(path.posix.join(this.options.dataDir, prefix), 'is a link or a file where a folder is needed, and links in the data directory are never followed', 'Replace it with a folder.');
       if (!what) dirs.push(`${prefix}/`);
     }
-    if (dirs.length > 0) await this.putArchive(this.inside(rel), this.options.dataDir, await packEntries(dirs));
+    if (dirs.length > 0) await this.putArchive(this.inside(rel), this.options.dataDir, await packTar(dirs.map((name) => ({ name, mode: 0o755 }))));
   }
 
   async move(from: string, to: string): Promise<MoveOutcome> {

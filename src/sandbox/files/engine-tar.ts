@@ -59,8 +59,15 @@ export async function readOneFile(stream: Readable, file: string, maxBytes: numb
   });
 }
 
-/** One tar holding `dirs` (folders, in order: parents first) and then, if given, one file. */
-export async function packEntries(dirs: readonly string[], file?: { name: string; data: Uint8Array; mode: number }): Promise<Buffer> {
+/** One entry of a tar we write: a folder (no data) or a regular file, owned by root. */
+export interface TarEntry {
+  name: string;
+  mode: number;
+  data?: Uint8Array;
+}
+
+/** One tar of `entries`, in order (a folder before what it holds): the one tar writer for the engine's archive API. */
+export async function packTar(entries: readonly TarEntry[]): Promise<Buffer> {
   const pack = tar.pack();
   const chunks: Buffer[] = [];
   pack.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -69,8 +76,10 @@ export async function packEntries(dirs: readonly string[], file?: { name: string
     pack.on('error', reject);
   });
   const mtime = new Date();
-  for (const name of dirs) pack.entry({ name, type: 'directory', mode: 0o755, uid: 0, gid: 0, mtime });
-  if (file) pack.entry({ name: file.name, type: 'file', mode: file.mode, uid: 0, gid: 0, mtime, size: file.data.length }, Buffer.from(file.data));
+  for (const { name, mode, data } of entries) {
+    if (data === undefined) pack.entry({ name, type: 'directory', mode, uid: 0, gid: 0, mtime });
+    else pack.entry({ name, type: 'file', mode, uid: 0, gid: 0, mtime, size: data.length }, Buffer.from(data));
+  }
   pack.finalize();
   await ended;
   return Buffer.concat(chunks);

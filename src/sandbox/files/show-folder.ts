@@ -1,9 +1,9 @@
 import type { Dirent } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import tar from 'tar-stream';
 import { CodedError, describeError } from '../../errors.js';
 import type { Engine } from '../engine/engine.js';
+import { type TarEntry, packTar } from './engine-tar.js';
 
 /**
  * On a remote engine nothing of this machine can be bind-mounted, so a host-private folder the
@@ -18,7 +18,7 @@ import type { Engine } from '../engine/engine.js';
 const MAX_FILES = 200;
 const MAX_BYTES = 4 * 1024 * 1024;
 
-async function collect(source: string, prefix: string, into: Array<{ name: string; data?: Buffer; mode: number }>): Promise<void> {
+async function collect(source: string, prefix: string, into: TarEntry[]): Promise<void> {
   let entries: Dirent[];
   try {
     entries = await readdir(source, { withFileTypes: true });
@@ -43,26 +43,13 @@ async function collect(source: string, prefix: string, into: Array<{ name: strin
 export async function showFolderInContainer(engine: Engine, container: string, source: string, target: string, base: string): Promise<void> {
   const rel = path.posix.relative(base, target);
   if (rel === '' || rel.startsWith('..') || path.posix.isAbsolute(rel)) throw new CodedError('INTERNAL', `${target} is not under ${base}`);
-  const entries: Array<{ name: string; data?: Buffer; mode: number }> = [];
+  const entries: TarEntry[] = [];
   const parts = rel.split('/');
   for (let index = 1; index <= parts.length; index++) entries.push({ name: `${parts.slice(0, index).join('/')}/`, mode: 0o755 });
   await collect(source, rel, entries);
-  const pack = tar.pack();
-  const chunks: Buffer[] = [];
-  pack.on('data', (chunk: Buffer) => chunks.push(chunk));
-  const ended = new Promise<void>((resolve, reject) => {
-    pack.on('end', resolve);
-    pack.on('error', reject);
-  });
-  const mtime = new Date();
-  for (const entry of entries) {
-    if (entry.data === undefined) pack.entry({ name: entry.name, type: 'directory', mode: entry.mode, uid: 0, gid: 0, mtime });
-    else pack.entry({ name: entry.name, type: 'file', mode: entry.mode, uid: 0, gid: 0, mtime, size: entry.data.length }, entry.data);
-  }
-  pack.finalize();
-  await ended;
+  const archive = await packTar(entries);
   try {
-    await engine.docker.getContainer(container).putArchive(Buffer.concat(chunks), { path: base });
+    await engine.docker.getContainer(container).putArchive(archive, { path: base });
   } catch (error) {
     throw new CodedError('CONTAINER_FAILED', `Cannot copy ${source} into ${container} at ${target} on ${engine.address}: ${describeError(error)}`, { cause: error });
   }

@@ -38,6 +38,8 @@ export function terminalsOf(
     delivered: (deliveryId) => manager.delivered(deliveryId),
     close: (tty) => manager.close(tty),
     list: () => Promise.resolve(manager.list()),
+    watchScreen: (tty, history, onOutput, ended) => manager.watchScreen(tty, history, onOutput, ended),
+    typeAsPerson: (tty, data) => manager.typeAsPerson(tty, data),
     takeNotices: () => egress?.refusals.takeNotices() ?? [],
     dispose: async () => {
       egress?.refusals.stop();

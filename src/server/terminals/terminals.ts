@@ -1,4 +1,4 @@
-import type { AdoptReport, CloseResult, OpenResult, TtyInfo, TypeInput, TypeResult, UntilSpec, WaitOptions, WaitResult } from '../../tty/api/types.js';
+import type { AdoptReport, CloseResult, OpenResult, ScreenSnapshot, TtyInfo, TypeInput, TypeResult, UntilSpec, WaitOptions, WaitResult } from '../../tty/api/types.js';
 
 /** The instance's network policy, as login reports it. */
 export interface NetworkSummary {
@@ -44,6 +44,13 @@ export interface Terminals {
   readonly network?: NetworkSummary | undefined;
   /** Lines for the next wait that are not terminal output (`network: refused ...`); each is returned once. */
   takeNotices?(): string[];
+  /**
+   * A terminal's screen and, from that instant, what it prints (TtyManager.watchScreen): how the
+   * web view shows the terminals without an emulator of its own. Absent on fakes.
+   */
+  watchScreen?(tty: number, history: number, onOutput: (data: Buffer) => void, ended: (why: string) => void): Promise<{ screen: ScreenSnapshot; stop(): void }>;
+  /** Keys a person typed (the web view with --write), byte for byte (TtyManager.typeAsPerson). */
+  typeAsPerson?(tty: number, data: Buffer): Promise<number>;
   /** Detach from the terminals (they live on in tmux) and release the instance lock. */
   dispose(): Promise<void>;
 }

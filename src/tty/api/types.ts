@@ -141,3 +141,11 @@ export interface AdoptReport {
   lost: LostTty[];
   persistent: boolean;
 }
+
+/** A terminal's screen as its emulator holds it: written to a reset terminal of that size, `ansi` draws the same. */
+export interface ScreenSnapshot {
+  cols: number;
+  rows: number;
+  /** The screen (and the lines asked for above it) as escape sequences, colours and modes included. */
+  ansi: string;
+}

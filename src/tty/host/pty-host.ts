@@ -114,6 +114,12 @@ export class PtyHost extends EventEmitter<TerminalHostEvents> implements Termina
     return Promise.resolve();
   }
 
+  sendBytes(paneId: string, data: Buffer): Promise<void> {
+    const pane = this.pane(paneId);
+    if (data.length > 0 && !pane.exit) pane.pty.write(data);
+    return Promise.resolve();
+  }
+
   resize(paneId: string, _number: number, cols: number, rows: number): Promise<void> {
     const pane = this.pane(paneId);
     if (!pane.exit) pane.pty.resize(cols, rows);

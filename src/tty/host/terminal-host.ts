@@ -105,6 +105,8 @@ export interface TerminalHost extends EventEmitter<TerminalHostEvents> {
   open(spec: TerminalSpec): Promise<string>;
   /** Type a key, literal text or a paste (bracketed when the program asked for it), then Enter if asked. */
   send(id: string, input: TypedInput, options: SendOptions): Promise<void>;
+  /** Bytes exactly as a person's terminal sends them (keys, a paste), for the web view's typing. */
+  sendBytes(id: string, data: Buffer): Promise<void>;
   resize(id: string, number: number, cols: number, rows: number): Promise<void>;
   /** Remove the terminal (its processes were killed already). */
   kill(id: string): Promise<void>;

@@ -194,6 +194,15 @@ export class TmuxHost extends EventEmitter<TerminalHostEvents> implements Termin
     if (commands.length > 0) await this.control.commands(commands);
   }
 
+  async sendBytes(paneId: string, data: Buffer): Promise<void> {
+    // Byte for byte (-H), so Enter, Ctrl-C and arrow keys arrive as typed; a few hundred bytes a command.
+    const commands: string[] = [];
+    for (let at = 0; at < data.length; at += 256) {
+      commands.push(`send-keys -t ${paneId} -H ${[...data.subarray(at, at + 256)].map((b) => b.toString(16).padStart(2, '0')).join(' ')}`);
+    }
+    if (commands.length > 0) await this.control.commands(commands);
+  }
+
   async resize(_paneId: string, number: number, cols: number, rows: number): Promise<void> {
     await this.control.command(`resize-window -t ${TMUX_SESSION}:${number} -x ${cols} -y ${rows}`);
   }

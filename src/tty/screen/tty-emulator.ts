@@ -259,9 +259,9 @@ export class TtyEmulator implements ScreenSource {
     return lines.join('\n');
   }
 
-  /** The visible screen with colours and attributes (escape sequences). */
-  screenAnsi(): string {
-    return this.serializer.serialize({ scrollback: 0 });
+  /** The visible screen with colours, attributes and modes (escape sequences), and up to `history` lines held above it. */
+  screenAnsi(history = 0): string {
+    return this.serializer.serialize({ scrollback: history });
   }
 
   /** Hand every row above the screen that has not been handed over yet to onRowsLeaving. */

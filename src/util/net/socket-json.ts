@@ -9,6 +9,8 @@ export interface SocketJsonRequest {
   timeoutMs: number;
   /** Who answers, for the errors: "the kernel at /run/x.sock". */
   who: string;
+  /** Sent as the request's body (JSON). */
+  body?: string;
 }
 
 const failure = (message: string, code: string) => Object.assign(new Error(message), { code });
@@ -37,6 +39,8 @@ export interface SocketJsonLinesRequest {
   /** Reject (code ETIMEDOUT) when the answer has not ended after this long; 0: no limit. */
   deadlineMs: number;
   who: string;
+  /** Ends the request (rejecting with its reason). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -79,10 +83,10 @@ export async function requestSocketJsonLines(
 function socketRequest(
   socketPath: string,
   urlPath: string,
-  options: { method?: 'GET' | 'POST'; idleMs: number; deadlineMs?: number; who: string; maxBytes?: number },
+  options: { method?: 'GET' | 'POST'; idleMs: number; deadlineMs?: number; who: string; maxBytes?: number; body?: string; signal?: AbortSignal },
   onText: (text: string) => void,
 ): Promise<number> {
-  const { method = 'GET', idleMs, deadlineMs = 0, who, maxBytes = MAX_ANSWER_BYTES } = options;
+  const { method = 'GET', idleMs, deadlineMs = 0, who, maxBytes = MAX_ANSWER_BYTES, body, signal } = options;
   return new Promise((resolve, reject) => {
     let failed: Error | undefined;
     const fail = (error: Error) => {
@@ -90,7 +94,8 @@ function socketRequest(
       req.destroy(failed);
     };
     // Not the global agent: Node 20's has a 5 s socket timeout of its own, which would end a request we allow longer.
-    const req = http.request({ socketPath, path: urlPath, method, agent: false }, (res) => {
+    const headers = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+    const req = http.request({ socketPath, path: urlPath, method, agent: false, headers }, (res) => {
       let size = 0;
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
@@ -107,8 +112,14 @@ function socketRequest(
     });
     if (idleMs > 0) req.setTimeout(idleMs, () => fail(failure(`${who} did not answer ${urlPath} within ${idleMs} ms`, 'ETIMEDOUT')));
     const deadline = deadlineMs > 0 ? setTimeout(() => fail(failure(`${who} did not finish ${urlPath} within ${Math.round(deadlineMs / 1000)} s`, 'ETIMEDOUT')), deadlineMs) : undefined;
-    req.once('close', () => clearTimeout(deadline));
+    const abort = () => fail(signal?.reason instanceof Error ? signal.reason : failure(`${urlPath} was aborted`, 'ABORT_ERR'));
+    if (signal?.aborted) abort();
+    signal?.addEventListener('abort', abort, { once: true });
+    req.once('close', () => {
+      clearTimeout(deadline);
+      signal?.removeEventListener('abort', abort);
+    });
     req.once('error', (error) => reject(failed ?? error));
-    req.end();
+    req.end(body);
   });
 }

@@ -1,11 +1,10 @@
 import type { Instance } from '../../config/instance.js';
 import { EventFollower, readEvents } from '../../observe/events/event-log.js';
 import type { InstanceEvent } from '../../observe/events/event-schema.js';
+import { kernelSocketPath } from '../../kernel/socket-path.js';
 import { sleep } from '../../util/sleep.js';
 import { type TerminalSummary, type TtyActivity, applyEvent, readTerminals } from './terminal-list.js';
-import { TerminalMirror } from './terminal-mirror.js';
 
-const MIRROR_POLL_MS = 100;
 const EVENTS_POLL_MS = 250;
 const TERMINALS_POLL_MS = 1000;
 /** Events kept for a page that opens (the log keeps the rest: agent-kernel events). */
@@ -19,10 +18,9 @@ export interface FeedListener {
 }
 
 /**
- * Everything the web view follows of one instance while a page watches it: its terminals
- * (status files, registry, events, recordings), a mirror per terminal a page shows, and its
- * events. One loop per instance however many pages and terminals: HTTP/1.1 gives a page six
- * connections, and one stream per terminal froze the page at seven.
+ * What the web view follows of one instance while a page watches it: its terminals (status
+ * files, registry, events, recordings) and its events, in one loop however many pages watch.
+ * The screens come from the instance's kernel (terminal-screen.ts, at `socketPath`).
  */
 export class InstanceFeed {
   terminals: TerminalSummary[] = [];
@@ -30,7 +28,6 @@ export class InstanceFeed {
   /** What started each tick (from tick.started events). */
   readonly triggers = new Map<number, string>();
   private readonly activity = new Map<number, TtyActivity>();
-  private readonly mirrors = new Map<number, TerminalMirror>();
   private readonly listeners = new Set<FeedListener>();
   private readonly stop = new AbortController();
   private events: EventFollower | undefined;
@@ -38,6 +35,11 @@ export class InstanceFeed {
 
   constructor(readonly instance: Instance) {
     this.ready = this.start();
+  }
+
+  /** Where the instance's kernel answers for its screens and keys. */
+  get socketPath(): string {
+    return kernelSocketPath(this.instance.paths.stateRoot);
   }
 
   private async start(): Promise<void> {
@@ -71,11 +73,10 @@ export class InstanceFeed {
           terminalsAt = now;
           await this.refreshTerminals();
         }
-        await Promise.all([...this.mirrors.values()].map((m) => m.poll()));
       } catch {
         // A file read failed (a folder removed with its instance): try again at the next turn.
       }
-      await sleep(MIRROR_POLL_MS, this.stop.signal);
+      await sleep(EVENTS_POLL_MS, this.stop.signal);
     }
   }
 
@@ -85,13 +86,6 @@ export class InstanceFeed {
 
   private async refreshTerminals(): Promise<void> {
     const list = await readTerminals(this.instance, this.activity);
-    for (const [tty, mirror] of this.mirrors) {
-      const terminal = list.find((t) => t.tty === tty);
-      if (!mirror.watched && !terminal) {
-        mirror.dispose();
-        this.mirrors.delete(tty);
-      } else await mirror.follow(terminal?.recording);
-    }
     if (JSON.stringify(list) === JSON.stringify(this.terminals)) return;
     this.terminals = list;
     for (const listener of this.listeners) listener.terminals?.(list);
@@ -102,21 +96,8 @@ export class InstanceFeed {
     return () => this.listeners.delete(listener);
   }
 
-  /** The mirror of a terminal, following its recording. */
-  async mirror(tty: number): Promise<TerminalMirror> {
-    let mirror = this.mirrors.get(tty);
-    if (!mirror) {
-      mirror = new TerminalMirror(this.instance.paths.recordings);
-      this.mirrors.set(tty, mirror);
-      await mirror.follow(this.terminals.find((t) => t.tty === tty)?.recording);
-    }
-    return mirror;
-  }
-
   close(): void {
     this.stop.abort();
-    for (const mirror of this.mirrors.values()) mirror.dispose();
-    this.mirrors.clear();
     this.listeners.clear();
   }
 }

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,4 +64,29 @@ export async function demoInstance(root: string, name = 'demo'): Promise<DemoIns
   await scenario(demo, 'not-logged-in');
   await operator(demo, 'kernel-runner', 'send', name, '--from', 'alice', 'When you are back: rotate the logs in /var/log/app.').catch(() => undefined);
   return demo;
+}
+
+/**
+ * `agent-kernel kernel NAME` as watch runs it: the one process that reads the demo's terminals
+ * (re-adopted from tmux) and shows them to the web view. Resolves once it prints READY.
+ */
+export async function startDemoKernel(demo: DemoInstance): Promise<{ stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [BIN('agent-kernel'), 'kernel', demo.name], { env: demo.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const stop = () =>
+    new Promise<void>((done) => {
+      if (child.exitCode !== null || child.signalCode !== null) return done();
+      child.once('exit', () => done());
+      child.kill('SIGTERM');
+    });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.startsWith('READY ')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`agent-kernel kernel exited with ${code}: ${err.slice(-2000)}`)));
+  });
+  return { stop };
 }

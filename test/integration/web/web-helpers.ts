@@ -1,9 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type Page, chromium } from 'playwright-core';
+import type { Instance } from '../../../src/config/instance.js';
+import { instancePaths } from '../../../src/config/paths.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const SCREENSHOTS = path.join(ROOT, 'test-results', 'web');
@@ -62,4 +64,11 @@ export async function screenshot(page: Page, name: string, fullPage = true): Pro
   const file = path.join(SCREENSHOTS, `${name}.png`);
   await page.screenshot({ path: file, fullPage });
   return file;
+}
+
+/** The web process has a config home of its own (`env`): give it the operator's file of an instance made in the run's. */
+export async function shareOperatorConfig(instance: Pick<Instance, 'name' | 'dataDir' | 'paths'>, env: NodeJS.ProcessEnv): Promise<void> {
+  const target = instancePaths(instance.name, instance.dataDir, env).operatorConfig;
+  await mkdir(path.dirname(target), { recursive: true });
+  await copyFile(instance.paths.operatorConfig, target);
 }

@@ -1,16 +1,16 @@
-import { mkdtemp, rm, copyFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { instancePaths } from '../../../src/config/paths.js';
 import { registerInstance } from '../../../src/config/registry.js';
 import type { TerminalObserver } from '../../../src/observe/terminal-observer.js';
 import { recordTerminals } from '../../../src/server/terminals/record-terminals.js';
 import { typeForPerson } from '../../../src/web/person-keys.js';
 import { type Terminals, startTerminals, waitFor } from '../tty/helpers/terminals.js';
-import { type WebProcess, chromiumAvailable, launchBrowser, screenshot, startWeb } from './web-helpers.js';
+import { type WebProcess, chromiumAvailable, launchBrowser, screenshot, shareOperatorConfig, startWeb } from './web-helpers.js';
 import { pollUntil } from '../../helpers/poll.js';
+import { kernelSocketFor } from '../../helpers/kernel-socket.js';
 
 const run = chromiumAvailable() ? describe : describe.skip;
 const PER_INSTANCE = 10;
@@ -29,7 +29,7 @@ run('agent-kernel web with 20 live terminals in 2 instances (real chromium)', ()
   let configDir: string;
   let web: WebProcess;
   let browser: Browser;
-  const instances: Array<{ t: Terminals; recorder: TerminalObserver; ttys: number[] }> = [];
+  const instances: Array<{ t: Terminals; recorder: TerminalObserver; kernel: Awaited<ReturnType<typeof kernelSocketFor>>; ttys: number[] }> = [];
 
   beforeAll(async () => {
     configDir = await mkdtemp(path.join(os.tmpdir(), 'ak-web-many-'));
@@ -37,17 +37,16 @@ run('agent-kernel web with 20 live terminals in 2 instances (real chromium)', ()
     for (let i = 0; i < 2; i++) {
       const t = await startTerminals('host');
       const recorder = recordTerminals(t.manager, t.test.instance, 0);
+      const kernel = await kernelSocketFor(t.manager, t.test.instance);
       await registerInstance(t.test.name, t.test.dataDir, env);
-      const target = instancePaths(t.test.name, t.test.dataDir, env).operatorConfig;
-      await mkdir(path.dirname(target), { recursive: true });
-      await copyFile(t.test.instance.paths.operatorConfig, target);
+      await shareOperatorConfig(t.test.instance, env);
       const ttys: number[] = [];
       for (let n = 0; n < PER_INSTANCE; n++) {
         const { tty } = await t.manager.open();
         await waitFor(t.manager, tty, (text) => /[#$] $/m.test(text));
         ttys.push(tty);
       }
-      instances.push({ t, recorder, ttys });
+      instances.push({ t, recorder, kernel, ttys });
     }
     web = await startWeb(env);
     browser = await launchBrowser();
@@ -56,7 +55,8 @@ run('agent-kernel web with 20 live terminals in 2 instances (real chromium)', ()
   afterAll(async () => {
     await browser?.close();
     await web?.stop();
-    for (const { t, recorder } of instances) {
+    for (const { t, recorder, kernel } of instances) {
+      await kernel.close();
       await t.cleanup();
       await recorder.close();
     }

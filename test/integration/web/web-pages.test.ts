@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DemoInstance, demoInstance } from './demo-instance.js';
+import { type DemoInstance, demoInstance, startDemoKernel } from './demo-instance.js';
 import { type WebProcess, chromiumAvailable, launchBrowser, screenshot, startWeb } from './web-helpers.js';
 import { pollUntil } from '../../helpers/poll.js';
 
@@ -69,11 +69,14 @@ run('the web view, page by page (real chromium, a demo instance)', () => {
   let demo: DemoInstance;
   let web: WebProcess;
   let browser: Browser;
+  let kernel: { stop(): Promise<void> } | undefined;
 
   beforeAll(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), 'ak-web-pages-'));
     demo = await demoInstance(root);
     await plant(demo);
+    // The terminals' screens come from the instance's kernel, as under watch.
+    kernel = await startDemoKernel(demo);
     web = await startWeb({ ...demo.env, AGENT_KERNEL_TOKEN: 'web-pages-token-0123456789abcdef' });
     browser = await launchBrowser();
   }, 240_000);
@@ -81,6 +84,7 @@ run('the web view, page by page (real chromium, a demo instance)', () => {
   afterAll(async () => {
     await browser?.close();
     await web?.stop();
+    await kernel?.stop();
     await rm(root, { recursive: true, force: true });
   });
 
@@ -243,7 +247,7 @@ run('the web view, page by page (real chromium, a demo instance)', () => {
       const page = await open(hash);
       await page.locator(ready).first().waitFor();
       if (name === 'terminal') {
-        await pollUntil(async () => (await page.locator('.focus-screen .xterm-rows').textContent())?.includes('Filesystem') === true, 'the terminal screen from its recording', { timeoutMs: 10_000 });
+        await pollUntil(async () => (await page.locator('.focus-screen .xterm-rows').textContent())?.includes('Filesystem') === true, 'the terminal screen from the kernel', { timeoutMs: 10_000 });
       }
       // The player draws its poster, the overview its thumbnails, after their first data: let a frame pass.
       await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));

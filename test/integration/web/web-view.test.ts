@@ -1,12 +1,10 @@
-import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import xterm from '@xterm/headless';
 import { Recording } from '../../../src/observe/recording.js';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Instance } from '../../../src/config/instance.js';
-import { instancePaths } from '../../../src/config/paths.js';
 import { registerInstance } from '../../../src/config/registry.js';
 import { personInputSince } from '../../../src/observe/person-input.js';
 import { CONTENT_SECURITY_POLICY } from '../../../src/web/web-server.js';
@@ -14,12 +12,13 @@ import { createTestInstance, type TestInstance } from '../../helpers/test-instan
 import type { TerminalObserver } from '../../../src/observe/terminal-observer.js';
 import { recordTerminals } from '../../../src/server/terminals/record-terminals.js';
 import { type Terminals, startTerminals, waitFor } from '../tty/helpers/terminals.js';
-import { type WebProcess, chromiumAvailable, launchBrowser, screenshot, startWeb } from './web-helpers.js';
+import { type WebProcess, chromiumAvailable, launchBrowser, screenshot, shareOperatorConfig, startWeb } from './web-helpers.js';
 import { parseAgentConfig } from '../../../src/config/agent-config.js';
 import { formatInboxNote, formatMail } from '../../../src/mail/mail-format.js';
 import { type MailRecord, newMessageId } from '../../../src/mail/mail-record.js';
 import { composeTickPrompt, tickPromptAuthor, tickPromptParts } from '../../../src/runner/session/prompt.js';
 import { pollUntil } from '../../helpers/poll.js';
+import { kernelSocketFor } from '../../helpers/kernel-socket.js';
 
 const XSS_TEXT = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';
 
@@ -58,6 +57,7 @@ run('agent-kernel web (real chromium)', () => {
   let env: NodeJS.ProcessEnv;
   let t: Terminals;
   let recorder: TerminalObserver;
+  let kernel: Awaited<ReturnType<typeof kernelSocketFor>>;
   let paused: TestInstance;
   let retrying: TestInstance;
   let web: WebProcess;
@@ -68,8 +68,10 @@ run('agent-kernel web (real chromium)', () => {
     env = { ...process.env, AGENT_KERNEL_CONFIG_DIR: configDir, AGENT_KERNEL_TOKEN: 'web-test-token-0123456789abcdef' };
     t = await startTerminals('host');
     recorder = recordTerminals(t.manager, t.test.instance, 0);
+    // The screens and a person's keys reach the terminals through the kernel's socket.
+    kernel = await kernelSocketFor(t.manager, t.test.instance);
     await registerInstance(t.test.name, t.test.dataDir, env);
-    await shareOperatorConfig(t.test.instance);
+    await shareOperatorConfig(t.test.instance, env);
     paused = await createTestInstance({ containerfile: false, config: { container: { backend: 'host' } } });
     const p = paused.instance.paths;
     await writeFile(p.paused, 'billing: the API key has no credit left\n');
@@ -79,7 +81,7 @@ run('agent-kernel web (real chromium)', () => {
     await mkdir(path.dirname(p.tickLog(1)), { recursive: true });
     await writeFile(p.tickLog(1), transcript());
     await registerInstance(paused.name, paused.dataDir, env);
-    await shareOperatorConfig(paused.instance);
+    await shareOperatorConfig(paused.instance, env);
     // A tick whose model cannot be reached: its retry policy's state, as the runner records it.
     retrying = await createTestInstance({ containerfile: false, config: { container: { backend: 'host' } } });
     const r = retrying.instance.paths;
@@ -87,21 +89,15 @@ run('agent-kernel web (real chromium)', () => {
     const retry = { attempt: 1, max_attempts: 6, cause: 'Unable to connect to API (ConnectionRefused)', next_at: new Date(Date.now() + 600_000).toISOString(), deadline: new Date(Date.now() + 1_800_000).toISOString() };
     await writeFile(r.state, JSON.stringify({ tick: 1, current: { tick: 1, started: new Date().toISOString(), status: 'running', pid: process.pid, retry }, last: null, history: [] }));
     await registerInstance(retrying.name, retrying.dataDir, env);
-    await shareOperatorConfig(retrying.instance);
+    await shareOperatorConfig(retrying.instance, env);
     web = await startWeb(env);
     browser = await launchBrowser();
   }, 120_000);
 
-  /** The web process has a config home of its own: give it the operator's file of an instance made in the run's. */
-  async function shareOperatorConfig(instance: Instance): Promise<void> {
-    const target = instancePaths(instance.name, instance.dataDir, env).operatorConfig;
-    await mkdir(path.dirname(target), { recursive: true });
-    await copyFile(instance.paths.operatorConfig, target);
-  }
-
   afterAll(async () => {
     await browser?.close();
     await web?.stop();
+    await kernel?.close();
     await t?.cleanup();
     await recorder?.close();
     await paused?.cleanup();

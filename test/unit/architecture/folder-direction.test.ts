@@ -14,9 +14,10 @@ const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..
  */
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   cli: ['web', 'runner', 'snapshot', 'mail', 'kernel', 'server', 'tty', 'observe', 'sandbox', 'state', 'config', 'log', 'util'],
-  // The web view reads what the kernel and the files say, and nothing of kernel-runner's: the CLI
-  // hands it the runner's status.
-  web: ['mail', 'server', 'tty', 'observe', 'sandbox', 'state', 'config', 'log', 'util'],
+  // The web view reads what the files say and reaches the terminals only through the kernel's
+  // client (screens, a person's keys): no emulator, no tmux, no container of its own. Nothing of
+  // kernel-runner's: the CLI hands it the runner's status.
+  web: ['mail', 'kernel', 'server', 'observe', 'state', 'config', 'log', 'util'],
   // kernel-runner talks to the MCP server only as its harness does, through MCP: never server/.
   // Its one way in is kernel/: the supervisor it runs under watch, and the kernel's own requests (client/link.ts).
   runner: ['snapshot', 'mail', 'kernel', 'tty', 'observe', 'sandbox', 'state', 'config', 'log', 'util'],
@@ -66,17 +67,24 @@ describe('the direction of each top folder of src/', () => {
     expect(againstDirection(readTree(SRC), ALLOWED)).toEqual([]);
   });
 
-  it('fails on a planted web → runner import, a server → kernel one and a runner → server one, static, dynamic or type-only', () => {
+  it('fails on a planted web → runner import, a web → tty one (an emulator of its own), a server → kernel one and a runner → server one, static, dynamic or type-only', () => {
     const planted: Source[] = [
       { rel: 'web/view.ts', text: "import { gatherStatus } from '../runner/watch/service/status-view.js';" },
+      { rel: 'web/live/screen.ts', text: "import { TtyEmulator } from '../../tty/screen/tty-emulator.js';\nimport { followScreen } from '../../kernel/client/terminal-client.js';" },
       { rel: 'server/http.ts', text: "const k = await import('../kernel/host/run-kernel.js');" },
       { rel: 'runner/tick/tick.ts', text: "import type { ToolDeps } from '../../server/tools/context.js';" },
       { rel: 'runner/watch/run-watch.ts', text: "import { KernelSupervisor } from '../../kernel/supervisor/kernel-supervisor.js';\nimport { CliError } from '../../errors.js';" },
     ];
     expect(againstDirection(planted, ALLOWED)).toEqual([
       'web/view.ts -> runner/watch/service/status-view.ts',
+      'web/live/screen.ts -> tty/screen/tty-emulator.ts',
       'server/http.ts -> kernel/host/run-kernel.ts',
       'runner/tick/tick.ts -> server/tools/context.ts',
     ]);
+  });
+
+  it('the web view runs no terminal emulator of its own: no file of src/web/ imports @xterm/headless', () => {
+    const emulating = readTree(SRC).filter((s) => s.rel.startsWith('web/') && importsOf(s).some((i) => i.specifier.startsWith('@xterm/')));
+    expect(emulating.map((s) => s.rel)).toEqual([]);
   });
 });

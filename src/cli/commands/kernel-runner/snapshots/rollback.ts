@@ -1,10 +1,8 @@
 import { resolveInstance } from '../../../../config/instance.js';
-import { describeError } from '../../../../errors.js';
-import { createLogger } from '../../../../log/logger.js';
-import { writePaused } from '../../../../runner/tick/paused.js';
 import { findSnapshot, rollback } from '../../../../snapshot/actions.js';
 import { parseCommandArgs, usageError } from '../../args.js';
-import { type Command, EXIT, err, out } from '../../command.js';
+import { type Command, EXIT, out } from '../../command.js';
+import { lostTerminalsLine, restoreRun } from './restore-run.js';
 
 const USAGE = 'rollback <name> [<snapshot> | --before-tick <n>]';
 
@@ -26,22 +24,12 @@ export const rollbackCommand: Command = {
     if (beforeTick !== undefined && (positionals[1] !== undefined || !/^[0-9]+$/.test(beforeTick))) throw usageError(usage, 'Give a snapshot id or --before-tick with a tick number, not both.');
     const instance = await resolveInstance(positionals[0] as string);
     const target = await findSnapshot(instance, beforeTick === undefined ? (positionals[1] === undefined ? {} : { id: positionals[1] }) : { beforeTick: Number(beforeTick) });
-    const logger = createLogger({ process: 'rollback', logDir: instance.paths.logs });
-    const started = Date.now();
-    const report = await rollback(instance, target.id, {
-      logger,
-      onProgress: (line) => err(`${line}\n`),
-      onFailed: async (error) => {
-        await writePaused(instance.paths, `Rolling back to snapshot ${target.id} failed: ${describeError(error)}`, undefined, [`kernel-runner rollback ${instance.name} <another snapshot>`]);
-      },
-    });
+    const run = restoreRun(instance, 'rollback', () => ({ why: `Rolling back to snapshot ${target.id} failed`, next: `kernel-runner rollback ${instance.name} <another snapshot>` }));
+    const report = await rollback(instance, target.id, run);
     const when = target.tick === undefined ? target.createdAt : `${target.createdAt}, ${target.trigger === 'before-tick' ? 'before' : 'after'} tick ${target.tick}`;
-    const terminals = report.terminals.length
-      ? `Terminals lost to the restart (their scrollback is kept; login reports them): ${report.terminals.join('; ')}.\n`
-      : 'No terminal was open then.\n';
     out(
-      `Rolled ${instance.name} back to snapshot ${target.id} (${when}) in ${((Date.now() - started) / 1000).toFixed(1)} s: ${report.dataEntries} entries of the data directory and ${report.containerEntries} container changes restored and checked against their digests.\n` +
-        terminals +
+      `Rolled ${instance.name} back to snapshot ${target.id} (${when}) in ${run.took()}: ${report.dataEntries} entries of the data directory and ${report.containerEntries} container changes restored and checked against their digests.\n` +
+        lostTerminalsLine(report.terminals, 'No terminal was open then.') +
         (report.imageChanged ? 'Its image has changed since then: the container was rebuilt from the restored Containerfile.\n' : '') +
         `The state before the rollback is snapshot ${report.saved}: kernel-runner rollback ${instance.name} ${report.saved} undoes this.\n`,
     );
