@@ -293,7 +293,7 @@ export async function createOrFindContainer(
       await engine.docker.createContainer(options);
       return { created: true, info: await inspectNamed(engine, options.name) };
     } catch (error) {
-      if (statusCode(error) !== 409) throw new CodedError('CONTAINER_FAILED', `Cannot create container ${options.name}: ${describeError(error)}`, { cause: error });
+      if (!nameInUse(error)) throw new CodedError('CONTAINER_FAILED', `Cannot create container ${options.name}: ${describeError(error)}`, { cause: error });
       const info = await inspectNamed(engine, options.name);
       if (info) return { created: false, info };
       if (Date.now() > deadline) {
@@ -307,4 +307,9 @@ export async function createOrFindContainer(
       await sleep(pause);
     }
   }
+}
+
+/** "Name in use": Docker's 409; Podman 4.3 answers the same with a 500 that says so. */
+function nameInUse(error: unknown): boolean {
+  return statusCode(error) === 409 || (statusCode(error) === 500 && /name .* is already in use/.test(describeError(error)));
 }
