@@ -70,7 +70,8 @@ function budgetOf(test: TestInstance): Budget {
  * file is read again whatever its mtime says, that a restore of it is whole, and that links and
  * folders swapped for links to the host are never followed.
  */
-(onOverlay2 ? describeWithEngine : describe.skip)('snapshot: the container read from its upper layer', () => {
+// Skipped only outside CI on another storage driver; CI's engine is overlay2, and anything else there fails.
+(onOverlay2 || process.env.CI === 'true' ? describeWithEngine : describe.skip)('snapshot: the container read from its upper layer', () => {
   let test: TestInstance;
   let sandbox: Sandbox;
   let engine: Engine;
